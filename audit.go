@@ -1,0 +1,100 @@
+package lease
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Action names what a Decision was about.
+type Action string
+
+// The audited actions.
+const (
+	ActionGrant  Action = "grant"
+	ActionRenew  Action = "renew"
+	ActionUse    Action = "use"
+	ActionRevoke Action = "revoke"
+	ActionExpire Action = "expire"
+)
+
+// Decision is one audit record: what was asked, of which lease, and whether
+// it was allowed. Denied decisions carry the error Code.
+type Decision struct {
+	LeaseID   ID
+	Action    Action
+	Allowed   bool
+	Code      Code   // "" when allowed
+	Reason    string // human-readable; not stable
+	Holder    string // the lease's holder, when the lease is known
+	TraceID   string
+	Timestamp time.Time // the service clock's time of the decision
+	Revision  int64     // the service revision after the decision
+}
+
+// LogValue implements slog.LogValuer so a Decision logs as a group.
+func (d Decision) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.Uint64("lease_id", uint64(d.LeaseID)),
+		slog.String("action", string(d.Action)),
+		slog.Bool("allowed", d.Allowed),
+	}
+	if d.Code != "" {
+		attrs = append(attrs, slog.String("code", string(d.Code)))
+	}
+	attrs = append(attrs,
+		slog.String("reason", d.Reason),
+		slog.String("holder", d.Holder),
+		slog.Time("timestamp", d.Timestamp),
+		slog.Int64("revision", d.Revision),
+	)
+	if d.TraceID != "" {
+		attrs = append(attrs, slog.String("trace_id", d.TraceID))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// SlogSink returns an audit sink for WithAuditSink that logs every Decision
+// to logger: allowed ones at Info, denied ones at Warn.
+func SlogSink(logger *slog.Logger) func(Decision) {
+	return func(d Decision) {
+		level := slog.LevelInfo
+		if !d.Allowed {
+			level = slog.LevelWarn
+		}
+		logger.LogAttrs(context.Background(), level, "lease decision", slog.Any("decision", d))
+	}
+}
+
+// auditRing keeps the most recent decisions in a fixed buffer so a
+// long-running service never grows.
+type auditRing struct {
+	buf  []Decision
+	next int // slot for the next record
+	full bool
+}
+
+func newAuditRing(capacity int) auditRing {
+	return auditRing{buf: make([]Decision, capacity)}
+}
+
+func (r *auditRing) add(d Decision) {
+	if len(r.buf) == 0 {
+		return
+	}
+	r.buf[r.next] = d
+	r.next++
+	if r.next == len(r.buf) {
+		r.next, r.full = 0, true
+	}
+}
+
+// snapshot returns the retained decisions, oldest first.
+func (r *auditRing) snapshot() []Decision {
+	if !r.full {
+		return append([]Decision(nil), r.buf[:r.next]...)
+	}
+	out := make([]Decision, 0, len(r.buf))
+	out = append(out, r.buf[r.next:]...)
+	return append(out, r.buf[:r.next]...)
+}

@@ -1,0 +1,44 @@
+package lease_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
+)
+
+var (
+	ctx = context.Background()
+	t0  = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// newService returns a service on a fake clock, closed when the test ends.
+func newService(t *testing.T, opts ...lease.Option) (*lease.Service, *leasetest.FakeClock) {
+	t.Helper()
+	clk := leasetest.NewFakeClock(t0)
+	s := lease.New(append([]lease.Option{lease.WithClock(clk)}, opts...)...)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s, clk
+}
+
+// grant grants a lease that must succeed.
+func grant(t *testing.T, s *lease.Service, p lease.Purpose, ttl time.Duration) lease.Lease {
+	t.Helper()
+	l, err := s.Grant(ctx, "holder", p, ttl)
+	require.NoError(t, err)
+	return l
+}
+
+// requireCode asserts err is a *lease.Error with code, matching sentinel.
+func requireCode(t *testing.T, err error, code lease.Code, sentinel error) {
+	t.Helper()
+	require.Error(t, err)
+	require.ErrorIs(t, err, sentinel)
+	var le *lease.Error
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, code, le.Code)
+}

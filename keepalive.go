@@ -1,0 +1,97 @@
+package lease
+
+import "context"
+
+// keepAlive is the keep-alive state of a lease: the contexts handed out by
+// KeepAlive and the next instant the service renews it. Renewals are driven by
+// the service's single timer (the lease's heap deadline becomes the next
+// renewal), so a keep-alive costs no goroutine.
+type keepAlive struct {
+	next int64 // next renewal, nanoseconds since the service epoch
+	regs []*keepAliveReg
+}
+
+type keepAliveReg struct {
+	cancel  context.CancelCauseFunc
+	stop    func() bool // unregisters the parent-done callback
+	traceID string
+}
+
+// keepAliveInterval is how often a lease with this TTL is renewed.
+func keepAliveInterval(ttl int64) int64 { return max(ttl/3, 1) }
+
+// KeepAlive renews the lease now and then every TTL/3 on the service's clock
+// until ctx is done or the lease ends. The returned context is done when
+// either happens: context.Cause tells which, ctx's own cause when ctx is done
+// (renewals stop and the lease is left to expire), or an error matching
+// ErrExpired, ErrAlreadyRevoked or ErrClosed when the lease ended or the
+// service closed. A lease may have several keep-alives; it is renewed while
+// any is live. No goroutine runs per keep-alive.
+//
+// It fails like Renew when the lease is not active.
+func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error) {
+	if err := checkContext(ctx, "keepalive", id); err != nil {
+		return nil, err
+	}
+	trace := s.opts.traceID(ctx)
+	s.mu.Lock()
+	defer s.unlock()
+	now, err := s.begin("keepalive", id)
+	if err != nil {
+		return nil, err
+	}
+	e, lerr := s.lookup("keepalive", id, false)
+	if lerr != nil {
+		s.decide(trace, now, ActionRenew, e, id, lerr, "keep-alive refused")
+		return nil, lerr
+	}
+	kctx, cancel := context.WithCancelCause(ctx)
+	reg := &keepAliveReg{cancel: cancel, traceID: trace}
+	if e.ka == nil {
+		e.ka = &keepAlive{}
+	}
+	e.ka.regs = append(e.ka.regs, reg)
+	s.renew(e, now, e.ttl)
+	s.decide(trace, now, ActionRenew, e, id, nil, "keep-alive started")
+	s.rearm(now)
+	// Registered last: if ctx is already done the callback runs at once on
+	// its own goroutine and waits for the lock we hold.
+	reg.stop = context.AfterFunc(ctx, func() { s.dropKeepAlive(e, reg) })
+	return kctx, nil
+}
+
+// dropKeepAlive removes reg after its parent context is done. The lease is
+// then left to expire unless another keep-alive remains.
+func (s *Service) dropKeepAlive(e *entry, reg *keepAliveReg) {
+	s.mu.Lock()
+	defer s.unlock()
+	if e.ka == nil {
+		return
+	}
+	for i, r := range e.ka.regs {
+		if r == reg {
+			e.ka.regs = append(e.ka.regs[:i], e.ka.regs[i+1:]...)
+			break
+		}
+	}
+	if len(e.ka.regs) == 0 {
+		e.ka = nil
+		if e.state == stateActive {
+			s.setDue(e)
+		}
+	}
+}
+
+// endKeepAlive cancels every keep-alive of e with cause.
+func endKeepAlive(e *entry, cause error) {
+	if e.ka == nil {
+		return
+	}
+	for _, r := range e.ka.regs {
+		if r.stop != nil {
+			r.stop()
+		}
+		r.cancel(cause)
+	}
+	e.ka = nil
+}

@@ -1,0 +1,566 @@
+package lease
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Service manages leases and the keys attached to them. Create one with New.
+//
+// A Service is safe for concurrent use by multiple goroutines. Hooks, audit
+// sinks and ending subscribers run outside its lock and may call back into it.
+type Service struct {
+	opts  options
+	epoch time.Time // times are kept as nanoseconds since this instant
+
+	mu       sync.Mutex
+	last     int64 // the latest time read, so time never runs backwards
+	closed   bool
+	lastID   ID
+	revision int64
+	leases   map[ID]*entry // live leases and the remembered ended ones
+	heap     expiryHeap    // live leases by next deadline
+	ended    endedRecord
+	keys     keySpace
+	audit    auditRing
+
+	timer    Timer
+	timerAt  int64 // deadline the timer is armed for
+	timerGen uint64
+
+	subs       []*subscriber
+	outbox     []event
+	spare      []event
+	delivering bool
+}
+
+type leaseState uint8
+
+const (
+	stateActive leaseState = iota
+	stateExpired
+	stateRevoked
+)
+
+// entry is the service's record of one lease. Times are nanoseconds since
+// the service epoch, which keeps the record small and the clock's monotonic
+// reading intact.
+type entry struct {
+	id       ID
+	holder   string
+	ttl      int64
+	granted  int64
+	renewed  int64
+	expires  int64
+	due      int64 // next deadline: expires, or the next keep-alive renewal
+	revision int64
+	index    int32 // position in the heap, -1 once ended
+	keys     int32 // number of attached keys
+	purpose  Purpose
+	state    leaseState
+	ka       *keepAlive
+}
+
+// New returns a Service configured by opts. Options that are programmer
+// errors (a nil clock, inverted TTL bounds, negative capacities) panic in the
+// option constructors, not here.
+func New(opts ...Option) *Service {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	return &Service{
+		opts:   o,
+		epoch:  o.clock.Now(),
+		leases: make(map[ID]*entry),
+		ended:  newEndedRecord(o.endedCapacity),
+		keys:   newKeySpace(),
+		audit:  newAuditRing(o.auditCapacity),
+	}
+}
+
+// Close stops the service: its timer is stopped, every keep-alive context is
+// cancelled with cause ErrClosed, and later calls fail with LS_CLOSED. Leases
+// do not expire after Close and no hook runs. Close is idempotent and always
+// returns nil.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	defer s.unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	for _, e := range s.heap {
+		endKeepAlive(e, newError(CodeClosed, "keepalive", e.id))
+	}
+	return nil
+}
+
+// Clock returns the clock the service runs on.
+func (s *Service) Clock() Clock { return s.opts.clock }
+
+// Grant creates a lease for holder with the given purpose and TTL. holder
+// must not be empty, purpose must be valid and ttl positive and within the
+// service's TTL bounds; otherwise it returns LS_INVALID_ARGUMENT naming the
+// field and nothing changes.
+func (s *Service) Grant(ctx context.Context, holder string, purpose Purpose, ttl time.Duration) (Lease, error) {
+	return s.grant(ctx, "grant", holder, purpose, ttl, "", nil)
+}
+
+// GrantWithKey grants a lease like Grant and attaches key to it with value,
+// atomically, only if key is absent. If key is present (attached to a live
+// lease or to none) it returns an error matching ErrKeyExists whose LeaseID
+// is the lease holding key (0 for none), and nothing changes. It is the
+// create-if-absent primitive that exclusive locks are built on.
+func (s *Service) GrantWithKey(ctx context.Context, holder string, purpose Purpose, ttl time.Duration, key string, value []byte) (Lease, error) {
+	if key == "" {
+		return Lease{}, invalidArgument("key", "grant", 0, "must not be empty")
+	}
+	return s.grant(ctx, "grant", holder, purpose, ttl, key, value)
+}
+
+func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose, ttl time.Duration, key string, value []byte) (Lease, error) {
+	if err := checkContext(ctx, op, 0); err != nil {
+		return Lease{}, err
+	}
+	if err := s.checkGrant(op, holder, purpose, ttl); err != nil {
+		return Lease{}, err
+	}
+	trace := s.opts.traceID(ctx)
+	if key != "" {
+		value = cloneBytes(value)
+	}
+	s.mu.Lock()
+	defer s.unlock()
+	now, err := s.begin(op, 0)
+	if err != nil {
+		return Lease{}, err
+	}
+	if key != "" {
+		if it, found := s.keys.get(key); found {
+			err := &Error{Code: CodeKeyExists, Op: op, LeaseID: it.lease, Key: key}
+			s.decide(trace, now, ActionGrant, nil, 0, err, "key exists")
+			return Lease{}, err
+		}
+	}
+	s.lastID++
+	s.revision++
+	e := &entry{
+		id:       s.lastID,
+		holder:   holder,
+		ttl:      int64(ttl),
+		granted:  now,
+		renewed:  now,
+		expires:  addSat(now, int64(ttl)),
+		revision: s.revision,
+		purpose:  purpose,
+	}
+	e.due = e.expires
+	s.leases[e.id] = e
+	heap.Push(&s.heap, e)
+	if key != "" {
+		s.keys.put(key, value, e.id)
+		e.keys = 1
+	}
+	s.decide(trace, now, ActionGrant, e, e.id, nil, "granted")
+	s.rearm(now)
+	return s.snapshot(e), nil
+}
+
+func (s *Service) checkGrant(op, holder string, purpose Purpose, ttl time.Duration) error {
+	switch {
+	case holder == "":
+		return invalidArgument("holder", op, 0, "must not be empty")
+	case !purpose.Valid():
+		return invalidArgument("purpose", op, 0, purpose.String()+" is not a valid purpose")
+	}
+	if err := s.checkTTL(op, 0, ttl); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *Service) checkTTL(op string, id ID, ttl time.Duration) *Error {
+	switch {
+	case ttl <= 0:
+		return invalidArgument("ttl", op, id, ttl.String()+" is not positive")
+	case ttl < s.opts.minTTL || ttl > s.opts.maxTTL:
+		return invalidArgument("ttl", op, id, ttl.String()+" is outside ["+s.opts.minTTL.String()+", "+s.opts.maxTTL.String()+"]")
+	}
+	return nil
+}
+
+// Renew extends an active lease to now+TTL. An expired lease gets
+// LS_EXPIRED, a revoked one LS_ALREADY_REVOKED, an ID never issued
+// LS_NOT_FOUND; renewing an ended lease is never allowed.
+func (s *Service) Renew(ctx context.Context, id ID) (Lease, error) {
+	return s.renewOp(ctx, id, 0)
+}
+
+// RenewTTL is Renew with a new TTL: the lease's TTL becomes ttl and it
+// expires at now+ttl. ttl is checked like Grant's.
+func (s *Service) RenewTTL(ctx context.Context, id ID, ttl time.Duration) (Lease, error) {
+	if err := s.checkTTL("renew", id, ttl); err != nil {
+		return Lease{}, err
+	}
+	return s.renewOp(ctx, id, ttl)
+}
+
+func (s *Service) renewOp(ctx context.Context, id ID, ttl time.Duration) (Lease, error) {
+	if err := checkContext(ctx, "renew", id); err != nil {
+		return Lease{}, err
+	}
+	trace := s.opts.traceID(ctx)
+	s.mu.Lock()
+	defer s.unlock()
+	now, err := s.begin("renew", id)
+	if err != nil {
+		return Lease{}, err
+	}
+	e, lerr := s.lookup("renew", id, false)
+	if lerr != nil {
+		s.decide(trace, now, ActionRenew, e, id, lerr, "renew refused")
+		return Lease{}, lerr
+	}
+	if ttl == 0 {
+		ttl = time.Duration(e.ttl)
+	}
+	s.renew(e, now, int64(ttl))
+	s.decide(trace, now, ActionRenew, e, id, nil, "renewed")
+	s.rearm(now)
+	return s.snapshot(e), nil
+}
+
+// renew extends a live lease from now.
+func (s *Service) renew(e *entry, now, ttl int64) {
+	s.revision++
+	e.ttl = ttl
+	e.renewed = now
+	e.expires = addSat(now, ttl)
+	if e.ka != nil {
+		e.ka.next = addSat(now, keepAliveInterval(ttl))
+	}
+	s.setDue(e)
+}
+
+// setDue recomputes e's heap deadline after its expiry or keep-alive changed.
+func (s *Service) setDue(e *entry) {
+	if e.ka != nil {
+		e.due = e.ka.next
+	} else {
+		e.due = e.expires
+	}
+	heap.Fix(&s.heap, int(e.index))
+}
+
+// Use checks that the lease is active and was granted for purpose, and
+// returns it. An ended lease gets LS_STALE_USE, another purpose
+// LS_PURPOSE_MISMATCH (with Expected and Actual set on the *Error). Use
+// changes no state and does not allocate unless the lease has keys.
+func (s *Service) Use(ctx context.Context, id ID, purpose Purpose) (Lease, error) {
+	if err := checkContext(ctx, "use", id); err != nil {
+		return Lease{}, err
+	}
+	trace := s.opts.traceID(ctx)
+	s.mu.Lock()
+	defer s.unlock()
+	now, err := s.begin("use", id)
+	if err != nil {
+		return Lease{}, err
+	}
+	e, lerr := s.lookup("use", id, true)
+	if lerr == nil && e.purpose != purpose {
+		lerr = &Error{Code: CodePurposeMismatch, Op: "use", LeaseID: id, Expected: purpose, Actual: e.purpose}
+	}
+	if lerr != nil {
+		s.decide(trace, now, ActionUse, e, id, lerr, "use refused")
+		return Lease{}, lerr
+	}
+	s.decide(trace, now, ActionUse, e, id, nil, "used")
+	return s.snapshot(e), nil
+}
+
+// Revoke ends an active lease and deletes its keys atomically. The returned
+// Lease's Keys are exactly the keys deleted (Concord's deleted_keys).
+func (s *Service) Revoke(ctx context.Context, id ID) (Lease, error) {
+	if err := checkContext(ctx, "revoke", id); err != nil {
+		return Lease{}, err
+	}
+	trace := s.opts.traceID(ctx)
+	s.mu.Lock()
+	defer s.unlock()
+	now, err := s.begin("revoke", id)
+	if err != nil {
+		return Lease{}, err
+	}
+	e, lerr := s.lookup("revoke", id, false)
+	if lerr != nil {
+		s.decide(trace, now, ActionRevoke, e, id, lerr, "revoke refused")
+		return Lease{}, lerr
+	}
+	l := s.end(e, now, EndRevoked, trace)
+	s.rearm(now)
+	return l, nil
+}
+
+// Info returns the lease if it is active, and the error Renew would return
+// otherwise.
+func (s *Service) Info(id ID) (Lease, error) {
+	s.mu.Lock()
+	defer s.unlock()
+	if _, err := s.begin("info", id); err != nil {
+		return Lease{}, err
+	}
+	e, lerr := s.lookup("info", id, false)
+	if lerr != nil {
+		return Lease{}, lerr
+	}
+	return s.snapshot(e), nil
+}
+
+// List returns the active leases ordered by ID. It returns nil after Close.
+func (s *Service) List() []Lease {
+	s.mu.Lock()
+	defer s.unlock()
+	if _, err := s.begin("list", 0); err != nil {
+		return nil
+	}
+	live := slices.Clone([]*entry(s.heap))
+	slices.SortFunc(live, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
+	out := make([]Lease, len(live))
+	for i, e := range live {
+		out[i] = s.snapshot(e)
+	}
+	return out
+}
+
+// ActiveCount returns the number of active leases (0 after Close).
+func (s *Service) ActiveCount() int {
+	s.mu.Lock()
+	defer s.unlock()
+	if _, err := s.begin("count", 0); err != nil {
+		return 0
+	}
+	return len(s.heap)
+}
+
+// Revision returns the service revision: a counter that grows on every state
+// change (grant, renew, revoke, expire, put, delete).
+func (s *Service) Revision() int64 {
+	s.mu.Lock()
+	defer s.unlock()
+	if !s.closed {
+		now := s.now()
+		s.settle(now)
+		s.rearm(now)
+	}
+	return s.revision
+}
+
+// Audit returns the retained decisions, oldest first. The slice is a copy.
+func (s *Service) Audit() []Decision {
+	s.mu.Lock()
+	defer s.unlock()
+	if !s.closed {
+		now := s.now()
+		s.settle(now)
+		s.rearm(now)
+	}
+	return s.audit.snapshot()
+}
+
+// begin starts an operation under the lock: it refuses a closed service,
+// reads the clock once and settles everything due.
+func (s *Service) begin(op string, id ID) (int64, error) {
+	if s.closed {
+		return 0, newError(CodeClosed, op, id)
+	}
+	now := s.now()
+	s.settle(now)
+	return now, nil
+}
+
+// lookup finds an active lease or returns the error the operation table
+// gives for its state. For Use (stale true) every ended state is stale use.
+func (s *Service) lookup(op string, id ID, stale bool) (*entry, *Error) {
+	e := s.leases[id]
+	var code Code
+	switch {
+	case e != nil && e.state == stateActive:
+		return e, nil
+	case e != nil && e.state == stateRevoked:
+		code = CodeAlreadyRevoked
+	case e != nil || (id != 0 && id <= s.lastID):
+		code = CodeExpired // expired, or ended and no longer remembered
+	default:
+		return nil, newError(CodeNotFound, op, id)
+	}
+	if stale {
+		code = CodeStaleUse
+	}
+	return e, newError(code, op, id)
+}
+
+// settle expires or keep-alive-renews every lease due at or before now, in
+// deadline order.
+func (s *Service) settle(now int64) {
+	for len(s.heap) > 0 && s.heap[0].due <= now {
+		e := s.heap[0]
+		if e.ka != nil && e.ka.next <= now {
+			trace := e.ka.regs[0].traceID
+			s.renew(e, now, e.ttl)
+			s.decide(trace, now, ActionRenew, e, e.id, nil, "renewed by keep-alive")
+			continue
+		}
+		s.end(e, e.expires, EndExpired, "")
+	}
+}
+
+// end removes a live lease with its keys, remembers how it ended, records
+// the decision and queues the notifications. at is the decision time: the
+// expiry instant for an expiry.
+func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease {
+	heap.Remove(&s.heap, int(e.index))
+	var deleted []string
+	if e.keys > 0 {
+		deleted = s.keys.deleteLease(e.id, int(e.keys))
+		e.keys = 0
+	}
+	s.revision++
+	action, code := ActionExpire, CodeExpired
+	e.state = stateExpired
+	if reason == EndRevoked {
+		action, code = ActionRevoke, CodeAlreadyRevoked
+		e.state = stateRevoked
+	}
+	endKeepAlive(e, newError(code, "keepalive", e.id))
+	if evicted := s.ended.add(e); evicted != nil {
+		delete(s.leases, evicted.id)
+	}
+	reasonText := "revoked"
+	if reason == EndExpired {
+		reasonText = "expired"
+	}
+	s.decide(trace, at, action, e, e.id, nil, reasonText)
+	l := s.snapshot(e)
+	l.Keys = deleted
+	if s.wantsEnd(reason) {
+		s.outbox = append(s.outbox, event{kind: eventEnd, lease: l, reason: reason, subs: s.subs})
+	}
+	return l
+}
+
+// rearm makes sure the timer fires no later than the earliest deadline. A
+// timer armed earlier than needed is left alone: it fires, finds nothing due
+// and re-arms, which is cheaper than re-arming on every renew.
+func (s *Service) rearm(now int64) {
+	if s.closed || len(s.heap) == 0 {
+		return
+	}
+	head := s.heap[0].due
+	if s.timer != nil && s.timerAt <= head {
+		return
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	s.timerGen++
+	gen := s.timerGen
+	s.timerAt = head
+	s.timer = s.opts.clock.AfterFunc(time.Duration(head-now), func() { s.fire(gen) })
+}
+
+func (s *Service) fire(gen uint64) {
+	s.mu.Lock()
+	defer s.unlock()
+	if gen == s.timerGen {
+		s.timer = nil
+	}
+	if s.closed {
+		return
+	}
+	now := s.now()
+	s.settle(now)
+	s.rearm(now)
+}
+
+// now reads the clock as nanoseconds since the epoch, never going backwards.
+func (s *Service) now() int64 {
+	n := int64(s.opts.clock.Now().Sub(s.epoch))
+	if n < s.last {
+		return s.last
+	}
+	s.last = n
+	return n
+}
+
+func (s *Service) at(n int64) time.Time { return s.epoch.Add(time.Duration(n)) }
+
+func (s *Service) snapshot(e *entry) Lease {
+	l := Lease{
+		ID:        e.id,
+		Holder:    e.holder,
+		Purpose:   e.purpose,
+		TTL:       time.Duration(e.ttl),
+		GrantedAt: s.at(e.granted),
+		RenewedAt: s.at(e.renewed),
+		ExpiresAt: s.at(e.expires),
+		Revision:  e.revision,
+	}
+	if e.keys > 0 {
+		l.Keys = s.keys.keysOf(e.id, int(e.keys))
+	}
+	return l
+}
+
+// decide records an audit decision and queues it for the sink.
+func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID, err *Error, reason string) {
+	if len(s.audit.buf) == 0 && s.opts.auditSink == nil {
+		return
+	}
+	d := Decision{
+		LeaseID:   id,
+		Action:    action,
+		Allowed:   err == nil,
+		Reason:    reason,
+		TraceID:   trace,
+		Timestamp: s.at(at),
+		Revision:  s.revision,
+	}
+	if e != nil {
+		d.Holder = e.holder
+	}
+	if err != nil {
+		d.Code = err.Code
+		if err.Code == CodePurposeMismatch {
+			d.Reason = "granted for " + err.Actual.String() + ", used for " + err.Expected.String()
+		}
+	}
+	s.audit.add(d)
+	if s.opts.auditSink != nil {
+		s.outbox = append(s.outbox, event{kind: eventDecision, decision: d})
+	}
+}
+
+func checkContext(ctx context.Context, op string, id ID) error {
+	if ctx == nil {
+		return invalidArgument("ctx", op, id, "must not be nil")
+	}
+	return ctx.Err()
+}
+
+// addSat adds without overflowing, for TTLs near the maximum duration.
+func addSat(a, b int64) int64 {
+	if c := a + b; c >= a {
+		return c
+	}
+	return 1<<63 - 1
+}
