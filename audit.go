@@ -67,22 +67,28 @@ func SlogSink(logger *slog.Logger) func(Decision) {
 }
 
 // auditRing keeps the most recent decisions in a fixed buffer so a
-// long-running service never grows.
+// long-running service never grows. Records keep their time as service
+// nanoseconds and get their Timestamp when read, which keeps recording cheap.
 type auditRing struct {
-	buf  []Decision
+	buf  []auditRecord
 	next int // slot for the next record
 	full bool
 }
 
-func newAuditRing(capacity int) auditRing {
-	return auditRing{buf: make([]Decision, capacity)}
+type auditRecord struct {
+	d  Decision // Timestamp unset
+	at int64
 }
 
-func (r *auditRing) add(d Decision) {
+func newAuditRing(capacity int) auditRing {
+	return auditRing{buf: make([]auditRecord, capacity)}
+}
+
+func (r *auditRing) add(d Decision, at int64) {
 	if len(r.buf) == 0 {
 		return
 	}
-	r.buf[r.next] = d
+	r.buf[r.next] = auditRecord{d, at}
 	r.next++
 	if r.next == len(r.buf) {
 		r.next, r.full = 0, true
@@ -90,11 +96,17 @@ func (r *auditRing) add(d Decision) {
 }
 
 // snapshot returns the retained decisions, oldest first.
-func (r *auditRing) snapshot() []Decision {
-	if !r.full {
-		return append([]Decision(nil), r.buf[:r.next]...)
+func (r *auditRing) snapshot(toTime func(int64) time.Time) []Decision {
+	var recs []auditRecord
+	if r.full {
+		recs = append(r.buf[r.next:len(r.buf):len(r.buf)], r.buf[:r.next]...)
+	} else {
+		recs = r.buf[:r.next]
 	}
-	out := make([]Decision, 0, len(r.buf))
-	out = append(out, r.buf[r.next:]...)
-	return append(out, r.buf[:r.next]...)
+	out := make([]Decision, len(recs))
+	for i, rec := range recs {
+		out[i] = rec.d
+		out[i].Timestamp = toTime(rec.at)
+	}
+	return out
 }

@@ -1,36 +1,46 @@
 package lease
 
-// expiryHeap is an indexed min-heap of live leases ordered by the next
-// instant the service must act on them (expiry, or keep-alive renewal), ties
-// broken by ID so that equal deadlines are handled in grant order. Each entry
-// keeps its index, so renew is heap.Fix and revoke is heap.Remove: O(log n).
-// It implements container/heap.Interface.
-type expiryHeap []*entry
+// expiryHeap is an indexed min-heap of live leases ordered by the instant the
+// service must next look at them, ties broken by ID so equal deadlines are
+// handled in grant order. It implements container/heap.Interface.
+//
+// Each slot carries its key inline, so sifting reads one contiguous array
+// instead of chasing entry pointers. A slot's key may be earlier than the
+// entry's real deadline (e.due): renewals that push a deadline later leave
+// the heap alone, which makes the common renew O(1), and settle re-keys a
+// slot when it surfaces early. The invariant is slot.due <= slot.e.due, so
+// the head is never later than the earliest real deadline.
+type expiryHeap []slot
+
+type slot struct {
+	due int64
+	id  ID
+	e   *entry
+}
 
 func (h expiryHeap) Len() int { return len(h) }
 
 func (h expiryHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
-	return a.due < b.due || (a.due == b.due && a.id < b.id)
+	return h[i].due < h[j].due || (h[i].due == h[j].due && h[i].id < h[j].id)
 }
 
 func (h expiryHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index = int32(i)
-	h[j].index = int32(j)
+	h[i].e.index = int32(i)
+	h[j].e.index = int32(j)
 }
 
 func (h *expiryHeap) Push(x any) {
 	e := x.(*entry)
 	e.index = int32(len(*h))
-	*h = append(*h, e)
+	*h = append(*h, slot{due: e.due, id: e.id, e: e})
 }
 
 func (h *expiryHeap) Pop() any {
 	old := *h
 	n := len(old) - 1
-	e := old[n]
-	old[n] = nil // let the entry be collected once it leaves the ended record
+	e := old[n].e
+	old[n] = slot{} // let the entry be collected once it leaves the ended record
 	e.index = -1
 	*h = old[:n]
 	return e
