@@ -92,7 +92,7 @@ func (s *Service) detached(id ID) {
 	if id == 0 {
 		return
 	}
-	if e := s.leases[id]; e != nil {
+	if e := s.leases.get(id); e != nil {
 		e.keys--
 	}
 }

@@ -26,7 +26,7 @@ type Service struct {
 	lastID   ID
 	revision int64
 	leases   leaseTable // live leases and the remembered ended ones
-	heap     expiryHeap    // live leases by next deadline
+	heap     expiryHeap // live leases by next deadline
 	ended    endedRecord
 	keys     keySpace
 	audit    auditRing
