@@ -1,3 +1,21 @@
 // Package lock provides named exclusive locks with fencing tokens, as
-// leases, over a pluggable Provider.
+// leases, over a pluggable [Provider].
+//
+// A lock is a name. At most one execution (an executionID) holds it at a
+// time, and only for a bounded lease: a holder that stops renewing loses it
+// when the lease expires and another execution may take it over. Every
+// acquisition carries a fencing token, strictly greater than every token
+// issued earlier for the name, so a resource that remembers the highest token
+// it has seen (a [Fence]) can refuse the late writes of a holder that lost
+// the lock without knowing it.
+//
+// [Memory] is the in-process provider, built on a [lease.Service]: each lock
+// is a key attached to a lease, so an expiring lease frees its lock
+// atomically. Other providers (a database, say) implement the same contract;
+// package locktest checks it.
+//
+// A [Manager] runs a function under a lock: [Manager.TryLock] and [Do]
+// acquire, renew in the background while the function runs, cancel its
+// context with cause [ErrLockLost] when the lock is lost or about to be,
+// and release when it returns or panics.
 package lock

@@ -6,23 +6,39 @@ import (
 )
 
 // Lease is one holding of a named lock: the Distributed Lock API's
-// LockLease, plus a fencing token.
+// LockLease, plus a fencing token. It is a plain value; a Provider
+// identifies a holding by all of Name, ExecutionID and Token.
 type Lease struct {
 	Name        string
 	ExecutionID string
-	ExpiresAt   time.Time
+	// ExpiresAt is when the lease ends unless renewed, on the provider's
+	// clock (which, for a remote provider, is not the caller's).
+	ExpiresAt time.Time
 	// Token is the fencing token of this acquisition: strictly greater than
-	// every token issued earlier for the same name, and kept by Renew.
+	// every token issued earlier for the same name, and kept by Renew. It is
+	// never 0.
 	Token uint64
 }
 
-// Provider stores locks. Implementations must be safe for concurrent use.
+// Provider stores locks. Implementations must be safe for concurrent use and
+// keep this contract, which package locktest checks:
 //
-// Acquire returns a new Lease when the lock is unheld or its holder's lease
-// has expired, and nil, nil when it is held (contention is not an error).
-// Renew extends the given leases that are still held by them and returns
-// only those, in input order. Release frees the given leases that are still
-// held by them and is idempotent.
+//   - Acquire returns a new Lease when the lock is unheld or its holder's
+//     lease has expired, and nil, nil when it is held by anyone, the same
+//     executionID included: contention is not an error. Under any
+//     interleaving at most one execution holds a name at a time. A failure of
+//     the provider is an error.
+//   - Each successful Acquire of a name returns a Token strictly greater than
+//     every token issued earlier for that name. Renew keeps the token.
+//   - Renew extends to now+d the leases that are known, still held by that
+//     ExecutionID and Token, and unexpired; it silently skips the rest and
+//     returns the renewed ones, with their new ExpiresAt, in input order.
+//   - Release frees the leases still held by that ExecutionID and Token and
+//     ignores the rest: it is idempotent, and never frees a lock another
+//     execution now holds. It may race with Renew.
+//   - Bad input (a nil context, an empty name or executionID, d <= 0) is an
+//     error matching lease.ErrInvalidArgument, and nothing changes. The
+//     Check functions of this package make those errors.
 type Provider interface {
 	Acquire(ctx context.Context, name, executionID string, d time.Duration) (*Lease, error)
 	Renew(ctx context.Context, leases []Lease, d time.Duration) ([]Lease, error)

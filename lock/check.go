@@ -1,0 +1,64 @@
+package lock
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/leasehold/lease"
+)
+
+// Bad input is reported as a *lease.Error with Code
+// lease.CodeInvalidArgument and Field naming the argument, as the core
+// service does, so callers match one sentinel whichever layer refused.
+
+// CheckAcquire returns the error a Provider's Acquire must return for bad
+// arguments, or nil. Providers call it first so that every provider refuses
+// the same input with the same error.
+func CheckAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
+	switch {
+	case ctx == nil:
+		return invalid("acquire", "ctx", "must not be nil")
+	case name == "":
+		return invalid("acquire", "name", "must not be empty")
+	case executionID == "":
+		return invalid("acquire", "executionID", "must not be empty")
+	case d <= 0:
+		return invalid("acquire", "d", d.String()+" is not positive")
+	}
+	return nil
+}
+
+// CheckRenew returns the error a Provider's Renew must return for bad
+// arguments, or nil.
+func CheckRenew(ctx context.Context, leases []Lease, d time.Duration) error {
+	if d <= 0 {
+		return invalid("renew", "d", d.String()+" is not positive")
+	}
+	return checkLeases("renew", ctx, leases)
+}
+
+// CheckRelease returns the error a Provider's Release must return for bad
+// arguments, or nil.
+func CheckRelease(ctx context.Context, leases []Lease) error {
+	return checkLeases("release", ctx, leases)
+}
+
+func checkLeases(op string, ctx context.Context, leases []Lease) error {
+	if ctx == nil {
+		return invalid(op, "ctx", "must not be nil")
+	}
+	for i, l := range leases {
+		switch {
+		case l.Name == "":
+			return invalid(op, "leases["+strconv.Itoa(i)+"].Name", "must not be empty")
+		case l.ExecutionID == "":
+			return invalid(op, "leases["+strconv.Itoa(i)+"].ExecutionID", "must not be empty")
+		}
+	}
+	return nil
+}
+
+func invalid(op, field, detail string) *lease.Error {
+	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+}

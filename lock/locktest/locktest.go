@@ -1,0 +1,99 @@
+package locktest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/lock"
+)
+
+// Durations of the clauses. With a fake clock they are arbitrary; on a real
+// clock the short lease is what the expiry clauses wait for, the long one
+// outlasts any clause, and slack absorbs the skew between the test's clock
+// and a remote provider's.
+const (
+	fakeLease  = 10 * time.Second
+	realShort  = 300 * time.Millisecond
+	realLong   = time.Minute
+	realSlack  = 150 * time.Millisecond
+	guardLimit = 30 * time.Second
+)
+
+// Advancer is a clock whose time moves only when told, such as
+// *leasetest.FakeClock. Clauses that depend on expiry use it when the clock
+// the factory returns implements it, and wait in real time otherwise.
+type Advancer interface {
+	Advance(d time.Duration)
+}
+
+// TestProvider runs the lock contract against the providers newProvider
+// returns, one fresh provider per clause, each clause a subtest. newProvider
+// also returns the clock the provider's leases expire on. When the clock is
+// an Advancer the suite drives time with it and runs exactly and quickly
+// (10,000 acquisitions for token order); otherwise it uses leases of 300ms,
+// waits them out in real time and scales the counts down, about 5 s in all.
+//
+// The provider must not have a lock-delay: the suite takes expired locks
+// over at once. A clause that hangs for 30 s panics with every goroutine's
+// stack.
+func TestProvider(t *testing.T, newProvider func(t *testing.T) (lock.Provider, lease.Clock)) {
+	t.Helper()
+	for _, c := range clauses {
+		t.Run(c.name, func(t *testing.T) {
+			p, clock := newProvider(t)
+			if p == nil || clock == nil {
+				t.Fatal("locktest: newProvider returned a nil provider or clock")
+			}
+			e := &env{T: t, p: p, clock: clock, ctx: context.Background()}
+			e.adv, _ = clock.(Advancer)
+			e.d = realLong
+			if e.adv != nil {
+				e.d = fakeLease
+			}
+			defer guard(c.name)()
+			c.run(e)
+		})
+	}
+}
+
+type clause struct {
+	name string
+	run  func(e *env)
+}
+
+// clauses are the contract, one entry per rule; see the Provider
+// documentation.
+var clauses = []clause{
+	{"BadInput", testBadInput},
+	{"AcquireUnheld", testAcquireUnheld},
+	{"Contention", testContention},
+	{"ContextCancelled", testContextCancelled},
+	{"TakeOverAfterExpiry", testTakeOverAfterExpiry},
+	{"RenewExtendsAndKeepsToken", testRenewExtends},
+	{"RenewSkipsExpired", testRenewSkipsExpired},
+	{"RenewPartialInInputOrder", testRenewPartial},
+	{"ReleaseFrees", testReleaseFrees},
+	{"ReleaseIdempotent", testReleaseIdempotent},
+	{"StaleReleaseKeepsNewHolder", testStaleRelease},
+	{"StaleReleaseSameExecution", testStaleReleaseSameExecution},
+	{"TokensIncrease", testTokensIncrease},
+	{"ConcurrentAcquirers", testConcurrentAcquirers},
+	{"ReleaseRacesRenew", testReleaseRacesRenew},
+	{"Linearizable", testLinearizable},
+}
+
+// guard panics, with every goroutine's stack, if the clause runs longer than
+// guardLimit, so that a hang fails with a clue instead of at the test
+// binary's timeout. The returned function disarms it.
+func guard(name string) func() {
+	timer := time.AfterFunc(guardLimit, func() {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		panic(fmt.Sprintf("locktest: clause %s did not finish within %v\n\n%s", name, guardLimit, buf))
+	})
+	return func() { timer.Stop() }
+}
