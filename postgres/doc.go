@@ -1,0 +1,26 @@
+// Package postgres is a [lock.Provider] on PostgreSQL: named exclusive locks
+// with fencing tokens, shared by every process that can reach the database.
+//
+// Each lock is one row of a table (by default lease_locks, created by
+// [Provider.Migrate]). Every decision is taken by the database in a single
+// statement against its own clock, so clock skew between application hosts
+// cannot give two holders the same lock:
+//
+//   - Acquire is one INSERT ... ON CONFLICT DO UPDATE that inserts the row or
+//     takes over a row whose lease has expired or was released; contention
+//     returns nil, nil.
+//   - Fencing tokens are a per-name counter stored in the row and
+//     incremented by that same statement, so they strictly increase per name
+//     across take-overs, releases and server restarts (rows are never
+//     deleted; a released lock keeps its counter).
+//   - Renew and Release take one round trip for a whole list, matching each
+//     lease by name, execution ID and token.
+//
+// Errors from the database are returned wrapped, so errors.As finds the
+// driver's *pgconn.PgError and errors.Is finds context.DeadlineExceeded.
+// Bad input is rejected before anything is sent, with a *lease.Error of code
+// LS_INVALID_ARGUMENT.
+//
+// The tests need a server: run ../scripts/with-postgres go test ./... from
+// this directory, which starts a throwaway one.
+package postgres

@@ -1,0 +1,51 @@
+package postgres
+
+import "time"
+
+// DefaultTable is the table a Provider uses unless [WithTable] says
+// otherwise.
+const DefaultTable = "lease_locks"
+
+// Option configures a Provider. Options are applied in order by [New], which
+// validates the result.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	schema    string
+	table     string
+	lockDelay time.Duration
+}
+
+func defaultConfig() config {
+	return config{table: DefaultTable}
+}
+
+// WithTable sets the name of the table that holds the locks. The name is
+// used as one quoted identifier, exactly as given (case and dots included);
+// it must be 1 to 63 bytes of valid UTF-8 without NUL. The default is
+// [DefaultTable].
+func WithTable(name string) Option {
+	return optionFunc(func(c *config) { c.table = name })
+}
+
+// WithSchema places the table in the given schema, which Migrate creates if
+// it is missing. The same rules as for [WithTable] apply. By default the
+// table is unqualified and found through the connection's search_path.
+func WithSchema(name string) Option {
+	return optionFunc(func(c *config) { c.schema = name })
+}
+
+// WithLockDelay keeps a lock whose lease EXPIRED (not one that was released)
+// unavailable for d more, measured on the database's clock, so writes from
+// a stalled holder that does not yet know it lost the lock land before the
+// next holder starts (Chubby's lock-delay). The default is 0; d must not be
+// negative.
+func WithLockDelay(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.lockDelay = d })
+}

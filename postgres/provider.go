@@ -1,0 +1,163 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/leasehold/lease/lock"
+)
+
+// Provider is a [lock.Provider] that keeps locks in a PostgreSQL table. It is
+// safe for concurrent use, from any number of goroutines and processes
+// sharing the table: all coordination happens in the database.
+//
+// The table must exist; create it with [Provider.Migrate].
+type Provider struct {
+	pool      *pgxpool.Pool
+	lockDelay int64  // microseconds
+	table     string // quoted, possibly schema-qualified
+	schema    string // unquoted; "" when unqualified
+	sql       statements
+}
+
+var _ lock.Provider = (*Provider)(nil)
+
+// New returns a Provider that runs its statements on pool. It sends nothing
+// to the database; call [Provider.Migrate] once (from any number of
+// processes) before the first Acquire. New returns an error matching
+// lease.ErrInvalidArgument when pool is nil or an option is invalid.
+func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
+	if pool == nil {
+		return nil, invalid("new", "pool", "must not be nil")
+	}
+	c := defaultConfig()
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if err := checkIdentifier("table", c.table); err != nil {
+		return nil, err
+	}
+	id := pgx.Identifier{c.table}
+	if c.schema != "" {
+		if err := checkIdentifier("schema", c.schema); err != nil {
+			return nil, err
+		}
+		id = pgx.Identifier{c.schema, c.table}
+	}
+	if c.lockDelay < 0 {
+		return nil, invalid("new", "lock delay", fmt.Sprintf("must not be negative, got %v", c.lockDelay))
+	}
+	table := id.Sanitize()
+	return &Provider{
+		pool:      pool,
+		lockDelay: micros(c.lockDelay),
+		table:     table,
+		schema:    c.schema,
+		sql:       newStatements(table),
+	}, nil
+}
+
+// Acquire takes the lock name for executionID for d, measured on the
+// database's clock, if it is unheld, released or expired (and past any
+// lock delay). It returns nil, nil when someone holds it, the same
+// executionID included. The new Lease's Token is greater than every token
+// issued before for name. d is rounded up to whole microseconds, the
+// database's resolution.
+//
+// On an error the outcome is unknown (the statement may have committed
+// before the connection failed); a lock taken that way expires after d.
+func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+		return nil, err
+	}
+	var (
+		token   int64
+		expires time.Time
+	)
+	err := p.pool.QueryRow(ctx, p.sql.acquire, name, executionID, micros(d), p.lockDelay).Scan(&token, &expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil // held: the upsert's WHERE refused the take-over
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: acquire %q: %w", name, err)
+	}
+	return &lock.Lease{Name: name, ExecutionID: executionID, ExpiresAt: expires, Token: uint64(token)}, nil
+}
+
+// Renew extends, to d from now on the database's clock, every lease in
+// leases that still holds its lock (same name, execution ID and token, not
+// expired, not released), in one round trip. It returns those, in input
+// order, with their new ExpiresAt and unchanged Token; the others are
+// silently skipped. A lease listed twice is returned twice.
+func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
+	if d <= 0 {
+		return nil, invalid("renew", "d", d.String()+" is not positive")
+	}
+	if err := checkBatch(ctx, "renew", leases); err != nil {
+		return nil, err
+	}
+	b := newBatch(leases)
+	if b.empty() {
+		return nil, nil
+	}
+	rows, err := p.pool.Query(ctx, p.sql.renew, b.names, b.executionIDs, b.tokens, micros(d))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: renew %d leases: %w", len(b.names), err)
+	}
+	renewed := make(map[leaseKey]time.Time, len(b.names))
+	var (
+		k       leaseKey
+		token   int64
+		expires time.Time
+	)
+	_, err = pgx.ForEachRow(rows, []any{&k.name, &k.executionID, &token, &expires}, func() error {
+		k.token = uint64(token)
+		renewed[k] = expires
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: renew %d leases: %w", len(b.names), err)
+	}
+	var out []lock.Lease
+	for _, l := range leases {
+		if t, ok := renewed[keyOf(l)]; ok {
+			l.ExpiresAt = t
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Release frees, in one round trip, every lease in leases that still holds
+// its lock (same name, execution ID and token, not expired). Releasing a
+// lease that was already released, has expired, or was never issued is not
+// an error, and a release never frees a lock someone else now holds. A
+// released lock keeps its token counter and can be acquired at once, lock
+// delay or not.
+func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
+	if err := checkBatch(ctx, "release", leases); err != nil {
+		return err
+	}
+	b := newBatch(leases)
+	if b.empty() {
+		return nil
+	}
+	if _, err := p.pool.Exec(ctx, p.sql.release, b.names, b.executionIDs, b.tokens); err != nil {
+		return fmt.Errorf("postgres: release %d leases: %w", len(b.names), err)
+	}
+	return nil
+}
+
+// micros converts d to whole microseconds, rounding up so that a positive
+// duration never becomes an empty lease.
+func micros(d time.Duration) int64 {
+	us := int64(d / time.Microsecond)
+	if d%time.Microsecond > 0 {
+		us++
+	}
+	return us
+}

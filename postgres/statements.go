@@ -1,0 +1,68 @@
+package postgres
+
+import "fmt"
+
+// statements is the SQL a Provider runs, with its table name (already
+// quoted by pgx.Identifier.Sanitize) filled in once by New.
+//
+// Time is always clock_timestamp(): the database's clock, read when the row
+// is examined, after any wait for its row lock. A lease is expired from the
+// instant expires_at is reached. A released lock has expires_at -infinity,
+// which no lock delay can push into the future.
+type statements struct {
+	acquire string
+	renew   string
+	release string
+	create  string
+}
+
+func newStatements(table string) statements {
+	// held selects and locks the rows of a batch ($1 names, $2 execution
+	// IDs, $3 tokens) that are still held by those leases. It locks them in
+	// name order, so concurrent batches over the same rows (a Renew racing a
+	// Release) cannot deadlock.
+	held := fmt.Sprintf(`WITH held AS MATERIALIZED (
+  SELECT l.name FROM %[1]s AS l
+  JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS r(name, execution_id, token)
+    ON l.name = r.name AND l.execution_id = r.execution_id AND l.token = r.token
+  WHERE l.expires_at > clock_timestamp()
+  ORDER BY l.name
+  FOR UPDATE OF l
+)`, table)
+	return statements{
+		// $1 name, $2 execution ID, $3 duration in µs, $4 lock delay in µs.
+		// The conflict branch runs only when the current lease is over, and
+		// bumps the per-name token counter in the same row update.
+		acquire: fmt.Sprintf(`INSERT INTO %[1]s AS l (name, execution_id, token, expires_at)
+VALUES ($1, $2, 1, clock_timestamp() + $3::bigint * interval '1 microsecond')
+ON CONFLICT (name) DO UPDATE
+SET execution_id = excluded.execution_id,
+    token = l.token + 1,
+    expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
+WHERE l.expires_at + $4::bigint * interval '1 microsecond' <= clock_timestamp()
+RETURNING l.token, l.expires_at`, table),
+
+		// $1 names, $2 execution IDs, $3 tokens, $4 duration in µs.
+		renew: held + fmt.Sprintf(`
+UPDATE %[1]s AS l
+SET expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
+FROM held
+WHERE l.name = held.name AND l.expires_at > clock_timestamp()
+RETURNING l.name, l.execution_id, l.token, l.expires_at`, table),
+
+		// $1 names, $2 execution IDs, $3 tokens. The row stays, keeping its
+		// token counter for the next holder.
+		release: held + fmt.Sprintf(`
+UPDATE %[1]s AS l
+SET expires_at = '-infinity'
+FROM held
+WHERE l.name = held.name`, table),
+
+		create: fmt.Sprintf(`CREATE TABLE %[1]s (
+  name         text        PRIMARY KEY,
+  execution_id text        NOT NULL,
+  token        bigint      NOT NULL CHECK (token > 0),
+  expires_at   timestamptz NOT NULL
+)`, table),
+	}
+}
