@@ -1,6 +1,9 @@
 package lease
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // keepAlive is the keep-alive state of a lease: the contexts handed out by
 // KeepAlive and the next instant the service renews it. Renewals are driven by
@@ -12,6 +15,7 @@ type keepAlive struct {
 }
 
 type keepAliveReg struct {
+	ctx     context.Context // the context handed out; done once its parent is
 	cancel  context.CancelCauseFunc
 	stop    func() bool // unregisters the parent-done callback
 	traceID string
@@ -46,7 +50,7 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 		return nil, lerr
 	}
 	kctx, cancel := context.WithCancelCause(ctx)
-	reg := &keepAliveReg{cancel: cancel, traceID: trace}
+	reg := &keepAliveReg{ctx: kctx, cancel: cancel, traceID: trace}
 	if e.ka == nil {
 		e.ka = &keepAlive{}
 	}
@@ -80,6 +84,14 @@ func (s *Service) dropKeepAlive(e *entry, reg *keepAliveReg) {
 			s.setDue(e)
 		}
 	}
+}
+
+// live drops the keep-alives whose parent context is done and reports
+// whether any remain. Settle asks before every renewal, so a cancelled parent
+// stops renewals at once, without waiting for its AfterFunc to run.
+func (k *keepAlive) live() bool {
+	k.regs = slices.DeleteFunc(k.regs, func(r *keepAliveReg) bool { return r.ctx.Err() != nil })
+	return len(k.regs) > 0
 }
 
 // endKeepAlive cancels every keep-alive of e with cause.

@@ -438,6 +438,10 @@ func (s *Service) lookup(op string, id ID, stale bool) (*entry, *Error) {
 func (s *Service) settle(now int64) {
 	for len(s.heap) > 0 && s.heap[0].due <= now {
 		e := s.heap[0].e
+		if e.ka != nil && e.ka.next <= now && !e.ka.live() {
+			e.ka = nil // every keep-alive's parent is done: left to expire
+			e.due = e.expires
+		}
 		if s.heap[0].due < e.due {
 			// Surfaced early after a renewal: re-key and look again.
 			s.heap[0].due = e.due
