@@ -56,9 +56,9 @@ const (
 type entry struct {
 	id        ID
 	holder    string
+	grantedAt time.Time
 	renewedAt time.Time
 	expiresAt time.Time
-	granted   int64
 	ttl       int64
 	expires   int64
 	due       int64 // next deadline: expires, or the next keep-alive renewal
@@ -165,11 +165,11 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 	e := &entry{
 		id:       s.lastID,
 		holder:   holder,
-		granted:  now,
 		revision: s.revision,
 		purpose:  purpose,
 	}
 	s.setTimes(e, now, int64(ttl))
+	e.grantedAt = e.renewedAt
 	e.due = e.expires
 	s.leases.put(e)
 	heap.Push(&s.heap, e)
@@ -551,7 +551,7 @@ func (s *Service) snapshot(e *entry) Lease {
 		Holder:    e.holder,
 		Purpose:   e.purpose,
 		TTL:       time.Duration(e.ttl),
-		GrantedAt: s.at(e.granted),
+		GrantedAt: e.grantedAt,
 		RenewedAt: e.renewedAt,
 		ExpiresAt: e.expiresAt,
 		Revision:  e.revision,
