@@ -1,0 +1,239 @@
+package claim
+
+import (
+	"sync"
+	"time"
+
+	"github.com/leasehold/lease"
+)
+
+// Broker holds named work queues whose claims are leases of one
+// lease.Service. Create one with New.
+//
+// A Broker is safe for concurrent use by multiple goroutines. It runs on the
+// service's clock, so a leasetest.FakeClock drives its delays and lease
+// expiries together.
+type Broker struct {
+	svc     *lease.Service
+	clock   lease.Clock
+	opts    options
+	stopEnd func()
+
+	mu      sync.Mutex
+	closed  bool
+	lastID  ItemID
+	queues  map[string]*queueState
+	items   map[ItemID]*item
+	byLease map[lease.ID]*hold
+	delayed itemHeap // delayed items of every queue, by VisibleAt
+	claims  itemHeap // items whose claim is live with no call under way, by expiry
+
+	timer    lease.Timer // armed for the head of delayed
+	timerAt  time.Time
+	timerGen uint64
+}
+
+// New returns a Broker whose claims are leases of svc. It subscribes to the
+// endings of svc's leases until Close. It panics if svc is nil.
+func New(svc *lease.Service, opts ...Option) *Broker {
+	if svc == nil {
+		panic("claim: New: nil service")
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	b := &Broker{
+		svc:     svc,
+		clock:   svc.Clock(),
+		opts:    o,
+		queues:  make(map[string]*queueState),
+		items:   make(map[ItemID]*item),
+		byLease: make(map[lease.ID]*hold),
+		delayed: itemHeap{less: visibleFirst},
+		claims:  itemHeap{less: expiresFirst},
+	}
+	b.stopEnd = svc.OnEnd(b.leaseEnded)
+	return b
+}
+
+// Close stops the Broker: its timer is stopped, its subscription to the
+// service ends, workers return and later calls fail with an error matching
+// lease.ErrClosed. Leases of live claims are left to expire in the service,
+// which Close does not close. Close is idempotent and returns nil.
+func (b *Broker) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	for _, qs := range b.queues {
+		qs.signal()
+	}
+	b.mu.Unlock()
+	b.stopEnd()
+	return nil
+}
+
+// begin starts an operation under the lock: it refuses a closed Broker,
+// reads the clock once and settles everything due.
+func (b *Broker) begin(op string) (time.Time, error) {
+	if b.closed {
+		return time.Time{}, closedError(op)
+	}
+	now := b.clock.Now()
+	b.settle(now)
+	return now, nil
+}
+
+// settle makes due delayed items visible and takes back the items of claims
+// whose lease has expired. Expiry is decided here from the claim's own
+// record of ExpiresAt, which mirrors the service's exactly, so the Broker
+// never shows an expired claim as live even before the service's ending
+// notification has reached it.
+func (b *Broker) settle(now time.Time) {
+	for b.delayed.Len() > 0 && !b.delayed.head().visibleAt.After(now) {
+		it := b.delayed.pop()
+		it.qs.delayed--
+		b.makeVisible(it, it.visibleAt)
+	}
+	for b.claims.Len() > 0 && !b.claims.head().hold.expires.After(now) {
+		c := b.claims.pop().hold
+		b.lose(c, c.expires, lease.EndExpired)
+	}
+}
+
+// unlock re-arms the timer for the earliest delayed item and releases the
+// lock.
+func (b *Broker) unlock() {
+	b.rearm()
+	b.mu.Unlock()
+}
+
+// rearm makes sure the timer fires no later than the earliest delayed item
+// becomes visible, so waiting workers wake. Expired claims need no timer of
+// ours: the service's ending notification wakes the Broker.
+func (b *Broker) rearm() {
+	if b.closed || b.delayed.Len() == 0 {
+		return
+	}
+	head := b.delayed.head().visibleAt
+	if b.timer != nil && !b.timerAt.After(head) {
+		return
+	}
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	b.timerGen++
+	gen := b.timerGen
+	b.timerAt = head
+	b.timer = b.clock.AfterFunc(head.Sub(b.clock.Now()), func() { b.fire(gen) })
+}
+
+func (b *Broker) fire(gen uint64) {
+	b.mu.Lock()
+	defer b.unlock()
+	if gen == b.timerGen {
+		b.timer = nil
+	}
+	if !b.closed {
+		b.settle(b.clock.Now())
+	}
+}
+
+// leaseEnded is the Broker's subscription to the service's lease endings.
+// It takes back the item of a claim whose lease expired, or was revoked by
+// someone other than Complete or Fail. A claim with a call under way is only
+// marked: that call's result decides.
+func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
+	b.mu.Lock()
+	defer b.unlock()
+	c := b.byLease[l.ID]
+	if b.closed || c == nil || c.item.hold != c {
+		return
+	}
+	if c.busy > 0 {
+		c.ended = reason
+		return
+	}
+	b.claims.remove(c.item)
+	at := c.expires
+	if reason == lease.EndRevoked {
+		at = b.clock.Now()
+	}
+	b.lose(c, at, reason)
+}
+
+// lose takes back the item of a claim whose lease ended without Complete or
+// Fail: visible at once (at the instant the lease ended), or dead when the
+// claim was its last attempt. c must not be in the claims heap.
+func (b *Broker) lose(c *hold, at time.Time, reason lease.EndReason) {
+	it := c.item
+	b.release(c)
+	it.history = append(it.history, Failure{Attempt: c.attempt, Owner: c.owner, At: at, Reason: "lease " + reason.String(), Lost: true})
+	if it.attempts >= it.max {
+		b.makeDead(it, at)
+		return
+	}
+	b.makeVisible(it, at)
+}
+
+// release detaches claim c from its item, which leaves the Claimed state.
+func (b *Broker) release(c *hold) {
+	it := c.item
+	it.hold = nil
+	it.qs.claimed--
+	if c.lease != 0 {
+		delete(b.byLease, c.lease)
+	}
+}
+
+func (b *Broker) makeVisible(it *item, at time.Time) {
+	it.state = Visible
+	it.visibleAt = at
+	it.qs.ready.push(it)
+	it.qs.signal()
+}
+
+// place makes an item visible at at, or delayed until then if at is after
+// now.
+func (b *Broker) place(it *item, at, now time.Time) {
+	if !at.After(now) {
+		b.makeVisible(it, at)
+		return
+	}
+	it.state = Delayed
+	it.visibleAt = at
+	it.qs.delayed++
+	b.delayed.push(it)
+}
+
+func (b *Broker) makeDead(it *item, at time.Time) {
+	it.state = Dead
+	it.deadAt = at
+	it.qs.dead[it.id] = it
+}
+
+// remove deletes an item that is in no heap and no claim.
+func (b *Broker) remove(it *item) {
+	delete(b.items, it.id)
+	if it.key != "" {
+		delete(it.qs.keys, it.key)
+	}
+	delete(it.qs.dead, it.id)
+}
+
+// queue returns the named queue, creating it.
+func (b *Broker) queue(name string) *queueState {
+	qs := b.queues[name]
+	if qs == nil {
+		qs = newQueueState(name)
+		b.queues[name] = qs
+	}
+	return qs
+}

@@ -1,0 +1,336 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/leasehold/lease"
+)
+
+// Claim is one owner's hold on one item, backed by a lease of the service.
+// It is a plain value; the Broker reads only its Ref, so changing the other
+// fields changes nothing.
+type Claim struct {
+	Queue     string
+	Item      ItemID
+	Owner     string
+	Payload   []byte // a copy of the item's payload
+	Attempt   int    // 1 for the first claim of the item
+	ExpiresAt time.Time
+	Ref       Ref
+}
+
+// Ref is the opaque reference of a Claim that Heartbeat, Complete and Fail
+// act on. The zero Ref refers to nothing.
+type Ref struct {
+	broker *Broker
+	item   ItemID
+	lease  lease.ID
+}
+
+// LeaseID returns the ID of the lease backing the claim, which the service
+// reports in its audit trail and ending notifications.
+func (r Ref) LeaseID() lease.ID { return r.lease }
+
+// Claim claims up to limit visible items of queue for owner, oldest visible
+// first, each for leaseDuration, and returns the claims. It returns an
+// empty slice, not an error, when nothing is visible. Each claim is a lease
+// granted to owner with purpose lease.Operation and TTL leaseDuration, so the
+// service's TTL bounds apply. Bad input (empty queue or owner, limit < 1,
+// leaseDuration <= 0) gets an error matching lease.ErrInvalidArgument that
+// names the field; on any error nothing is claimed.
+func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leaseDuration time.Duration) ([]Claim, error) {
+	claims, _, err := b.claim(ctx, queue, owner, limit, leaseDuration)
+	return claims, err
+}
+
+// claim is Claim that also returns, when nothing was visible, a channel
+// closed when something may have become visible.
+func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration) ([]Claim, <-chan struct{}, error) {
+	if err := checkClaimArgs(ctx, queue, owner, limit, d); err != nil {
+		return nil, nil, err
+	}
+	b.mu.Lock()
+	if _, err := b.begin("claim"); err != nil {
+		b.mu.Unlock()
+		return nil, nil, err
+	}
+	qs := b.queue(queue)
+	if qs.ready.Len() == 0 {
+		wake := qs.waiter()
+		b.unlock()
+		return []Claim{}, wake, nil
+	}
+	// Reserve the items, then grant their leases without the lock.
+	holds := make([]*hold, 0, min(limit, qs.ready.Len()))
+	for len(holds) < limit && qs.ready.Len() > 0 {
+		it := qs.ready.pop()
+		c := &hold{item: it, owner: owner}
+		it.state = Claimed
+		it.hold = c
+		qs.claimed++
+		holds = append(holds, c)
+	}
+	b.mu.Unlock()
+
+	leases := make([]lease.Lease, 0, len(holds))
+	var err error
+	for range holds {
+		var l lease.Lease
+		if l, err = b.svc.Grant(ctx, owner, lease.Operation, d); err != nil {
+			break
+		}
+		leases = append(leases, l)
+	}
+
+	b.mu.Lock()
+	if err != nil {
+		// Put the items back where they were, as if never claimed.
+		for _, c := range holds {
+			b.release(c)
+			b.makeVisible(c.item, c.item.visibleAt)
+		}
+		b.unlock()
+		for _, l := range leases {
+			_, _ = b.svc.Revoke(context.WithoutCancel(ctx), l.ID)
+		}
+		return nil, nil, err
+	}
+	out := make([]Claim, len(holds))
+	for i, c := range holds {
+		it, l := c.item, leases[i]
+		it.attempts++
+		c.attempt = it.attempts
+		c.lease = l.ID
+		c.expires = l.ExpiresAt
+		c.renewed = l.RenewedAt
+		b.byLease[l.ID] = c
+		b.claims.push(it)
+		out[i] = Claim{
+			Queue:     queue,
+			Item:      it.id,
+			Owner:     owner,
+			Payload:   clone(it.payload),
+			Attempt:   c.attempt,
+			ExpiresAt: l.ExpiresAt,
+			Ref:       Ref{broker: b, item: it.id, lease: l.ID},
+		}
+	}
+	// A lease may have ended before it was recorded here.
+	if !b.closed {
+		b.settle(b.clock.Now())
+	}
+	b.unlock()
+	return out, nil, nil
+}
+
+func checkClaimArgs(ctx context.Context, queue, owner string, limit int, d time.Duration) error {
+	if err := checkContext(ctx, "claim"); err != nil {
+		return err
+	}
+	switch {
+	case queue == "":
+		return invalid("claim", "queue", "must not be empty")
+	case owner == "":
+		return invalid("claim", "owner", "must not be empty")
+	case limit < 1:
+		return invalid("claim", "limit", strconv.Itoa(limit)+" is less than 1")
+	case d <= 0:
+		return invalid("claim", "lease_duration", d.String()+" is not positive")
+	}
+	return nil
+}
+
+// Heartbeat extends a live claim to now+leaseDuration and returns the
+// updated claim. A claim that is no longer live (its lease expired or was
+// revoked, its item was completed, failed or claimed again) gets an error
+// matching lease.ErrStaleUse and nothing changes.
+func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Duration) (Claim, error) {
+	const op = "heartbeat"
+	if err := b.checkClaim(ctx, op, c); err != nil {
+		return Claim{}, err
+	}
+	if leaseDuration <= 0 {
+		return Claim{}, invalid(op, "lease_duration", leaseDuration.String()+" is not positive")
+	}
+	h, err := b.acquire(op, c.Ref, false)
+	if err != nil {
+		return Claim{}, err
+	}
+	l, err := b.svc.RenewTTL(ctx, c.Ref.lease, leaseDuration)
+
+	b.mu.Lock()
+	defer b.unlock()
+	if err == nil && l.RenewedAt.After(h.renewed) {
+		h.renewed = l.RenewedAt
+		h.expires = l.ExpiresAt
+	}
+	b.finish(h, err)
+	if err != nil {
+		return Claim{}, b.coreError(op, c.Ref, err)
+	}
+	c.ExpiresAt = l.ExpiresAt
+	return c, nil
+}
+
+// Complete removes the claimed item for good. A claim that is no longer
+// live gets an error matching lease.ErrStaleUse and nothing changes.
+func (b *Broker) Complete(ctx context.Context, c Claim) error {
+	const op = "complete"
+	if err := b.checkClaim(ctx, op, c); err != nil {
+		return err
+	}
+	return b.settleClaim(ctx, op, c.Ref, func(it *item, _ *hold, _ time.Time) {
+		b.remove(it)
+	})
+}
+
+// Fail gives the claimed item back with reason, which is kept in its
+// history. If the claim was the item's last attempt the item is
+// dead-lettered (DeadLettered); otherwise it is requeued (Requeued), visible
+// again after Backoff(attempt, baseDelay, maxDelay), passed through the
+// jitter function if the Broker has one. Durations must be positive and
+// baseDelay <= maxDelay. A claim that is no longer live gets an error
+// matching lease.ErrStaleUse and nothing changes.
+func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, maxDelay time.Duration) (Outcome, error) {
+	const op = "fail"
+	if err := b.checkClaim(ctx, op, c); err != nil {
+		return 0, err
+	}
+	switch {
+	case baseDelay <= 0:
+		return 0, invalid(op, "base_delay", baseDelay.String()+" is not positive")
+	case maxDelay <= 0:
+		return 0, invalid(op, "max_delay", maxDelay.String()+" is not positive")
+	case maxDelay < baseDelay:
+		return 0, invalid(op, "max_delay", maxDelay.String()+" is less than base_delay "+baseDelay.String())
+	}
+	var out Outcome
+	err := b.settleClaim(ctx, op, c.Ref, func(it *item, h *hold, now time.Time) {
+		it.history = append(it.history, Failure{Attempt: h.attempt, Owner: h.owner, At: now, Reason: reason})
+		if it.attempts >= it.max {
+			b.makeDead(it, now)
+			out = DeadLettered
+			return
+		}
+		b.place(it, now.Add(b.delay(h.attempt, baseDelay, maxDelay)), now)
+		out = Requeued
+	})
+	return out, err
+}
+
+// settleClaim ends the live claim r refers to for a Complete or Fail: it
+// revokes the claim's lease and, if the service agrees the lease was live,
+// detaches the claim from its item and calls apply under the lock to decide
+// the item's fate.
+func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(it *item, h *hold, now time.Time)) error {
+	h, err := b.acquire(op, r, true)
+	if err != nil {
+		return err
+	}
+	_, err = b.svc.Revoke(ctx, r.lease)
+
+	b.mu.Lock()
+	defer b.unlock()
+	h.settling = false
+	if err != nil {
+		b.finish(h, err)
+		return b.coreError(op, r, err)
+	}
+	h.busy--
+	b.release(h)
+	apply(h.item, h, b.clock.Now())
+	return nil
+}
+
+// delay is the backoff delay with the Broker's jitter applied.
+func (b *Broker) delay(attempt int, base, maxDelay time.Duration) time.Duration {
+	d := Backoff(attempt, base, maxDelay)
+	if b.opts.jitter != nil {
+		d = min(max(b.opts.jitter(d), 0), maxDelay)
+	}
+	return d
+}
+
+// checkClaim validates the arguments common to the calls on a claim.
+func (b *Broker) checkClaim(ctx context.Context, op string, c Claim) error {
+	if err := checkContext(ctx, op); err != nil {
+		return err
+	}
+	switch {
+	case c.Ref.lease == 0:
+		return invalid(op, "claim", "is the zero Claim")
+	case c.Ref.broker != b:
+		return invalid(op, "claim", "belongs to another Broker")
+	}
+	return nil
+}
+
+// acquire finds the live claim r refers to and marks a call under way on
+// it; settle marks it owned by a Complete or Fail. The claim leaves the
+// claims heap until finish, so that only the service's answer decides its
+// fate meanwhile.
+func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, error) {
+	b.mu.Lock()
+	defer b.unlock()
+	if _, err := b.begin(op); err != nil {
+		return nil, err
+	}
+	it := b.items[r.item]
+	if it == nil || it.hold == nil || it.hold.lease != r.lease {
+		return nil, stale(op, r, "is no longer claimed by this claim")
+	}
+	h := it.hold
+	switch {
+	case h.settling:
+		return nil, stale(op, r, "is being completed or failed")
+	case h.ended != 0:
+		return nil, stale(op, r, "lost its claim: lease "+h.ended.String())
+	}
+	if h.busy == 0 {
+		b.claims.remove(it)
+	}
+	h.busy++
+	h.settling = settle
+	return h, nil
+}
+
+// finish ends a call on claim h that did not complete or fail it. err is
+// the service's answer: if it says the lease is gone, the claim is lost.
+// The last call to finish puts a still-live claim back in the claims heap
+// or takes back its item if its lease ended meanwhile.
+func (b *Broker) finish(h *hold, err error) {
+	h.busy--
+	if err != nil && leaseEnded(err) && h.ended == 0 {
+		h.ended = lease.EndExpired
+		if errors.Is(err, lease.ErrAlreadyRevoked) {
+			h.ended = lease.EndRevoked
+		}
+	}
+	if h.busy > 0 || h.item.hold != h {
+		return
+	}
+	now := b.clock.Now()
+	if h.ended != 0 {
+		at := now
+		if h.ended == lease.EndExpired && !h.expires.After(now) {
+			at = h.expires
+		}
+		b.lose(h, at, h.ended)
+		return
+	}
+	b.claims.push(h.item)
+	b.settle(now)
+}
+
+// coreError turns the service's error for a claim's lease into the Broker's:
+// an ended lease is a stale claim; anything else (a cancelled context, a
+// closed service, a TTL out of bounds) is returned as is.
+func (b *Broker) coreError(op string, r Ref, err error) error {
+	if leaseEnded(err) {
+		return stale(op, r, "lost its claim: "+err.Error())
+	}
+	return err
+}

@@ -1,0 +1,73 @@
+package claim_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/leasetest"
+)
+
+var (
+	ctx = context.Background()
+	t0  = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+const (
+	q   = "jobs"
+	ttl = 30 * time.Second
+)
+
+// newBroker returns a Broker on a service on a fake clock, both closed when
+// the test ends.
+func newBroker(t testing.TB, opts ...claim.Option) (*claim.Broker, *lease.Service, *leasetest.FakeClock) {
+	t.Helper()
+	clk := leasetest.NewFakeClock(t0)
+	svc := lease.New(lease.WithClock(clk))
+	b := claim.New(svc, opts...)
+	t.Cleanup(func() {
+		require.NoError(t, b.Close())
+		require.NoError(t, svc.Close())
+	})
+	return b, svc, clk
+}
+
+// enqueue enqueues an item that must be accepted.
+func enqueue(t testing.TB, b *claim.Broker, queue, payload string, opts ...claim.EnqueueOption) claim.Item {
+	t.Helper()
+	it, err := b.Enqueue(ctx, queue, []byte(payload), opts...)
+	require.NoError(t, err)
+	return it
+}
+
+// claimOne claims exactly one item of queue.
+func claimOne(t testing.TB, b *claim.Broker, queue, owner string) claim.Claim {
+	t.Helper()
+	cs, err := b.Claim(ctx, queue, owner, 1, ttl)
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	return cs[0]
+}
+
+// requireCode asserts err is a *lease.Error with code, matching sentinel.
+func requireCode(t testing.TB, err error, code lease.Code, sentinel error) *lease.Error {
+	t.Helper()
+	require.ErrorIs(t, err, sentinel)
+	var le *lease.Error
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, code, le.Code)
+	return le
+}
+
+func requireStale(t testing.TB, err error) {
+	t.Helper()
+	requireCode(t, err, lease.CodeStaleUse, lease.ErrStaleUse)
+}
+
+func counts(visible, delayed, claimed, dead int) claim.Counts {
+	return claim.Counts{Visible: visible, Delayed: delayed, Claimed: claimed, Dead: dead}
+}

@@ -1,0 +1,120 @@
+package claim
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+)
+
+// Counts returns the numbers of items of queue in each state, as of now. An
+// unknown queue has zero counts, as has every queue of a closed Broker.
+func (b *Broker) Counts(queue string) Counts {
+	b.mu.Lock()
+	defer b.unlock()
+	if _, err := b.begin("counts"); err != nil {
+		return Counts{}
+	}
+	qs := b.queues[queue]
+	if qs == nil {
+		return Counts{}
+	}
+	return qs.counts()
+}
+
+// Lookup returns the item with id as of now, and whether it exists. A
+// completed or deleted item does not.
+func (b *Broker) Lookup(id ItemID) (Item, bool) {
+	b.mu.Lock()
+	defer b.unlock()
+	if _, err := b.begin("lookup"); err != nil {
+		return Item{}, false
+	}
+	it := b.items[id]
+	if it == nil {
+		return Item{}, false
+	}
+	return it.snapshot(), true
+}
+
+// DeadLetters returns the dead items of queue, in the order they died (then
+// by ID), with their failure history. It returns nil for an unknown queue
+// or a closed Broker.
+func (b *Broker) DeadLetters(queue string) []Item {
+	b.mu.Lock()
+	defer b.unlock()
+	if _, err := b.begin("dead_letters"); err != nil {
+		return nil
+	}
+	qs := b.queues[queue]
+	if qs == nil || len(qs.dead) == 0 {
+		return nil
+	}
+	dead := make([]*item, 0, len(qs.dead))
+	for _, it := range qs.dead {
+		dead = append(dead, it)
+	}
+	slices.SortFunc(dead, func(x, y *item) int {
+		if c := x.deadAt.Compare(y.deadAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.id, y.id)
+	})
+	out := make([]Item, len(dead))
+	for i, it := range dead {
+		out[i] = it.snapshot()
+	}
+	return out
+}
+
+// RequeueDead makes the dead item id of queue visible again with a fresh
+// set of attempts; its history is kept. An item that is not a dead letter of
+// queue gets an error matching ErrNotFound and nothing changes.
+func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item, error) {
+	const op = "requeue_dead"
+	it, err := b.deadItem(ctx, op, queue, id)
+	if err != nil {
+		return Item{}, err
+	}
+	defer b.unlock()
+	delete(it.qs.dead, it.id)
+	it.attempts = 0
+	it.deadAt = time.Time{}
+	b.makeVisible(it, b.clock.Now())
+	return it.snapshot(), nil
+}
+
+// DeleteDead deletes the dead item id of queue for good, freeing its
+// idempotency key. An item that is not a dead letter of queue gets an error
+// matching ErrNotFound and nothing changes.
+func (b *Broker) DeleteDead(ctx context.Context, queue string, id ItemID) error {
+	it, err := b.deadItem(ctx, "delete_dead", queue, id)
+	if err != nil {
+		return err
+	}
+	defer b.unlock()
+	b.remove(it)
+	return nil
+}
+
+// deadItem validates a dead-letter operation and returns its item with the
+// lock held; on error the lock is released.
+func (b *Broker) deadItem(ctx context.Context, op, queue string, id ItemID) (*item, error) {
+	if err := checkContext(ctx, op); err != nil {
+		return nil, err
+	}
+	if queue == "" {
+		return nil, invalid(op, "queue", "must not be empty")
+	}
+	b.mu.Lock()
+	if _, err := b.begin(op); err != nil {
+		b.unlock()
+		return nil, err
+	}
+	it := b.items[id]
+	if it == nil || it.state != Dead || it.qs.name != queue {
+		b.unlock()
+		return nil, &NotFoundError{Op: op, Queue: queue, Item: id}
+	}
+	return it, nil
+}

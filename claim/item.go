@@ -1,0 +1,194 @@
+package claim
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/leasehold/lease"
+)
+
+// ItemID identifies an item of a Broker. IDs are issued in increasing order
+// starting at 1 and never reused; the order is the enqueue order.
+type ItemID uint64
+
+// State is where an item is in its life.
+type State uint8
+
+// The states of an item. A completed item no longer exists.
+const (
+	Visible State = iota + 1 // waiting, claimable now
+	Delayed                  // waiting, claimable from its VisibleAt
+	Claimed                  // held by a live claim
+	Dead                     // dead-lettered: out of attempts
+)
+
+// String returns "visible", "delayed", "claimed" or "dead".
+func (s State) String() string {
+	switch s {
+	case Visible:
+		return "visible"
+	case Delayed:
+		return "delayed"
+	case Claimed:
+		return "claimed"
+	case Dead:
+		return "dead"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Item is a snapshot of an item. It is a plain value: changing it changes
+// nothing in the Broker.
+type Item struct {
+	ID          ItemID
+	Queue       string
+	Key         string // the idempotency key, "" when none
+	Payload     []byte
+	State       State
+	Attempts    int // claims so far (reset by RequeueDead)
+	MaxAttempts int
+	EnqueuedAt  time.Time
+	// VisibleAt is when a visible or delayed item became or becomes
+	// claimable; zero for claimed and dead items.
+	VisibleAt time.Time
+	DeadAt    time.Time // zero unless dead
+	// History lists the failed attempts, oldest first: failures reported
+	// by Fail and claims lost because their lease ended.
+	History []Failure
+}
+
+// Failure is one failed attempt of an item.
+type Failure struct {
+	Attempt int
+	Owner   string
+	At      time.Time
+	Reason  string // Fail's reason, or "lease expired" / "lease revoked"
+	// Lost is true when the claim's lease ended without Complete or Fail.
+	Lost bool
+}
+
+// Counts are the numbers of items of one queue in each state.
+type Counts struct {
+	Visible, Delayed, Claimed, Dead int
+}
+
+// Outcome is what Fail did with the item.
+type Outcome uint8
+
+// The outcomes of Fail.
+const (
+	Requeued     Outcome = iota + 1 // back in the queue, after a backoff delay
+	DeadLettered                    // out of attempts: moved to the dead letters
+)
+
+// String returns "requeued" or "dead_lettered".
+func (o Outcome) String() string {
+	switch o {
+	case Requeued:
+		return "requeued"
+	case DeadLettered:
+		return "dead_lettered"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// item is the Broker's record of one item.
+type item struct {
+	id        ItemID
+	qs        *queueState
+	key       string
+	payload   []byte
+	state     State
+	attempts  int
+	max       int
+	enqueued  time.Time
+	visibleAt time.Time
+	deadAt    time.Time
+	index     int   // position in its heap, -1 when in none
+	hold      *hold // the current claim while Claimed
+	history   []Failure
+}
+
+// hold is one claim of an item: the lease that backs it and the calls on
+// the core under way for it. The Broker's lock is never held across a call
+// on the lease.Service (its hooks run on the caller's goroutine and may call
+// the Broker), so a claim records what is in flight instead.
+type hold struct {
+	item    *item
+	lease   lease.ID // 0 while the lease is being granted
+	owner   string
+	attempt int
+	expires time.Time
+	renewed time.Time
+	// busy counts heartbeats, completes and fails under way on the core.
+	// A busy claim is out of the claims heap: the call's result decides.
+	busy     int
+	settling bool // a Complete or Fail owns the claim
+	ended    lease.EndReason
+}
+
+// queueState is one named queue.
+type queueState struct {
+	name    string
+	ready   itemHeap // visible items by (VisibleAt, ID)
+	delayed int      // its items in the Broker's delayed heap
+	claimed int
+	dead    map[ItemID]*item
+	keys    map[string]*item
+	wake    chan struct{} // closed when an item may have become visible
+}
+
+func newQueueState(name string) *queueState {
+	return &queueState{
+		name:  name,
+		ready: itemHeap{less: visibleFirst},
+		dead:  make(map[ItemID]*item),
+		keys:  make(map[string]*item),
+	}
+}
+
+// signal wakes the workers waiting for this queue.
+func (qs *queueState) signal() {
+	if qs.wake != nil {
+		close(qs.wake)
+		qs.wake = nil
+	}
+}
+
+// waiter returns a channel closed at the next signal.
+func (qs *queueState) waiter() <-chan struct{} {
+	if qs.wake == nil {
+		qs.wake = make(chan struct{})
+	}
+	return qs.wake
+}
+
+func (qs *queueState) counts() Counts {
+	return Counts{Visible: qs.ready.Len(), Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead)}
+}
+
+func (it *item) snapshot() Item {
+	x := Item{
+		ID:          it.id,
+		Queue:       it.qs.name,
+		Key:         it.key,
+		Payload:     clone(it.payload),
+		State:       it.state,
+		Attempts:    it.attempts,
+		MaxAttempts: it.max,
+		EnqueuedAt:  it.enqueued,
+		DeadAt:      it.deadAt,
+		History:     append([]Failure(nil), it.history...),
+	}
+	if it.state == Visible || it.state == Delayed {
+		x.VisibleAt = it.visibleAt
+	}
+	return x
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
