@@ -1,0 +1,297 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
+)
+
+// The examples run on a fake clock so their output is exact; a real program
+// would call lease.New() without WithClock.
+
+func ExampleService_Grant() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk))
+	defer s.Close()
+
+	l, err := s.Grant(context.Background(), "worker-1", lease.StateWrite, 30*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(l.ID, l.Holder, l.Purpose, l.TTL)
+	fmt.Println("expires at", l.ExpiresAt.Format(time.TimeOnly))
+
+	// Bad input is refused with a code naming the field; nothing changes.
+	_, err = s.Grant(context.Background(), "", lease.StateWrite, 30*time.Second)
+	fmt.Println(err)
+	// Output:
+	// 1 worker-1 state_write 30s
+	// expires at 09:00:30
+	// lease: grant holder: must not be empty [LS_INVALID_ARGUMENT]
+}
+
+func ExampleService_Renew() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk))
+	defer s.Close()
+	ctx := context.Background()
+
+	l, _ := s.Grant(ctx, "worker-1", lease.Operation, 10*time.Second)
+	clk.Advance(8 * time.Second)
+	l, _ = s.Renew(ctx, l.ID) // now+TTL
+	fmt.Println("renewed, expires at", l.ExpiresAt.Format(time.TimeOnly))
+
+	clk.Advance(10 * time.Second) // a full TTL without renewal
+	_, err := s.Renew(ctx, l.ID)
+	fmt.Println(errors.Is(err, lease.ErrExpired), lease.CodeOf(err))
+	// Output:
+	// renewed, expires at 09:00:18
+	// true LS_EXPIRED
+}
+
+func ExampleService_Use() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk))
+	defer s.Close()
+	ctx := context.Background()
+
+	l, _ := s.Grant(ctx, "worker-1", lease.Operation, time.Minute)
+	if _, err := s.Use(ctx, l.ID, lease.Operation); err == nil {
+		fmt.Println("operation allowed")
+	}
+
+	// A lease granted for one purpose cannot be used for another.
+	_, err := s.Use(ctx, l.ID, lease.StateWrite)
+	var le *lease.Error
+	if errors.As(err, &le) && le.Code == lease.CodePurposeMismatch {
+		fmt.Printf("refused: granted for %s, asked for %s\n", le.Actual, le.Expected)
+	}
+	fmt.Println(err)
+	// Output:
+	// operation allowed
+	// refused: granted for operation, asked for state_write
+	// lease: use lease 1 granted for operation, used for state_write [LS_PURPOSE_MISMATCH]
+}
+
+func ExampleService_Revoke() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk))
+	defer s.Close()
+	ctx := context.Background()
+
+	l, _ := s.Grant(ctx, "worker-1", lease.StateWrite, time.Minute)
+	_ = s.Put(ctx, "jobs/7/owner", []byte("worker-1"), l.ID)
+	_ = s.Put(ctx, "jobs/7/state", []byte("running"), l.ID)
+	_ = s.Put(ctx, "jobs/8/state", []byte("queued"), 0) // belongs to no lease
+
+	ended, _ := s.Revoke(ctx, l.ID)
+	fmt.Println("deleted:", ended.Keys)
+	for _, kv := range s.Scan("jobs/", 0) {
+		fmt.Println("left:", kv.Key)
+	}
+
+	_, err := s.Revoke(ctx, l.ID)
+	fmt.Println(lease.CodeOf(err))
+	// Output:
+	// deleted: [jobs/7/owner jobs/7/state]
+	// left: jobs/8/state
+	// LS_ALREADY_REVOKED
+}
+
+func ExampleService_KeepAlive() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk))
+	defer s.Close()
+
+	l, _ := s.Grant(context.Background(), "worker-1", lease.Operation, 3*time.Second)
+	parent, stop := context.WithCancel(context.Background())
+	alive, _ := s.KeepAlive(parent, l.ID)
+
+	// The service renews the lease every TTL/3 on its own clock.
+	clk.Advance(time.Minute) // twenty TTLs
+	l, err := s.Info(l.ID)
+	fmt.Println("after a minute:", err == nil, "expires at", l.ExpiresAt.Format(time.TimeOnly))
+
+	// Cancelling the parent stops the renewals; the lease is left to expire.
+	stop()
+	<-alive.Done()
+	fmt.Println("keep-alive ended:", context.Cause(alive))
+	clk.Advance(3 * time.Second) // one TTL after the last renewal
+	_, err = s.Info(l.ID)
+	fmt.Println(lease.CodeOf(err))
+
+	// A lease kept alive ends its keep-alive when it ends.
+	l2, _ := s.Grant(context.Background(), "worker-2", lease.Operation, 3*time.Second)
+	alive2, _ := s.KeepAlive(context.Background(), l2.ID)
+	_, _ = s.Revoke(context.Background(), l2.ID)
+	<-alive2.Done()
+	fmt.Println("keep-alive ended:", errors.Is(context.Cause(alive2), lease.ErrAlreadyRevoked))
+	// Output:
+	// after a minute: true expires at 09:01:03
+	// keep-alive ended: context canceled
+	// LS_EXPIRED
+	// keep-alive ended: true
+}
+
+func ExampleService_Put() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk))
+	defer s.Close()
+	ctx := context.Background()
+
+	l, _ := s.Grant(ctx, "worker-1", lease.StateWrite, 10*time.Second)
+	_ = s.Put(ctx, "config/leader", []byte("worker-1"), l.ID)
+
+	v, id, ok := s.Get("config/leader")
+	fmt.Printf("%s %d %v\n", v, id, ok)
+
+	// The key goes with its lease, at the exact instant it expires.
+	clk.Advance(10*time.Second - time.Nanosecond)
+	_, _, ok = s.Get("config/leader")
+	fmt.Println("just before expiry:", ok)
+	clk.Advance(time.Nanosecond)
+	_, _, ok = s.Get("config/leader")
+	fmt.Println("at expiry:", ok)
+
+	// Attaching a key to an ended lease is refused.
+	fmt.Println(s.Put(ctx, "config/leader", []byte("worker-1"), l.ID))
+	// Output:
+	// worker-1 1 true
+	// just before expiry: true
+	// at expiry: false
+	// lease: put lease 1 key "config/leader" lease expired [LS_EXPIRED]
+}
+
+func ExampleService_Scan() {
+	s := lease.New(lease.WithClock(leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))))
+	defer s.Close()
+	ctx := context.Background()
+
+	l, _ := s.Grant(ctx, "worker-1", lease.StateWrite, time.Minute)
+	for _, k := range []string{"jobs/3", "jobs/1", "queue/1", "jobs/2"} {
+		_ = s.Put(ctx, k, []byte("v-"+k), l.ID)
+	}
+	for _, kv := range s.Scan("jobs/", 0) { // in key order
+		fmt.Println(kv.Key, string(kv.Value), kv.LeaseID)
+	}
+	fmt.Println(len(s.Scan("jobs/", 2)), len(s.Scan("", 0)))
+	// Output:
+	// jobs/1 v-jobs/1 1
+	// jobs/2 v-jobs/2 1
+	// jobs/3 v-jobs/3 1
+	// 2 4
+}
+
+func ExampleService_OnEnd() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk))
+	defer s.Close()
+	ctx := context.Background()
+
+	stop := s.OnEnd(func(l lease.Lease, reason lease.EndReason) {
+		fmt.Println("lease", l.ID, "of", l.Holder, reason, "keys", l.Keys)
+	})
+	defer stop()
+
+	a, _ := s.Grant(ctx, "worker-1", lease.Operation, 5*time.Second)
+	_ = s.Put(ctx, "locks/a", nil, a.ID)
+	b, _ := s.Grant(ctx, "worker-2", lease.Operation, time.Minute)
+	_, _ = s.Revoke(ctx, b.ID)
+	clk.Advance(5 * time.Second)
+	// Output:
+	// lease 2 of worker-2 revoked keys []
+	// lease 1 of worker-1 expired keys [locks/a]
+}
+
+func ExampleService_Audit() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk))
+	defer s.Close()
+	ctx := lease.WithTraceID(context.Background(), "req-17")
+
+	l, _ := s.Grant(ctx, "worker-1", lease.Operation, 5*time.Second)
+	_, _ = s.Use(ctx, l.ID, lease.Operation)
+	_, _ = s.Use(ctx, l.ID, lease.MigrationHandoff)
+	clk.Advance(time.Minute)
+	_, _ = s.Use(ctx, l.ID, lease.Operation)
+
+	for _, d := range s.Audit() { // oldest first
+		fmt.Printf("%s lease %d %-6s allowed=%-5t code=%q trace=%q\n",
+			d.Timestamp.Format(time.TimeOnly), d.LeaseID, d.Action, d.Allowed, d.Code, d.TraceID)
+	}
+	// Output:
+	// 09:00:00 lease 1 grant  allowed=true  code="" trace="req-17"
+	// 09:00:00 lease 1 use    allowed=true  code="" trace="req-17"
+	// 09:00:00 lease 1 use    allowed=false code="LS_PURPOSE_MISMATCH" trace="req-17"
+	// 09:00:05 lease 1 expire allowed=true  code="" trace=""
+	// 09:01:00 lease 1 use    allowed=false code="LS_STALE_USE" trace="req-17"
+}
+
+func ExampleWithOnExpire() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
+		fmt.Println("expired:", l.ID, l.Holder, "at", l.ExpiresAt.Format(time.TimeOnly), "deleting", l.Keys)
+	}))
+	defer s.Close()
+	ctx := context.Background()
+
+	slow, _ := s.Grant(ctx, "worker-1", lease.Operation, 20*time.Second)
+	fast, _ := s.Grant(ctx, "worker-2", lease.Operation, 10*time.Second)
+	_ = s.Put(ctx, "tasks/9", nil, fast.ID)
+	_, _ = s.Revoke(ctx, slow.ID) // revocations are not expiries
+
+	// Hooks run in deadline order before Advance returns.
+	_, _ = s.Grant(ctx, "worker-3", lease.Operation, 15*time.Second)
+	clk.Advance(time.Minute)
+	fmt.Println("active:", s.ActiveCount())
+	// Output:
+	// expired: 2 worker-2 at 09:00:10 deleting [tasks/9]
+	// expired: 3 worker-3 at 09:00:15 deleting []
+	// active: 0
+}
+
+func ExampleSlogSink() {
+	// Drop the record's own time so the output is stable; the decision
+	// carries the service clock's timestamp.
+	handler := slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := lease.New(lease.WithClock(clk), lease.WithAuditSink(lease.SlogSink(slog.New(handler))))
+	defer s.Close()
+	ctx := context.Background()
+
+	l, _ := s.Grant(ctx, "worker-1", lease.Operation, time.Minute)
+	_, _ = s.Use(ctx, l.ID, lease.StateWrite)
+	// Output:
+	// level=INFO msg="lease decision" decision.lease_id=1 decision.action=grant decision.allowed=true decision.reason=granted decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=1
+	// level=WARN msg="lease decision" decision.lease_id=1 decision.action=use decision.allowed=false decision.code=LS_PURPOSE_MISMATCH decision.reason="granted for operation, used for state_write" decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=1
+}
+
+func ExampleParsePurpose() {
+	for _, s := range []string{"state_write", "StateWrite", "MIGRATION_HANDOFF", "reading"} {
+		p, err := lease.ParsePurpose(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(s, "->", p)
+	}
+	// Output:
+	// state_write -> state_write
+	// StateWrite -> state_write
+	// MIGRATION_HANDOFF -> migration_handoff
+	// lease: parse purpose: "reading" is not a purpose [LS_INVALID_ARGUMENT]
+}
