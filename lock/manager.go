@@ -1,0 +1,133 @@
+package lock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold/lease"
+)
+
+// Manager runs functions under locks of a Provider, holding them as one
+// executionID: it acquires, renews in the background while the function
+// runs, and releases when it returns. It is the Distributed Lock API's
+// LockManager.
+//
+// A Manager starts no goroutine of its own: renewals run as callbacks of
+// its clock, so with a leasetest.FakeClock they run inside Advance, and no
+// callback outlives the TryLock or Do that armed it.
+//
+// A Manager is safe for concurrent use.
+type Manager struct {
+	provider Provider
+	opts     managerOptions
+}
+
+// NewManager returns a Manager over p. It panics if p is nil or the safety
+// margin is not shorter than the lease duration.
+func NewManager(p Provider, opts ...Option) *Manager {
+	if p == nil {
+		panic("lock: NewManager: nil provider")
+	}
+	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, clock: lease.SystemClock()}
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	if o.margin < 0 {
+		o.margin = o.duration / 10
+	}
+	if o.margin >= o.duration {
+		panic(fmt.Sprintf("lock: NewManager: safety margin %v is not shorter than the lease duration %v", o.margin, o.duration))
+	}
+	if o.retry == 0 {
+		o.retry = max(o.duration/10, 1)
+	}
+	if o.executionID == "" {
+		o.executionID = randomID()
+	}
+	return &Manager{provider: p, opts: o}
+}
+
+// ExecutionID returns the executionID the Manager holds locks as.
+func (m *Manager) ExecutionID() string { return m.opts.executionID }
+
+// Result is the outcome of Do: whether the lock was acquired (and so fn
+// ran) and the value fn returned. It is the Distributed Lock API's
+// LockExecutionResult.
+type Result[T any] struct {
+	Acquired bool
+	Value    T
+}
+
+// TryLock runs fn while holding the lock name, if it can be acquired now.
+// If the lock is held, it returns false, nil without calling fn; see Do for
+// the rest.
+func (m *Manager) TryLock(ctx context.Context, name string, fn func(ctx context.Context, l Lease) error) (acquired bool, err error) {
+	if fn == nil {
+		return false, invalid("trylock", "fn", "must not be nil")
+	}
+	r, err := Do(ctx, m, name, func(ctx context.Context, l Lease) (struct{}, error) {
+		return struct{}{}, fn(ctx, l)
+	})
+	return r.Acquired, err
+}
+
+// Do runs fn while holding the lock name, if it can be acquired now, and
+// returns what fn returned with Acquired true. If the lock is held it
+// returns a zero Result and nil without calling fn; if acquiring fails, the
+// provider's error.
+//
+// While fn runs the lease is renewed every third of the lease duration; a
+// renewal that fails with an error is retried. fn's context is cancelled,
+// with context.Cause ErrLockLost, as soon as a renewal shows the lock lost
+// and at the latest the safety margin before the last confirmed expiry,
+// which is counted on the Manager's clock from when the confirming call was
+// made, never from the provider's clock. fn must stop using the resource
+// then; a Fence on the resource catches it if it does not. If the lock was
+// lost while fn ran, the error returned matches ErrLockLost even if fn
+// returned nil.
+//
+// When fn returns or panics, renewal stops and the lock is released (the
+// panic then continues). A lease so slow to acquire that it is already past
+// its safety deadline is released without calling fn, and Do returns
+// ErrLockLost with Acquired false.
+func Do[T any](ctx context.Context, m *Manager, name string, fn func(ctx context.Context, l Lease) (T, error)) (Result[T], error) {
+	var none Result[T]
+	if fn == nil {
+		return none, invalid("do", "fn", "must not be nil")
+	}
+	if err := CheckAcquire(ctx, name, m.opts.executionID, m.opts.duration); err != nil {
+		return none, err
+	}
+	sent := m.opts.clock.Now()
+	l, err := m.provider.Acquire(ctx, name, m.opts.executionID, m.opts.duration)
+	if err != nil || l == nil {
+		return none, err
+	}
+	h := m.hold(ctx, *l, sent)
+	defer h.finish()
+	if h.lostAtStart() {
+		return none, ErrLockLost
+	}
+	v, err := fn(h.ctx, *l)
+	return Result[T]{Acquired: true, Value: v}, h.outcome(err)
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b[:])
+}
+
+// lostError joins ErrLockLost to fn's error unless it already says so.
+func lostError(err error) error {
+	switch {
+	case err == nil:
+		return ErrLockLost
+	case errors.Is(err, ErrLockLost):
+		return err
+	}
+	return errors.Join(err, ErrLockLost)
+}

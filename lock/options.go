@@ -1,0 +1,89 @@
+package lock
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leasehold/lease"
+)
+
+// Option configures a Manager.
+type Option interface {
+	apply(*managerOptions)
+}
+
+type optionFunc func(*managerOptions)
+
+func (f optionFunc) apply(o *managerOptions) { f(o) }
+
+// DefaultLeaseDuration is a Manager's lease duration unless
+// WithLeaseDuration says otherwise.
+const DefaultLeaseDuration = 30 * time.Second
+
+type managerOptions struct {
+	duration       time.Duration
+	margin         time.Duration // < 0: duration/10
+	retry          time.Duration // 0: duration/10
+	executionID    string        // "": a random one
+	clock          lease.Clock
+	onReleaseError func(Lease, error)
+}
+
+// WithLeaseDuration sets the duration of the leases the Manager acquires
+// and renews (default 30 s). It renews them every third of it. It panics if
+// d is not positive.
+func WithLeaseDuration(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("lock: WithLeaseDuration(%v): not positive", d))
+	}
+	return optionFunc(func(o *managerOptions) { o.duration = d })
+}
+
+// WithExecutionID sets the executionID the Manager holds locks as (default:
+// 32 random hex digits, unique per Manager). Managers sharing an ID still
+// exclude each other: locks are not reentrant. It panics if id is empty.
+func WithExecutionID(id string) Option {
+	if id == "" {
+		panic("lock: WithExecutionID: empty ID")
+	}
+	return optionFunc(func(o *managerOptions) { o.executionID = id })
+}
+
+// WithClock sets the clock the Manager times renewals and safety deadlines
+// on (default lease.SystemClock()). It panics if c is nil.
+func WithClock(c lease.Clock) Option {
+	if c == nil {
+		panic("lock: WithClock: nil clock")
+	}
+	return optionFunc(func(o *managerOptions) { o.clock = c })
+}
+
+// WithSafetyMargin sets how long before the last confirmed expiry the
+// Manager gives a lock up if no renewal has succeeded (default a tenth of
+// the lease duration), to absorb clock drift and the time the function needs
+// to notice. It panics if m is negative; NewManager panics unless it is
+// shorter than the lease duration.
+func WithSafetyMargin(m time.Duration) Option {
+	if m < 0 {
+		panic(fmt.Sprintf("lock: WithSafetyMargin(%v): negative", m))
+	}
+	return optionFunc(func(o *managerOptions) { o.margin = m })
+}
+
+// WithRetryInterval sets how soon a renewal that failed with an error is
+// retried (default a tenth of the lease duration). It panics if r is not
+// positive.
+func WithRetryInterval(r time.Duration) Option {
+	if r <= 0 {
+		panic(fmt.Sprintf("lock: WithRetryInterval(%v): not positive", r))
+	}
+	return optionFunc(func(o *managerOptions) { o.retry = r })
+}
+
+// WithReleaseErrorHandler sets a function called with the lease and the
+// error when releasing a lock after its function returned fails. Such an
+// error is not returned by TryLock or Do, since the function's outcome
+// stands and the lease expires on its own; by default it is dropped.
+func WithReleaseErrorHandler(f func(Lease, error)) Option {
+	return optionFunc(func(o *managerOptions) { o.onReleaseError = f })
+}
