@@ -9,10 +9,11 @@
 //   - Acquire is one INSERT ... ON CONFLICT DO UPDATE that inserts the row or
 //     takes over a row whose lease has expired or was released; contention
 //     returns nil, nil.
-//   - Fencing tokens are a per-name counter stored in the row and
-//     incremented by that same statement, so they strictly increase per name
+//   - Fencing tokens are drawn from a sequence by that same statement, after
+//     it holds the row's lock, and never below the row's previous token plus
+//     one. So they are unique across names and strictly increase per name
 //     across take-overs, releases and server restarts (rows are never
-//     deleted; a released lock keeps its counter).
+//     deleted: a released lock keeps its last token).
 //   - Renew and Release take one round trip for a whole list, matching each
 //     lease by name, execution ID and token.
 //

@@ -79,11 +79,18 @@ func dropTable(tb testing.TB, pool *pgxpool.Pool, table string) {
 // clock, so no test waits for an expiry.
 func age(tb testing.TB, p *Provider, name string, ago time.Duration) {
 	tb.Helper()
+	require.NoError(tb, ageErr(p, name, ago))
+}
+
+// ageErr is age for goroutines other than the test's.
+func ageErr(p *Provider, name string, ago time.Duration) error {
 	tag, err := p.pool.Exec(ctx, "UPDATE "+p.table+
 		" SET expires_at = clock_timestamp() - $2::bigint * interval '1 microsecond' WHERE name = $1 AND expires_at > '-infinity'",
 		name, micros(ago))
-	require.NoError(tb, err)
-	require.EqualValues(tb, 1, tag.RowsAffected(), "age %q: no live row", name)
+	if err == nil && tag.RowsAffected() != 1 {
+		err = fmt.Errorf("age %q: no live row", name)
+	}
+	return err
 }
 
 // row is a lock's row as stored.

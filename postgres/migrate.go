@@ -11,8 +11,10 @@ import (
 // that serialises Migrate calls; the second is a hash of the table name.
 const migrateLockClass = 0x6c656173 // "leas"
 
-// Migrate creates the provider's table (and its schema, if one was set with
-// [WithSchema]) unless it exists. It is idempotent and safe to call from
+// Migrate creates the provider's table, the sequence its fencing tokens are
+// drawn from (named after the table, with "_token_seq" appended, and dropped
+// with it) and its schema, if one was set with [WithSchema], unless the table
+// exists. It is idempotent and safe to call from
 // many processes at once: callers queue on an advisory lock for the table
 // and only the first creates it. When the table exists, Migrate changes
 // nothing, so it needs no privilege beyond reading the catalog.
@@ -43,7 +45,10 @@ func (p *Provider) Migrate(ctx context.Context) error {
 				}
 			}
 		}
-		_, err := tx.Exec(ctx, p.sql.create)
+		if _, err := tx.Exec(ctx, p.sql.create); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, p.sql.createSeq)
 		return err
 	})
 	if err != nil {

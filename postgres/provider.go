@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,6 +22,7 @@ type Provider struct {
 	pool      *pgxpool.Pool
 	lockDelay int64  // microseconds
 	table     string // quoted, possibly schema-qualified
+	seq       string // the token sequence, likewise
 	schema    string // unquoted; "" when unqualified
 	sql       statements
 }
@@ -41,12 +44,12 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
 	if err := checkIdentifier("table", c.table); err != nil {
 		return nil, err
 	}
-	id := pgx.Identifier{c.table}
+	id, seq := pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}
 	if c.schema != "" {
 		if err := checkIdentifier("schema", c.schema); err != nil {
 			return nil, err
 		}
-		id = pgx.Identifier{c.schema, c.table}
+		id, seq = append(pgx.Identifier{c.schema}, id...), append(pgx.Identifier{c.schema}, seq...)
 	}
 	if c.lockDelay < 0 {
 		return nil, invalid("new", "lock delay", fmt.Sprintf("must not be negative, got %v", c.lockDelay))
@@ -56,8 +59,9 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
 		pool:      pool,
 		lockDelay: micros(c.lockDelay),
 		table:     table,
+		seq:       seq.Sanitize(),
 		schema:    c.schema,
-		sql:       newStatements(table),
+		sql:       newStatements(table, seq.Sanitize()),
 	}, nil
 }
 
@@ -78,7 +82,7 @@ func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time
 		token   int64
 		expires time.Time
 	)
-	err := p.pool.QueryRow(ctx, p.sql.acquire, name, executionID, micros(d), p.lockDelay).Scan(&token, &expires)
+	err := p.pool.QueryRow(ctx, p.sql.acquire, name, executionID, micros(d), p.lockDelay, p.seq).Scan(&token, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil // held: the upsert's WHERE refused the take-over
 	}
@@ -94,10 +98,10 @@ func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time
 // order, with their new ExpiresAt and unchanged Token; the others are
 // silently skipped. A lease listed twice is returned twice.
 func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if d <= 0 {
-		return nil, invalid("renew", "d", d.String()+" is not positive")
+	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+		return nil, err
 	}
-	if err := checkBatch(ctx, "renew", leases); err != nil {
+	if err := checkLeases("renew", leases); err != nil {
 		return nil, err
 	}
 	b := newBatch(leases)
@@ -106,7 +110,7 @@ func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Durati
 	}
 	rows, err := p.pool.Query(ctx, p.sql.renew, b.names, b.executionIDs, b.tokens, micros(d))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: renew %d leases: %w", len(b.names), err)
+		return nil, fmt.Errorf("postgres: renew batch of %d: %w", len(b.names), err)
 	}
 	renewed := make(map[leaseKey]time.Time, len(b.names))
 	var (
@@ -120,7 +124,7 @@ func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Durati
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: renew %d leases: %w", len(b.names), err)
+		return nil, fmt.Errorf("postgres: renew batch of %d: %w", len(b.names), err)
 	}
 	var out []lock.Lease
 	for _, l := range leases {
@@ -136,10 +140,13 @@ func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Durati
 // its lock (same name, execution ID and token, not expired). Releasing a
 // lease that was already released, has expired, or was never issued is not
 // an error, and a release never frees a lock someone else now holds. A
-// released lock keeps its token counter and can be acquired at once, lock
+// released lock keeps its last token and can be acquired at once, lock
 // delay or not.
 func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := checkBatch(ctx, "release", leases); err != nil {
+	if err := lock.CheckRelease(ctx, leases); err != nil {
+		return err
+	}
+	if err := checkLeases("release", leases); err != nil {
 		return err
 	}
 	b := newBatch(leases)
@@ -147,9 +154,27 @@ func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
 		return nil
 	}
 	if _, err := p.pool.Exec(ctx, p.sql.release, b.names, b.executionIDs, b.tokens); err != nil {
-		return fmt.Errorf("postgres: release %d leases: %w", len(b.names), err)
+		return fmt.Errorf("postgres: release batch of %d: %w", len(b.names), err)
 	}
 	return nil
+}
+
+// sequenceName returns the name of the token sequence of table: the table's
+// name and "_token_seq", cut to fit PostgreSQL's 63 bytes with a hash of the
+// whole name so that two long table names sharing a prefix do not collide.
+func sequenceName(table string) string {
+	const suffix = "_token_seq"
+	if len(table)+len(suffix) <= maxIdentifierLen {
+		return table + suffix
+	}
+	h := fnv.New32a()
+	h.Write([]byte(table))
+	tag := fmt.Sprintf("_%08x", h.Sum32())
+	cut := maxIdentifierLen - len(suffix) - len(tag)
+	for cut > 0 && !utf8.RuneStart(table[cut]) {
+		cut-- // never split a character
+	}
+	return table[:cut] + tag + suffix
 }
 
 // micros converts d to whole microseconds, rounding up so that a positive

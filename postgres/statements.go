@@ -2,8 +2,8 @@ package postgres
 
 import "fmt"
 
-// statements is the SQL a Provider runs, with its table name (already
-// quoted by pgx.Identifier.Sanitize) filled in once by New.
+// statements is the SQL a Provider runs, with its table and sequence names
+// (already quoted by pgx.Identifier.Sanitize) filled in once by New.
 //
 // Time is always clock_timestamp(): the database's clock, read when the row
 // is examined, after any wait for its row lock. A lease is expired from the
@@ -14,9 +14,12 @@ type statements struct {
 	renew   string
 	release string
 	create  string
+	// createSeq makes the sequence tokens are drawn from. Owned by the
+	// token column, it is dropped with the table.
+	createSeq string
 }
 
-func newStatements(table string) statements {
+func newStatements(table, seq string) statements {
 	// held selects and locks the rows of a batch ($1 names, $2 execution
 	// IDs, $3 tokens) that are still held by those leases. It locks them in
 	// name order, so concurrent batches over the same rows (a Renew racing a
@@ -30,14 +33,17 @@ func newStatements(table string) statements {
   FOR UPDATE OF l
 )`, table)
 	return statements{
-		// $1 name, $2 execution ID, $3 duration in µs, $4 lock delay in µs.
-		// The conflict branch runs only when the current lease is over, and
-		// bumps the per-name token counter in the same row update.
+		// $1 name, $2 execution ID, $3 duration in µs, $4 lock delay in µs,
+		// $5 the token sequence. The conflict branch runs only when the
+		// current lease is over. Its token is drawn after the row lock is
+		// held, so it exceeds every token drawn before, the current holder's
+		// included; GREATEST keeps the per-name order even if the sequence
+		// were ever reset. The insert branch only runs for a name never seen.
 		acquire: fmt.Sprintf(`INSERT INTO %[1]s AS l (name, execution_id, token, expires_at)
-VALUES ($1, $2, 1, clock_timestamp() + $3::bigint * interval '1 microsecond')
+VALUES ($1, $2, nextval($5::text::regclass), clock_timestamp() + $3::bigint * interval '1 microsecond')
 ON CONFLICT (name) DO UPDATE
 SET execution_id = excluded.execution_id,
-    token = l.token + 1,
+    token = GREATEST(nextval($5::text::regclass), l.token + 1),
     expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
 WHERE l.expires_at + $4::bigint * interval '1 microsecond' <= clock_timestamp()
 RETURNING l.token, l.expires_at`, table),
@@ -51,7 +57,7 @@ WHERE l.name = held.name AND l.expires_at > clock_timestamp()
 RETURNING l.name, l.execution_id, l.token, l.expires_at`, table),
 
 		// $1 names, $2 execution IDs, $3 tokens. The row stays, keeping its
-		// token counter for the next holder.
+		// last token as a floor for the next holder.
 		release: held + fmt.Sprintf(`
 UPDATE %[1]s AS l
 SET expires_at = '-infinity'
@@ -64,5 +70,6 @@ WHERE l.name = held.name`, table),
   token        bigint      NOT NULL CHECK (token > 0),
   expires_at   timestamptz NOT NULL
 )`, table),
+		createSeq: fmt.Sprintf(`CREATE SEQUENCE %[2]s AS bigint MINVALUE 1 OWNED BY %[1]s.token`, table, seq),
 	}
 }

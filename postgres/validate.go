@@ -55,28 +55,21 @@ func checkName(op, field, s string) error {
 	return checkText(op, field, s)
 }
 
+// checkAcquire applies the contract's checks (lock.CheckAcquire) and then
+// what a text column and its index can hold.
 func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
-	if ctx == nil {
-		return invalid("acquire", "ctx", "must not be nil")
+	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
+		return err
 	}
 	if err := checkName("acquire", "name", name); err != nil {
 		return err
 	}
-	if err := checkName("acquire", "executionID", executionID); err != nil {
-		return err
-	}
-	if d <= 0 {
-		return invalid("acquire", "d", d.String()+" is not positive")
-	}
-	return nil
+	return checkName("acquire", "executionID", executionID)
 }
 
-// checkBatch validates every lease before anything is sent, so that a bad
-// entry changes nothing.
-func checkBatch(ctx context.Context, op string, leases []lock.Lease) error {
-	if ctx == nil {
-		return invalid(op, "ctx", "must not be nil")
-	}
+// checkLeases is checkAcquire for the leases of a batch, so that a bad
+// entry is refused before anything is sent.
+func checkLeases(op string, leases []lock.Lease) error {
 	for i, l := range leases {
 		if err := checkName(op, fmt.Sprintf("leases[%d].Name", i), l.Name); err != nil {
 			return err

@@ -1,0 +1,160 @@
+package postgres
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease/lock"
+)
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	pool := newPool(t, "lease-test")
+	tests := []struct {
+		name  string
+		pool  *pgxpool.Pool
+		opts  []Option
+		field string
+	}{
+		{"nil pool", nil, nil, "pool"},
+		{"empty table", pool, []Option{WithTable("")}, "table"},
+		{"table too long", pool, []Option{WithTable(strings.Repeat("t", 64))}, "table"},
+		{"table with NUL", pool, []Option{WithTable("t\x00")}, "table"},
+		{"table not UTF-8", pool, []Option{WithTable("t\xff")}, "table"},
+		{"schema too long", pool, []Option{WithSchema(strings.Repeat("s", 64))}, "schema"},
+		{"negative lock delay", pool, []Option{WithLockDelay(-time.Second)}, "lock delay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(tt.pool, tt.opts...)
+			requireInvalid(t, err, tt.field)
+			assert.Nil(t, p)
+		})
+	}
+}
+
+func TestSequenceName(t *testing.T) {
+	long := strings.Repeat("t", 63)
+	tests := []struct {
+		table, want string
+	}{
+		{"lease_locks", "lease_locks_token_seq"},
+		{strings.Repeat("t", 53), strings.Repeat("t", 53) + "_token_seq"},
+		{long, strings.Repeat("t", 44) + sequenceName(long)[44:]},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, sequenceName(tt.table))
+	}
+	// Long names are cut to fit, on a character boundary, and do not
+	// collide when they share a prefix.
+	for _, table := range []string{long, long[:62] + "u", strings.Repeat("é", 31)} {
+		s := sequenceName(table)
+		assert.LessOrEqual(t, len(s), maxIdentifierLen, s)
+		assert.True(t, utf8.ValidString(s), s)
+	}
+	assert.NotEqual(t, sequenceName(long), sequenceName(long[:62]+"u"))
+}
+
+func TestMigrateConcurrentAndIdempotent(t *testing.T) {
+	table := uniqueTable()
+	const procs = 8
+	providers := make([]*Provider, procs)
+	for i := range providers {
+		p, err := New(newPool(t, "lease-test"), WithSchema(table+"_schema"), WithTable(table))
+		require.NoError(t, err)
+		providers[i] = p
+	}
+	t.Cleanup(func() {
+		_, err := providers[0].pool.Exec(ctx, "DROP SCHEMA "+`"`+table+`_schema" CASCADE`)
+		require.NoError(t, err)
+	})
+	var wg sync.WaitGroup
+	errs := make([]error, procs)
+	for i, p := range providers {
+		wg.Go(func() { errs[i] = p.Migrate(ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "process %d", i)
+	}
+	require.NoError(t, providers[0].Migrate(ctx), "again")
+	l := mustAcquire(t, providers[3], "n", "x")
+	requireHeld(t, providers[5], "n")
+	assert.Equal(t, "x", rows(t, providers[0])["n"].ExecutionID)
+	require.NoError(t, providers[1].Release(ctx, nil))
+	require.NoError(t, providers[7].Release(ctx, []lock.Lease{l}))
+}
+
+func TestIdentifiersAreQuotedNotSpliced(t *testing.T) {
+	// Each of these is one table, named exactly so; none may run as SQL.
+	names := []string{
+		`Mixed Case`,
+		`with.dot`,
+		`quote"inside`,
+		`x; DROP TABLE victim; --`,
+		`it's`,
+		strings.Repeat("長", 21), // 63 bytes
+	}
+	pool := newPool(t, "lease-test")
+	victim := uniqueTable()
+	_, err := pool.Exec(ctx, "CREATE TABLE "+victim+" ()")
+	require.NoError(t, err)
+	t.Cleanup(func() { dropTable(t, pool, victim) })
+	for i, name := range names {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			p := providerOn(t, pool, WithTable(name))
+			l := mustAcquire(t, p, "n", "x")
+			got, err := p.Renew(ctx, []lock.Lease{l}, long)
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			require.NoError(t, p.Release(ctx, got))
+			var exists bool
+			require.NoError(t, pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = $1)", name).Scan(&exists))
+			assert.True(t, exists, "table %q", name)
+		})
+	}
+	var exists bool
+	require.NoError(t, pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", victim).Scan(&exists))
+	assert.True(t, exists, "an identifier ran as SQL")
+}
+
+func TestMigrateWithoutCreatePrivilegeWhenTableExists(t *testing.T) {
+	// An application role that may only read and write the table can still
+	// call Migrate at start-up once the table exists.
+	p := newTestProvider(t)
+	role := uniqueTable() + "_app"
+	admin := p.pool
+	for _, stmt := range []string{
+		"CREATE ROLE " + role + " LOGIN", // since PostgreSQL 15, no CREATE on public
+		"GRANT SELECT, INSERT, UPDATE ON " + p.table + " TO " + role,
+		"GRANT USAGE ON SEQUENCE " + p.seq + " TO " + role,
+	} {
+		_, err := admin.Exec(ctx, stmt)
+		require.NoError(t, err, stmt)
+	}
+	t.Cleanup(func() {
+		_, err := admin.Exec(ctx, "DROP OWNED BY "+role)
+		require.NoError(t, err)
+		_, err = admin.Exec(ctx, "DROP ROLE "+role)
+		require.NoError(t, err)
+	})
+	cfg, err := pgxpool.ParseConfig(os.Getenv(dsnEnv))
+	require.NoError(t, err)
+	cfg.ConnConfig.User = role
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	app, err := New(pool, WithTable(strings.Trim(p.table, `"`)))
+	require.NoError(t, err)
+	require.NoError(t, app.Migrate(ctx))
+	l := mustAcquire(t, app, "n", "x")
+	require.NoError(t, app.Release(ctx, []lock.Lease{l}))
+}
