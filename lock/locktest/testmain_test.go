@@ -2,8 +2,11 @@ package locktest_test
 
 import (
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var leasetestEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

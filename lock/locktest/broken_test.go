@@ -1,0 +1,126 @@
+package locktest_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/lock"
+)
+
+// Providers that each break one clause of the contract, to show the suite
+// catches them.
+
+// reentrant lets the holder acquire again.
+type reentrant struct{ *lock.Memory }
+
+func (p reentrant) Acquire(ctx context.Context, name, exec string, d time.Duration) (*lock.Lease, error) {
+	l, err := p.Memory.Acquire(ctx, name, exec, d)
+	if l == nil && err == nil && exec == "a" {
+		return &lock.Lease{Name: name, ExecutionID: exec, ExpiresAt: time.Now().Add(d), Token: 1 << 60}, nil
+	}
+	return l, err
+}
+
+// unfenced issues the same token every time.
+type unfenced struct{ *lock.Memory }
+
+func (p unfenced) Acquire(ctx context.Context, name, exec string, d time.Duration) (*lock.Lease, error) {
+	l, err := p.Memory.Acquire(ctx, name, exec, d)
+	if l != nil {
+		c := *l
+		c.Token = 7
+		return &c, nil
+	}
+	return l, err
+}
+
+// renewsAll claims to renew whatever it is given.
+type renewsAll struct{ *lock.Memory }
+
+func (p renewsAll) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
+	_, err := p.Memory.Renew(ctx, leases, d)
+	return leases, err
+}
+
+// releasesByName frees a lock whoever holds it, ignoring the token.
+type releasesByName struct {
+	*lock.Memory
+	svc *lease.Service
+}
+
+func (p releasesByName) Release(ctx context.Context, leases []lock.Lease) error {
+	for _, l := range leases {
+		if _, id, ok := p.svc.Get("lock/" + l.Name); ok {
+			_, _ = p.svc.Revoke(ctx, id)
+		}
+	}
+	return nil
+}
+
+// racy checks and then acts, non-atomically.
+type racy struct {
+	mu     sync.Mutex
+	token  uint64
+	holder map[string]lock.Lease
+}
+
+func (p *racy) Acquire(ctx context.Context, name, exec string, d time.Duration) (*lock.Lease, error) {
+	if err := lock.CheckAcquire(ctx, name, exec, d); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	_, held := p.holder[name]
+	p.mu.Unlock()
+	if held {
+		return nil, nil
+	}
+	runtime.Gosched() // the window
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.token++
+	l := lock.Lease{Name: name, ExecutionID: exec, ExpiresAt: time.Now().Add(d), Token: p.token}
+	p.holder[name] = l
+	return &l, nil
+}
+
+func (p *racy) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
+	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []lock.Lease
+	for _, l := range leases {
+		if h, ok := p.holder[l.Name]; ok && h.ExecutionID == l.ExecutionID && h.Token == l.Token {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (p *racy) Release(ctx context.Context, leases []lock.Lease) error {
+	if err := lock.CheckRelease(ctx, leases); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range leases {
+		if h, ok := p.holder[l.Name]; ok && h.ExecutionID == l.ExecutionID && h.Token == l.Token {
+			delete(p.holder, l.Name)
+		}
+	}
+	return nil
+}
+
+// lax accepts bad input.
+type lax struct{ *lock.Memory }
+
+func (p lax) Acquire(ctx context.Context, name, exec string, d time.Duration) (*lock.Lease, error) {
+	if name == "" {
+		return nil, nil
+	}
+	return p.Memory.Acquire(ctx, name, exec, d)
+}
