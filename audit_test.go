@@ -393,3 +393,20 @@ func TestAuditSinkCallsBack(t *testing.T) {
 	require.Equal(t, 4, calls)
 	require.Equal(t, []int{1, 2, 3, 4}, seen, "each decision is in Audit before the sink sees it")
 }
+
+func TestAuditDefaultCapacity(t *testing.T) {
+	s, clk := newService(t)
+	l := grant(t, s, lease.Operation, time.Hour)
+	const extra = 10
+	for range lease.DefaultAuditCapacity + extra - 1 { // uses, after the grant
+		_, err := s.Use(ctx, l.ID, lease.Operation)
+		require.NoError(t, err)
+	}
+	clk.Advance(time.Second)
+	_, err := s.Revoke(ctx, l.ID)
+	require.NoError(t, err)
+	got := s.Audit()
+	require.Len(t, got, lease.DefaultAuditCapacity)
+	require.Equal(t, lease.ActionUse, got[0].Action, "the grant and the oldest uses were dropped")
+	require.Equal(t, lease.ActionRevoke, got[len(got)-1].Action)
+}

@@ -337,11 +337,26 @@ func TestStressConcurrentOperations(t *testing.T) {
 		seed    = 20260101
 	)
 	g := newStressLedger(t)
-	s, clk := newService(t, lease.WithOnExpire(g.expireHook), lease.WithEndedCapacity(16), lease.WithAuditCapacity(64))
+	log := &auditLog{}
+	s, clk := newService(t, lease.WithOnExpire(g.expireHook), lease.WithEndedCapacity(16),
+		lease.WithAuditCapacity(1<<16), lease.WithAuditSink(log.sink))
 	defer s.OnEnd(g.onEnd)()
 
 	runStress(t, s, clk, g, workers, ops, seed)
 	g.check(t, s)
+
+	// The sink saw the decisions in the order the service made them: the
+	// order Audit keeps, in which time and revision never go back.
+	trail, sunk := s.Audit(), log.all()
+	require.Less(t, len(sunk), 1<<16, "the ring kept every decision")
+	require.Equal(t, trail, sunk)
+	for i := 1; i < len(trail); i++ {
+		prev, d := trail[i-1], trail[i]
+		if d.Timestamp.Before(prev.Timestamp) || d.Revision < prev.Revision {
+			t.Fatalf("decision %d (%s of lease %d at %v, revision %d) goes back from decision %d (%s of lease %d at %v, revision %d)",
+				i, d.Action, d.LeaseID, d.Timestamp, d.Revision, i-1, prev.Action, prev.LeaseID, prev.Timestamp, prev.Revision)
+		}
+	}
 	g.mu.Lock()
 	granted, expired := len(g.granted), len(g.onExpire)
 	g.mu.Unlock()
