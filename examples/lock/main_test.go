@@ -1,0 +1,25 @@
+package main
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The example's story, checked.
+func Example() {
+	main()
+	// Output:
+	// alice holds "report" with token 1
+	// bob acquired: false, err: <nil>
+	// a minute later alice still holds it: true
+	// bob holds "report" with token 2
+	// after 27 s without a renewal: context canceled (cause: lock: lock lost)
+	// bob's TryLock: lock: lock lost
+	// at 27 s alice acquired: false
+	// alice holds "report" again with token 3
+	// bob's late write: lock: stale fencing token 2 for "report" (seen 3) (stale: true)
+	// the store holds "alice's second report"
+}

@@ -1,0 +1,95 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
+	"github.com/leasehold/lease/lock"
+)
+
+func ExampleManager_TryLock() {
+	svc := lease.New()
+	defer svc.Close()
+	m := lock.NewManager(lock.NewMemory(svc))
+
+	acquired, err := m.TryLock(context.Background(), "nightly-report", func(ctx context.Context, l lock.Lease) error {
+		fmt.Println("generating the report under token", l.Token)
+		return nil
+	})
+	fmt.Println(acquired, err)
+	// Output:
+	// generating the report under token 1
+	// true <nil>
+}
+
+func ExampleDo() {
+	svc := lease.New()
+	defer svc.Close()
+	m := lock.NewManager(lock.NewMemory(svc))
+
+	r, err := lock.Do(context.Background(), m, "counter", func(ctx context.Context, l lock.Lease) (int, error) {
+		return 42, nil
+	})
+	fmt.Printf("%+v %v\n", r, err)
+	// Output:
+	// {Acquired:true Value:42} <nil>
+}
+
+// A Manager's context tells the function when its lock is lost.
+func ExampleManager_TryLock_lost() {
+	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clock))
+	defer svc.Close()
+	m := lock.NewManager(lock.NewMemory(svc), lock.WithClock(clock), lock.WithLeaseDuration(30*time.Second))
+
+	_, err := m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
+		_, _ = svc.Revoke(ctx, lease.ID(l.Token)) // someone breaks the lock
+		clock.Advance(10 * time.Second)           // the next renewal finds out
+		fmt.Println("cause:", context.Cause(ctx))
+		return ctx.Err()
+	})
+	fmt.Println(errors.Is(err, lock.ErrLockLost))
+	// Output:
+	// cause: lock: lock lost
+	// true
+}
+
+func ExampleFence() {
+	var f lock.Fence
+	fmt.Println(f.Check("db", 7)) // the current holder writes
+	fmt.Println(f.Check("db", 7)) // and again
+	fmt.Println(f.Check("db", 8)) // a new holder took over
+	err := f.Check("db", 7)       // the old holder wakes up
+	fmt.Println(errors.Is(err, lock.ErrStaleToken), err)
+	// Output:
+	// <nil>
+	// <nil>
+	// <nil>
+	// true lock: stale fencing token 7 for "db" (seen 8)
+}
+
+// With a lock-delay, a lock whose holder stopped renewing stays unavailable
+// for a while after the expiry, so that holder's in-flight writes land
+// before the next holder starts.
+func ExampleWithLockDelay() {
+	ctx := context.Background()
+	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clock))
+	defer svc.Close()
+	mem := lock.NewMemory(svc, lock.WithLockDelay(5*time.Second))
+
+	_, _ = mem.Acquire(ctx, "job", "a", 10*time.Second)
+	clock.Advance(12 * time.Second) // a's lease expired 2 s ago
+	l, _ := mem.Acquire(ctx, "job", "b", 10*time.Second)
+	fmt.Println("at 12 s:", l != nil)
+	clock.Advance(3 * time.Second)
+	l, _ = mem.Acquire(ctx, "job", "b", 10*time.Second)
+	fmt.Println("at 15 s:", l != nil)
+	// Output:
+	// at 12 s: false
+	// at 15 s: true
+}
