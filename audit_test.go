@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 )
 
 // auditLog is an audit sink that keeps every decision it is given.
@@ -409,4 +410,47 @@ func TestAuditDefaultCapacity(t *testing.T) {
 	require.Len(t, got, lease.DefaultAuditCapacity)
 	require.Equal(t, lease.ActionUse, got[0].Action, "the grant and the oldest uses were dropped")
 	require.Equal(t, lease.ActionRevoke, got[len(got)-1].Action)
+}
+
+// silentClock is a FakeClock whose timers never fire, so expiries are only
+// settled by calls into the service, late.
+type silentClock struct{ *leasetest.FakeClock }
+
+func (silentClock) AfterFunc(time.Duration, func()) lease.Timer { return silentTimer{} }
+
+type silentTimer struct{}
+
+func (silentTimer) Stop() bool { return true }
+
+func TestAuditExpireTimestampIsTheDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		silent bool
+	}{
+		{"timer fires", false},
+		{"settled late by a call", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := leasetest.NewFakeClock(t0)
+			var clk lease.Clock = fake
+			if tc.silent {
+				clk = silentClock{fake}
+			}
+			log := &auditLog{}
+			s := lease.New(lease.WithClock(clk), lease.WithAuditSink(log.sink))
+			defer s.Close()
+			a := grant(t, s, lease.Operation, 3*time.Second)
+			b := grant(t, s, lease.Operation, 2*time.Second)
+			fake.Advance(time.Minute)
+			got := s.Audit()
+			require.Len(t, got, 4)
+			for i, l := range []lease.Lease{b, a} { // in deadline order
+				d := got[2+i]
+				require.Equal(t, lease.ActionExpire, d.Action)
+				require.Equal(t, l.ID, d.LeaseID)
+				require.Equal(t, l.ExpiresAt, d.Timestamp, "an expiry is decided at its deadline, not when it was noticed")
+			}
+			require.Equal(t, got, log.all())
+		})
+	}
 }
