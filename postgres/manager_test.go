@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease/lock"
+)
+
+// The Manager of package lock runs unchanged over this provider, on the
+// real clock: these tests wait for events (a renewal seen in the table, a
+// cancelled context), never for a fixed time.
+
+func TestManagerTryLock(t *testing.T) {
+	p := newTestProvider(t)
+	a := lock.NewManager(p, lock.WithExecutionID("a"))
+	b := lock.NewManager(p, lock.WithExecutionID("b"))
+	ran := false
+	acquired, err := a.TryLock(ctx, "job", func(ctx context.Context, l lock.Lease) error {
+		ran = true
+		assert.Equal(t, "a", rows(t, p)["job"].ExecutionID)
+		inner, err := b.TryLock(ctx, "job", func(context.Context, lock.Lease) error {
+			t.Error("b ran while a held the lock")
+			return nil
+		})
+		assert.NoError(t, err)
+		assert.False(t, inner, "contention is false, nil")
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, acquired)
+	require.True(t, ran)
+	assert.True(t, rows(t, p)["job"].Released, "TryLock releases when fn returns")
+
+	r, err := lock.Do(ctx, b, "job", func(_ context.Context, l lock.Lease) (uint64, error) { return l.Token, nil })
+	require.NoError(t, err)
+	assert.True(t, r.Acquired)
+	assert.Positive(t, r.Value)
+}
+
+// waitCtx bounds a wait for an event.
+func waitCtx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestManagerRenewsInBackground(t *testing.T) {
+	p := newTestProvider(t)
+	const d = 300 * time.Millisecond
+	m := lock.NewManager(p, lock.WithLeaseDuration(d))
+	acquired, err := m.TryLock(ctx, "job", func(fnCtx context.Context, l lock.Lease) error {
+		// Watch the row until the Manager has renewed the lease twice: the
+		// lock then outlived its first lease.
+		wait := waitCtx(t)
+		first := l.ExpiresAt
+		for rows(t, p)["job"].ExpiresAt.Before(first.Add(d / 2)) {
+			require.NoError(t, wait.Err(), "no renewal seen")
+			require.NoError(t, fnCtx.Err(), "the lock was lost")
+		}
+		requireHeld(t, p, "job")
+		assert.Equal(t, l.Token, uint64(rows(t, p)["job"].Token), "renewal keeps the token")
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, acquired)
+}
+
+func TestManagerCancelsWhenLockLost(t *testing.T) {
+	p := newTestProvider(t)
+	m := lock.NewManager(p, lock.WithLeaseDuration(300*time.Millisecond))
+	acquired, err := m.TryLock(ctx, "job", func(fnCtx context.Context, l lock.Lease) error {
+		// Someone takes the lock over behind the holder's back.
+		age(t, p, "job", 0)
+		mustAcquire(t, p, "job", "thief")
+		select {
+		case <-fnCtx.Done():
+			assert.ErrorIs(t, context.Cause(fnCtx), lock.ErrLockLost)
+		case <-waitCtx(t).Done():
+			t.Error("fn's context was not cancelled after the lock was lost")
+		}
+		return nil
+	})
+	require.True(t, acquired)
+	require.ErrorIs(t, err, lock.ErrLockLost)
+	assert.Equal(t, "thief", rows(t, p)["job"].ExecutionID, "the holder's release must not free the thief's lock")
+}
