@@ -19,17 +19,20 @@ type Broker struct {
 	opts    options
 	stopEnd func()
 
+	epoch time.Time // times are kept as nanoseconds since this instant
+
 	mu      sync.Mutex
+	last    int64 // the latest time read, so time never runs backwards
 	closed  bool
 	lastID  ItemID
 	queues  map[string]*queueState
-	items   map[ItemID]*item
+	items   itemIndex
 	byLease map[lease.ID]*hold
 	delayed itemHeap // delayed items of every queue, by VisibleAt
 	claims  itemHeap // items whose claim is live with no call under way, by expiry
 
 	timer    lease.Timer // armed for the head of delayed
-	timerAt  time.Time
+	timerAt  int64
 	timerGen uint64
 }
 
@@ -46,12 +49,11 @@ func New(svc *lease.Service, opts ...Option) *Broker {
 	b := &Broker{
 		svc:     svc,
 		clock:   svc.Clock(),
+		epoch:   svc.Clock().Now(),
 		opts:    o,
 		queues:  make(map[string]*queueState),
-		items:   make(map[ItemID]*item),
+		items:   newItemIndex(),
 		byLease: make(map[lease.ID]*hold),
-		delayed: itemHeap{less: visibleFirst},
-		claims:  itemHeap{less: expiresFirst},
 	}
 	b.stopEnd = svc.OnEnd(b.leaseEnded)
 	return b
@@ -82,11 +84,11 @@ func (b *Broker) Close() error {
 
 // begin starts an operation under the lock: it refuses a closed Broker,
 // reads the clock once and settles everything due.
-func (b *Broker) begin(op string) (time.Time, error) {
+func (b *Broker) begin(op string) (int64, error) {
 	if b.closed {
-		return time.Time{}, closedError(op)
+		return 0, closedError(op)
 	}
-	now := b.clock.Now()
+	now := b.now()
 	b.settle(now)
 	return now, nil
 }
@@ -96,17 +98,20 @@ func (b *Broker) begin(op string) (time.Time, error) {
 // record of ExpiresAt, which mirrors the service's exactly, so the Broker
 // never shows an expired claim as live even before the service's ending
 // notification has reached it.
-func (b *Broker) settle(now time.Time) {
-	for b.delayed.Len() > 0 && !b.delayed.head().visibleAt.After(now) {
+func (b *Broker) settle(now int64) {
+	for b.delayed.Len() > 0 && b.delayedHead() <= now {
 		it := b.delayed.pop()
 		it.qs.delayed--
 		b.makeVisible(it, it.visibleAt)
 	}
-	for b.claims.Len() > 0 && !b.claims.head().hold.expires.After(now) {
+	for b.claims.Len() > 0 && b.claimsHead() <= now {
 		c := b.claims.pop().hold
 		b.lose(c, c.expires, lease.EndExpired)
 	}
 }
+
+func (b *Broker) delayedHead() int64 { at, _ := b.delayed.head(); return at }
+func (b *Broker) claimsHead() int64  { at, _ := b.claims.head(); return at }
 
 // unlock re-arms the timer for the earliest delayed item and releases the
 // lock.
@@ -122,8 +127,8 @@ func (b *Broker) rearm() {
 	if b.closed || b.delayed.Len() == 0 {
 		return
 	}
-	head := b.delayed.head().visibleAt
-	if b.timer != nil && !b.timerAt.After(head) {
+	head := b.delayedHead()
+	if b.timer != nil && b.timerAt <= head {
 		return
 	}
 	if b.timer != nil {
@@ -132,7 +137,7 @@ func (b *Broker) rearm() {
 	b.timerGen++
 	gen := b.timerGen
 	b.timerAt = head
-	b.timer = b.clock.AfterFunc(head.Sub(b.clock.Now()), func() { b.fire(gen) })
+	b.timer = b.clock.AfterFunc(time.Duration(head-b.now()), func() { b.fire(gen) })
 }
 
 func (b *Broker) fire(gen uint64) {
@@ -142,7 +147,7 @@ func (b *Broker) fire(gen uint64) {
 		b.timer = nil
 	}
 	if !b.closed {
-		b.settle(b.clock.Now())
+		b.settle(b.now())
 	}
 }
 
@@ -162,9 +167,9 @@ func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
 		return
 	}
 	b.claims.remove(c.item)
-	at := c.expires
+	at := b.nanos(l.ExpiresAt)
 	if reason == lease.EndRevoked {
-		at = b.clock.Now()
+		at = b.now()
 	}
 	b.lose(c, at, reason)
 }
@@ -172,10 +177,10 @@ func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
 // lose takes back the item of a claim whose lease ended without Complete or
 // Fail: visible at once (at the instant the lease ended), or dead when the
 // claim was its last attempt. c must not be in the claims heap.
-func (b *Broker) lose(c *hold, at time.Time, reason lease.EndReason) {
+func (b *Broker) lose(c *hold, at int64, reason lease.EndReason) {
 	it := c.item
 	b.release(c)
-	it.history = append(it.history, Failure{Attempt: c.attempt, Owner: c.owner, At: at, Reason: "lease " + reason.String(), Lost: true})
+	it.history = append(it.history, Failure{Attempt: c.attempt, Owner: c.owner, At: b.at(at), Reason: "lease " + reason.String(), Lost: true})
 	if it.attempts >= it.max {
 		b.makeDead(it, at)
 		return
@@ -193,27 +198,27 @@ func (b *Broker) release(c *hold) {
 	}
 }
 
-func (b *Broker) makeVisible(it *item, at time.Time) {
+func (b *Broker) makeVisible(it *item, at int64) {
 	it.state = Visible
 	it.visibleAt = at
-	it.qs.ready.push(it)
+	it.qs.ready.push(at, it)
 	it.qs.signal()
 }
 
 // place makes an item visible at at, or delayed until then if at is after
 // now.
-func (b *Broker) place(it *item, at, now time.Time) {
-	if !at.After(now) {
+func (b *Broker) place(it *item, at, now int64) {
+	if at <= now {
 		b.makeVisible(it, at)
 		return
 	}
 	it.state = Delayed
 	it.visibleAt = at
 	it.qs.delayed++
-	b.delayed.push(it)
+	b.delayed.push(at, it)
 }
 
-func (b *Broker) makeDead(it *item, at time.Time) {
+func (b *Broker) makeDead(it *item, at int64) {
 	it.state = Dead
 	it.deadAt = at
 	it.qs.dead[it.id] = it
@@ -221,7 +226,7 @@ func (b *Broker) makeDead(it *item, at time.Time) {
 
 // remove deletes an item that is in no heap and no claim.
 func (b *Broker) remove(it *item) {
-	delete(b.items, it.id)
+	b.items.delete(it.id)
 	if it.key != "" {
 		delete(it.qs.keys, it.key)
 	}

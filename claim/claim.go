@@ -63,64 +63,60 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		b.unlock()
 		return []Claim{}, wake, nil
 	}
-	// Reserve the items, then grant their leases without the lock.
-	holds := make([]*hold, 0, min(limit, qs.ready.Len()))
-	for len(holds) < limit && qs.ready.Len() > 0 {
+	// Reserve the items, then grant their leases without the lock. The
+	// leases go straight into out, which nobody else sees yet.
+	holds := make([]hold, min(limit, qs.ready.Len()))
+	for i := range holds {
 		it := qs.ready.pop()
-		c := &hold{item: it, owner: owner}
+		holds[i] = hold{item: it, owner: owner}
 		it.state = Claimed
-		it.hold = c
+		it.hold = &holds[i]
 		qs.claimed++
-		holds = append(holds, c)
 	}
 	b.mu.Unlock()
 
-	leases := make([]lease.Lease, 0, len(holds))
+	out := make([]Claim, len(holds))
 	var err error
-	for range holds {
-		var l lease.Lease
-		if l, err = b.svc.Grant(ctx, owner, lease.Operation, d); err != nil {
+	granted := 0
+	for ; granted < len(out); granted++ {
+		l, gerr := b.svc.Grant(ctx, owner, lease.Operation, d)
+		if gerr != nil {
+			err = gerr
 			break
 		}
-		leases = append(leases, l)
+		out[granted] = Claim{Queue: queue, Owner: owner, ExpiresAt: l.ExpiresAt,
+			Ref: Ref{broker: b, lease: l.ID}}
 	}
 
 	b.mu.Lock()
 	if err != nil {
 		// Put the items back where they were, as if never claimed.
-		for _, c := range holds {
-			b.release(c)
-			b.makeVisible(c.item, c.item.visibleAt)
+		for i := range holds {
+			b.release(&holds[i])
+			b.makeVisible(holds[i].item, holds[i].item.visibleAt)
 		}
 		b.unlock()
-		for _, l := range leases {
-			_, _ = b.svc.Revoke(context.WithoutCancel(ctx), l.ID)
+		for _, c := range out[:granted] {
+			_, _ = b.svc.Revoke(context.WithoutCancel(ctx), c.Ref.lease)
 		}
 		return nil, nil, err
 	}
-	out := make([]Claim, len(holds))
-	for i, c := range holds {
-		it, l := c.item, leases[i]
+	for i := range holds {
+		c, it := &holds[i], holds[i].item
 		it.attempts++
 		c.attempt = it.attempts
-		c.lease = l.ID
-		c.expires = l.ExpiresAt
-		c.renewed = l.RenewedAt
-		b.byLease[l.ID] = c
-		b.claims.push(it)
-		out[i] = Claim{
-			Queue:     queue,
-			Item:      it.id,
-			Owner:     owner,
-			Payload:   clone(it.payload),
-			Attempt:   c.attempt,
-			ExpiresAt: l.ExpiresAt,
-			Ref:       Ref{broker: b, item: it.id, lease: l.ID},
-		}
+		c.lease = out[i].Ref.lease
+		c.expires = b.nanos(out[i].ExpiresAt)
+		b.byLease[c.lease] = c
+		b.claims.push(c.expires, it)
+		out[i].Item = it.id
+		out[i].Ref.item = it.id
+		out[i].Payload = clone(it.payload)
+		out[i].Attempt = c.attempt
 	}
 	// A lease may have ended before it was recorded here.
 	if !b.closed {
-		b.settle(b.clock.Now())
+		b.settle(b.now())
 	}
 	b.unlock()
 	return out, nil, nil
@@ -163,9 +159,12 @@ func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Dura
 
 	b.mu.Lock()
 	defer b.unlock()
-	if err == nil && l.RenewedAt.After(h.renewed) {
-		h.renewed = l.RenewedAt
-		h.expires = l.ExpiresAt
+	// Sequential heartbeats are recorded in the service's order. Of
+	// concurrent ones, which the service orders as it likes, the last to
+	// get here is recorded.
+	if err == nil && b.nanos(l.RenewedAt) >= h.renewed {
+		h.renewed = b.nanos(l.RenewedAt)
+		h.expires = b.nanos(l.ExpiresAt)
 	}
 	b.finish(h, err)
 	if err != nil {
@@ -182,7 +181,7 @@ func (b *Broker) Complete(ctx context.Context, c Claim) error {
 	if err := b.checkClaim(ctx, op, c); err != nil {
 		return err
 	}
-	return b.settleClaim(ctx, op, c.Ref, func(it *item, _ *hold, _ time.Time) {
+	return b.settleClaim(ctx, op, c.Ref, func(it *item, _ *hold, _ int64) {
 		b.remove(it)
 	})
 }
@@ -208,14 +207,14 @@ func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, ma
 		return 0, invalid(op, "max_delay", maxDelay.String()+" is less than base_delay "+baseDelay.String())
 	}
 	var out Outcome
-	err := b.settleClaim(ctx, op, c.Ref, func(it *item, h *hold, now time.Time) {
-		it.history = append(it.history, Failure{Attempt: h.attempt, Owner: h.owner, At: now, Reason: reason})
+	err := b.settleClaim(ctx, op, c.Ref, func(it *item, h *hold, now int64) {
+		it.history = append(it.history, Failure{Attempt: h.attempt, Owner: h.owner, At: b.at(now), Reason: reason})
 		if it.attempts >= it.max {
 			b.makeDead(it, now)
 			out = DeadLettered
 			return
 		}
-		b.place(it, now.Add(b.delay(h.attempt, baseDelay, maxDelay)), now)
+		b.place(it, addSat(now, b.delay(h.attempt, baseDelay, maxDelay)), now)
 		out = Requeued
 	})
 	return out, err
@@ -225,7 +224,7 @@ func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, ma
 // revokes the claim's lease and, if the service agrees the lease was live,
 // detaches the claim from its item and calls apply under the lock to decide
 // the item's fate.
-func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(it *item, h *hold, now time.Time)) error {
+func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(it *item, h *hold, now int64)) error {
 	h, err := b.acquire(op, r, true)
 	if err != nil {
 		return err
@@ -241,7 +240,7 @@ func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(i
 	}
 	h.busy--
 	b.release(h)
-	apply(h.item, h, b.clock.Now())
+	apply(h.item, h, b.now())
 	return nil
 }
 
@@ -278,7 +277,7 @@ func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, error) {
 	if _, err := b.begin(op); err != nil {
 		return nil, err
 	}
-	it := b.items[r.item]
+	it := b.items.get(r.item)
 	if it == nil || it.hold == nil || it.hold.lease != r.lease {
 		return nil, stale(op, r, "is no longer claimed by this claim")
 	}
@@ -312,16 +311,16 @@ func (b *Broker) finish(h *hold, err error) {
 	if h.busy > 0 || h.item.hold != h {
 		return
 	}
-	now := b.clock.Now()
+	now := b.now()
 	if h.ended != 0 {
 		at := now
-		if h.ended == lease.EndExpired && !h.expires.After(now) {
+		if h.ended == lease.EndExpired && h.expires <= now {
 			at = h.expires
 		}
 		b.lose(h, at, h.ended)
 		return
 	}
-	b.claims.push(h.item)
+	b.claims.push(h.expires, h.item)
 	b.settle(now)
 }
 

@@ -29,7 +29,7 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 	qs := b.queue(queue)
 	if o.key != "" {
 		if it := qs.keys[o.key]; it != nil {
-			return it.snapshot(), nil
+			return b.snapshot(it), nil
 		}
 	}
 	b.lastID++
@@ -45,12 +45,12 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 	if o.maxAttempts != 0 {
 		it.max = o.maxAttempts
 	}
-	b.items[it.id] = it
+	b.items.put(it)
 	if o.key != "" {
 		qs.keys[o.key] = it
 	}
-	b.place(it, now.Add(o.delay), now)
-	return it.snapshot(), nil
+	b.place(it, addSat(now, o.delay), now)
+	return b.snapshot(it), nil
 }
 
 func checkEnqueue(ctx context.Context, queue string, o enqueueOptions) error {

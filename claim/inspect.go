@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"time"
 )
 
 // Counts returns the numbers of items of queue in each state, as of now. An
@@ -30,11 +29,11 @@ func (b *Broker) Lookup(id ItemID) (Item, bool) {
 	if _, err := b.begin("lookup"); err != nil {
 		return Item{}, false
 	}
-	it := b.items[id]
+	it := b.items.get(id)
 	if it == nil {
 		return Item{}, false
 	}
-	return it.snapshot(), true
+	return b.snapshot(it), true
 }
 
 // DeadLetters returns the dead items of queue, in the order they died (then
@@ -55,14 +54,11 @@ func (b *Broker) DeadLetters(queue string) []Item {
 		dead = append(dead, it)
 	}
 	slices.SortFunc(dead, func(x, y *item) int {
-		if c := x.deadAt.Compare(y.deadAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.id, y.id)
+		return cmp.Or(cmp.Compare(x.deadAt, y.deadAt), cmp.Compare(x.id, y.id))
 	})
 	out := make([]Item, len(dead))
 	for i, it := range dead {
-		out[i] = it.snapshot()
+		out[i] = b.snapshot(it)
 	}
 	return out
 }
@@ -79,9 +75,9 @@ func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item
 	defer b.unlock()
 	delete(it.qs.dead, it.id)
 	it.attempts = 0
-	it.deadAt = time.Time{}
-	b.makeVisible(it, b.clock.Now())
-	return it.snapshot(), nil
+	it.deadAt = 0
+	b.makeVisible(it, b.now())
+	return b.snapshot(it), nil
 }
 
 // DeleteDead deletes the dead item id of queue for good, freeing its
@@ -111,7 +107,7 @@ func (b *Broker) deadItem(ctx context.Context, op, queue string, id ItemID) (*it
 		b.unlock()
 		return nil, err
 	}
-	it := b.items[id]
+	it := b.items.get(id)
 	if it == nil || it.state != Dead || it.qs.name != queue {
 		b.unlock()
 		return nil, &NotFoundError{Op: op, Queue: queue, Item: id}

@@ -101,9 +101,9 @@ type item struct {
 	state     State
 	attempts  int
 	max       int
-	enqueued  time.Time
-	visibleAt time.Time
-	deadAt    time.Time
+	enqueued  int64 // times in nanoseconds since the Broker's epoch
+	visibleAt int64
+	deadAt    int64
 	index     int   // position in its heap, -1 when in none
 	hold      *hold // the current claim while Claimed
 	history   []Failure
@@ -118,8 +118,8 @@ type hold struct {
 	lease   lease.ID // 0 while the lease is being granted
 	owner   string
 	attempt int
-	expires time.Time
-	renewed time.Time
+	expires int64 // nanoseconds since the Broker's epoch
+	renewed int64 // of the latest heartbeat recorded, 0 before any
 	// busy counts heartbeats, completes and fails under way on the core.
 	// A busy claim is out of the claims heap: the call's result decides.
 	busy     int
@@ -130,7 +130,7 @@ type hold struct {
 // queueState is one named queue.
 type queueState struct {
 	name    string
-	ready   itemHeap // visible items by (VisibleAt, ID)
+	ready   itemHeap // visible items by VisibleAt
 	delayed int      // its items in the Broker's delayed heap
 	claimed int
 	dead    map[ItemID]*item
@@ -140,10 +140,9 @@ type queueState struct {
 
 func newQueueState(name string) *queueState {
 	return &queueState{
-		name:  name,
-		ready: itemHeap{less: visibleFirst},
-		dead:  make(map[ItemID]*item),
-		keys:  make(map[string]*item),
+		name: name,
+		dead: make(map[ItemID]*item),
+		keys: make(map[string]*item),
 	}
 }
 
@@ -167,7 +166,7 @@ func (qs *queueState) counts() Counts {
 	return Counts{Visible: qs.ready.Len(), Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead)}
 }
 
-func (it *item) snapshot() Item {
+func (b *Broker) snapshot(it *item) Item {
 	x := Item{
 		ID:          it.id,
 		Queue:       it.qs.name,
@@ -176,12 +175,14 @@ func (it *item) snapshot() Item {
 		State:       it.state,
 		Attempts:    it.attempts,
 		MaxAttempts: it.max,
-		EnqueuedAt:  it.enqueued,
-		DeadAt:      it.deadAt,
+		EnqueuedAt:  b.at(it.enqueued),
 		History:     append([]Failure(nil), it.history...),
 	}
-	if it.state == Visible || it.state == Delayed {
-		x.VisibleAt = it.visibleAt
+	switch it.state {
+	case Visible, Delayed:
+		x.VisibleAt = b.at(it.visibleAt)
+	case Dead:
+		x.DeadAt = b.at(it.deadAt)
 	}
 	return x
 }

@@ -1,0 +1,49 @@
+package claim
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestItemHeapAgainstSort pushes, pops and removes at random and checks the
+// heap against a sorted slice, and every item's recorded index.
+func TestItemHeapAgainstSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var h itemHeap
+	var ref []heapEntry
+	sortRef := func() {
+		slices.SortFunc(ref, func(a, b heapEntry) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) })
+	}
+	var next ItemID
+	for range 5000 {
+		switch r := rng.IntN(10); {
+		case r < 5 || len(ref) == 0:
+			next++
+			it := &item{id: next, index: -1}
+			key := rng.Int64N(50)
+			h.push(key, it)
+			ref = append(ref, heapEntry{key: key, id: it.id, it: it})
+		case r < 8:
+			sortRef()
+			require.Same(t, ref[0].it, h.pop())
+			require.Equal(t, -1, ref[0].it.index)
+			ref = ref[1:]
+		default:
+			i := rng.IntN(len(ref))
+			h.remove(ref[i].it)
+			require.Equal(t, -1, ref[i].it.index)
+			ref = slices.Delete(ref, i, i+1)
+		}
+		require.Equal(t, len(ref), h.Len())
+		for i, e := range h.entries {
+			require.Equal(t, i, e.it.index)
+			if i > 0 {
+				require.False(t, e.less(h.entries[(i-1)/2]), "heap order at %d", i)
+			}
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package claim_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+)
+
+// The worker runs on the real clock, inside a synctest bubble: time moves
+// only when every goroutine of the bubble is blocked, so nothing sleeps.
+
+// startWork runs b.Work in the bubble and returns a function that stops it
+// and returns Work's error.
+func startWork(t *testing.T, b *claim.Broker, w claim.Worker) (stop func() error) {
+	t.Helper()
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- b.Work(wctx, w) }()
+	return func() error {
+		cancel()
+		return <-done
+	}
+}
+
+// newRealBroker returns a Broker on a service on the system clock (the
+// bubble's fake time inside synctest).
+func newRealBroker(t *testing.T, opts ...claim.Option) (*claim.Broker, *lease.Service) {
+	t.Helper()
+	svc := lease.New()
+	b := claim.New(svc, opts...)
+	t.Cleanup(func() {
+		require.NoError(t, b.Close())
+		require.NoError(t, svc.Close())
+	})
+	return b, svc
+}
+
+func TestWorkCompletesItemsWithConcurrentWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newRealBroker(t)
+		var (
+			mu      sync.Mutex
+			owners  = map[string]int{}
+			running int
+			peak    int
+			release = make(chan struct{})
+		)
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 3, Owner: "pool", Handler: func(_ context.Context, c claim.Claim) error {
+			mu.Lock()
+			owners[c.Owner]++
+			running++
+			peak = max(peak, running)
+			mu.Unlock()
+			<-release
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return nil
+		}})
+		for range 6 {
+			enqueue(t, b, q, "p")
+		}
+		synctest.Wait()
+		assert.Equal(t, counts(3, 0, 3, 0), b.Counts(q), "three workers, one item each")
+		close(release)
+		synctest.Wait()
+		assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+		require.NoError(t, stop())
+		assert.Equal(t, 3, peak)
+		var total int
+		for owner, n := range owners {
+			assert.Contains(t, []string{"pool-0", "pool-1", "pool-2"}, owner)
+			total += n
+		}
+		assert.Equal(t, 6, total)
+	})
+}
+
+func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, svc := newRealBroker(t)
+		const d = 3 * time.Second
+		claims := make(chan claim.Claim, 10)
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 2, LeaseDuration: d, Handler: func(ctx context.Context, c claim.Claim) error {
+			claims <- c
+			select {
+			case <-time.After(10 * d):
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}})
+		it := enqueue(t, b, q, "slow")
+		start := time.Now()
+		c := <-claims
+
+		<-time.After(5 * d)
+		synctest.Wait()
+		assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q), "still claimed long after its first lease")
+		l, err := svc.Info(c.Ref.LeaseID())
+		require.NoError(t, err)
+		assert.Equal(t, start.Add(5*d+d), l.ExpiresAt, "renewed every d/3, the last one just now")
+		assert.Equal(t, start.Add(5*d), l.RenewedAt)
+
+		<-time.After(5 * d)
+		synctest.Wait()
+		assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+		require.NoError(t, stop())
+		assert.Len(t, claims, 0, "never delivered twice")
+		_, ok := b.Lookup(it.ID)
+		assert.False(t, ok)
+	})
+}
+
+func TestWorkFailsOnErrorOrPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newRealBroker(t, claim.WithMaxAttempts(1))
+		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(_ context.Context, c claim.Claim) error {
+			switch string(c.Payload) {
+			case "error":
+				return errors.New("boom")
+			case "panic":
+				panic("kaboom")
+			}
+			return nil
+		}})
+		e := enqueue(t, b, q, "error")
+		p := enqueue(t, b, q, "panic")
+		enqueue(t, b, q, "ok")
+		synctest.Wait()
+		require.NoError(t, stop())
+
+		assert.Equal(t, counts(0, 0, 0, 2), b.Counts(q))
+		dead := b.DeadLetters(q)
+		require.Len(t, dead, 2)
+		assert.Equal(t, e.ID, dead[0].ID)
+		assert.Equal(t, "boom", dead[0].History[0].Reason)
+		assert.Equal(t, p.ID, dead[1].ID)
+		assert.Equal(t, "panic: kaboom", dead[1].History[0].Reason)
+	})
+}
+
+func TestWorkRetriesWithBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newRealBroker(t)
+		type call struct {
+			attempt int
+			at      time.Time
+		}
+		var calls []call
+		stop := startWork(t, b, claim.Worker{Queue: q, BaseDelay: time.Second, MaxDelay: time.Minute, Handler: func(_ context.Context, c claim.Claim) error {
+			calls = append(calls, call{c.Attempt, time.Now()})
+			if c.Attempt < 3 {
+				return errors.New("not yet")
+			}
+			return nil
+		}})
+		start := time.Now()
+		enqueue(t, b, q, "p")
+		<-time.After(time.Minute)
+		synctest.Wait()
+		require.NoError(t, stop())
+		assert.Equal(t, []call{{1, start}, {2, start.Add(time.Second)}, {3, start.Add(3 * time.Second)}}, calls)
+		assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+	})
+}
+
+func TestWorkStopsOnCancelAndSettlesTheItemUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, svc := newRealBroker(t)
+		started := make(chan struct{})
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 4, Handler: func(ctx context.Context, _ claim.Claim) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		}})
+		it := enqueue(t, b, q, "p")
+		<-started
+		require.NoError(t, stop())
+
+		// The handler's error failed the item: requeued with backoff.
+		got, ok := b.Lookup(it.ID)
+		require.True(t, ok)
+		assert.Equal(t, claim.Delayed, got.State)
+		require.Len(t, got.History, 1)
+		assert.Equal(t, context.Canceled.Error(), got.History[0].Reason)
+		assert.Zero(t, svc.ActiveCount(), "no lease left behind")
+	})
+}
+
+func TestWorkHandlerLearnsItsClaimWasLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, svc := newRealBroker(t)
+		claims := make(chan claim.Claim, 1)
+		causes := make(chan error, 1)
+		stop := startWork(t, b, claim.Worker{Queue: q, LeaseDuration: 3 * time.Second, Handler: func(ctx context.Context, c claim.Claim) error {
+			if c.Attempt > 1 {
+				return nil
+			}
+			claims <- c
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return errors.New("gave up")
+		}})
+		it := enqueue(t, b, q, "p")
+		c := <-claims
+		_, err := svc.Revoke(ctx, c.Ref.LeaseID())
+		require.NoError(t, err)
+		// The next heartbeat finds the claim stale and cancels the handler;
+		// the item was requeued by the revocation and runs again.
+		synctest.Wait()
+		requireStale(t, <-causes)
+		<-time.After(time.Second)
+		synctest.Wait()
+		require.NoError(t, stop())
+		_, ok := b.Lookup(it.ID)
+		assert.False(t, ok, "completed on its second attempt")
+	})
+}
+
+func TestWorkReturnsWhenTheBrokerCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newRealBroker(t)
+		done := make(chan error, 1)
+		go func() { done <- b.Work(ctx, claim.Worker{Queue: q, Concurrency: 2, Handler: nopHandler}) }()
+		synctest.Wait()
+		require.NoError(t, b.Close())
+		requireCode(t, <-done, lease.CodeClosed, lease.ErrClosed)
+	})
+}
+
+func TestWorkWakesForDelayedItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newRealBroker(t)
+		at := make(chan time.Time, 1)
+		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(context.Context, claim.Claim) error {
+			at <- time.Now()
+			return nil
+		}})
+		start := time.Now()
+		enqueue(t, b, q, "p", claim.Delay(time.Hour))
+		assert.Equal(t, start.Add(time.Hour), <-at)
+		require.NoError(t, stop())
+	})
+}
