@@ -6,8 +6,9 @@ import (
 )
 
 // Lease is one holding of a named lock: the Distributed Lock API's
-// LockLease, plus a fencing token. It is a plain value; a Provider
-// identifies a holding by all of Name, ExecutionID and Token.
+// LockLease, plus a fencing token. It is a plain value, safe to copy and
+// share; a Provider identifies a holding by all of Name, ExecutionID and
+// Token.
 type Lease struct {
 	Name        string
 	ExecutionID string

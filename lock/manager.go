@@ -55,7 +55,7 @@ func (m *Manager) ExecutionID() string { return m.opts.executionID }
 
 // Result is the outcome of Do: whether the lock was acquired (and so fn
 // ran) and the value fn returned. It is the Distributed Lock API's
-// LockExecutionResult.
+// LockExecutionResult, and a plain value.
 type Result[T any] struct {
 	Acquired bool
 	Value    T

@@ -29,9 +29,6 @@ func TestMemoryConformance(t *testing.T) {
 }
 
 func TestMemoryConformanceRealClock(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for real leases to expire")
-	}
 	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		svc := lease.New()
 		t.Cleanup(func() { _ = svc.Close() })
