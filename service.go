@@ -449,9 +449,12 @@ func (s *Service) settle(now int64) {
 			continue
 		}
 		if e.ka != nil && e.ka.next <= now {
-			trace := e.ka.regs[0].traceID
-			s.renew(e, now, e.ttl)
-			s.decide(trace, now, ActionRenew, e, e.id, nil, "renewed by keep-alive")
+			// Renewed at the instant it was due, like an expiry is decided
+			// at its deadline: a late timer or a stalled process changes
+			// nothing, and decisions stay in time order.
+			at, trace := e.ka.next, e.ka.regs[0].traceID
+			s.renew(e, at, e.ttl)
+			s.decide(trace, at, ActionRenew, e, e.id, nil, "renewed by keep-alive")
 			continue
 		}
 		s.end(e, e.expires, EndExpired, "")
