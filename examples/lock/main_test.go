@@ -1,13 +1,5 @@
 package main
 
-import (
-	"testing"
-
-	"go.uber.org/goleak"
-)
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
 // The example's story, checked.
 func Example() {
 	main()
