@@ -162,15 +162,15 @@ func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
 	if b.closed || c == nil || c.item.hold != c {
 		return
 	}
-	if c.busy > 0 {
-		c.ended = reason
-		return
-	}
-	b.claims.remove(c.item)
 	at := b.nanos(l.ExpiresAt)
 	if reason == lease.EndRevoked {
 		at = b.now()
 	}
+	if c.busy > 0 {
+		c.ended, c.endedAt = reason, at
+		return
+	}
+	b.claims.remove(c.item)
 	b.lose(c, at, reason)
 }
 

@@ -302,22 +302,19 @@ func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, error) {
 // or takes back its item if its lease ended meanwhile.
 func (b *Broker) finish(h *hold, err error) {
 	h.busy--
+	now := b.now()
 	if err != nil && leaseEnded(err) && h.ended == 0 {
-		h.ended = lease.EndExpired
+		// The ending notification has not arrived yet.
+		h.ended, h.endedAt = lease.EndExpired, min(h.expires, now)
 		if errors.Is(err, lease.ErrAlreadyRevoked) {
-			h.ended = lease.EndRevoked
+			h.ended, h.endedAt = lease.EndRevoked, now
 		}
 	}
 	if h.busy > 0 || h.item.hold != h {
 		return
 	}
-	now := b.now()
 	if h.ended != 0 {
-		at := now
-		if h.ended == lease.EndExpired && h.expires <= now {
-			at = h.expires
-		}
-		b.lose(h, at, h.ended)
+		b.lose(h, h.endedAt, h.ended)
 		return
 	}
 	b.claims.push(h.expires, h.item)

@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -531,4 +532,19 @@ func TestNewPanicsOnProgrammerErrors(t *testing.T) {
 	assert.Panics(t, func() { claim.New(nil) })
 	assert.Panics(t, func() { claim.WithMaxAttempts(0) })
 	assert.Panics(t, func() { claim.WithJitter(nil) })
+}
+
+func TestHugeDelaySaturatesInsteadOfOverflowing(t *testing.T) {
+	b, _, clk := newBroker(t)
+	it := enqueue(t, b, q, "p", claim.Delay(time.Duration(math.MaxInt64)))
+	assert.Equal(t, claim.Delayed, it.State)
+	assert.True(t, it.VisibleAt.After(t0.Add(100*365*24*time.Hour)))
+	clk.Advance(1000 * time.Hour)
+	assert.Equal(t, counts(0, 1, 0, 0), b.Counts(q))
+}
+
+func TestNotFoundErrorMessage(t *testing.T) {
+	b, _, _ := newBroker(t)
+	err := b.DeleteDead(ctx, q, 7)
+	assert.EqualError(t, err, `claim: delete_dead queue "jobs" item 7: no such dead letter`)
 }

@@ -19,7 +19,7 @@ type NotFoundError struct {
 	Item  ItemID
 }
 
-// Error formats as "claim: OP queue "Q" item N: item not found".
+// Error formats as `claim: OP queue "Q" item N: no such dead letter`.
 func (e *NotFoundError) Error() string {
 	return "claim: " + e.Op + " queue " + strconv.Quote(e.Queue) + " item " +
 		strconv.FormatUint(uint64(e.Item), 10) + ": no such dead letter"

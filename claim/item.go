@@ -123,8 +123,9 @@ type hold struct {
 	// busy counts heartbeats, completes and fails under way on the core.
 	// A busy claim is out of the claims heap: the call's result decides.
 	busy     int
-	settling bool // a Complete or Fail owns the claim
-	ended    lease.EndReason
+	settling bool            // a Complete or Fail owns the claim
+	ended    lease.EndReason // set when the lease ended while busy
+	endedAt  int64           // when it ended
 }
 
 // queueState is one named queue.

@@ -1,0 +1,104 @@
+package claim_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+)
+
+// stillClock is a lease.Clock whose timers never fire: time moves only by
+// Set, so no ending notification is delivered until some call on the
+// service settles. It opens, deterministically, the window in which the
+// service knows a claim's lease has ended and the Broker does not yet.
+type stillClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stillClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stillClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *stillClock) AfterFunc(time.Duration, func()) lease.Timer { return stillTimer{} }
+
+type stillTimer struct{}
+
+func (stillTimer) Stop() bool { return true }
+
+// TestCoreEndsTheLeaseFirst shortens a claim's lease behind the Broker's
+// back, so the Broker's record says live when the service has expired it.
+// Every call on the claim must still be refused as stale, take the item
+// back and change nothing else.
+func TestCoreEndsTheLeaseFirst(t *testing.T) {
+	tests := []struct {
+		name string
+		call func(*claim.Broker, claim.Claim) error
+	}{
+		{"heartbeat", func(b *claim.Broker, c claim.Claim) error { _, err := b.Heartbeat(ctx, c, ttl); return err }},
+		{"complete", func(b *claim.Broker, c claim.Claim) error { return b.Complete(ctx, c) }},
+		{"fail", func(b *claim.Broker, c claim.Claim) error {
+			_, err := b.Fail(ctx, c, "x", time.Second, time.Second)
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := &stillClock{now: t0}
+			svc := lease.New(lease.WithClock(clk))
+			b := claim.New(svc)
+			defer func() {
+				require.NoError(t, b.Close())
+				require.NoError(t, svc.Close())
+			}()
+			it := enqueue(t, b, q, "p")
+			c := claimOne(t, b, q, "w")
+			_, err := svc.RenewTTL(ctx, c.Ref.LeaseID(), time.Second)
+			require.NoError(t, err)
+			clk.Set(t0.Add(2 * time.Second))
+
+			requireStale(t, tt.call(b, c))
+			assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+			got, _ := b.Lookup(it.ID)
+			require.Len(t, got.History, 1)
+			assert.Equal(t, claim.Failure{Attempt: 1, Owner: "w", At: t0.Add(time.Second), Reason: "lease expired", Lost: true}, got.History[0])
+			requireStale(t, tt.call(b, c))
+			assert.Len(t, claimOne(t, b, q, "w2").Payload, 1)
+		})
+	}
+}
+
+// TestCoreEndingWhileIdleIsSeenAtOnce: the service expires a lease the
+// Broker thought live, while no call on the claim is under way; the ending
+// notification takes the item back.
+func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
+	clk := &stillClock{now: t0}
+	svc := lease.New(lease.WithClock(clk))
+	b := claim.New(svc)
+	defer func() {
+		require.NoError(t, b.Close())
+		require.NoError(t, svc.Close())
+	}()
+	enqueue(t, b, q, "p")
+	c := claimOne(t, b, q, "w")
+	_, err := svc.RenewTTL(ctx, c.Ref.LeaseID(), time.Second)
+	require.NoError(t, err)
+	clk.Set(t0.Add(2 * time.Second))
+	svc.Revision() // any call settles the service and delivers the ending
+	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+	got, _ := b.Lookup(c.Item)
+	assert.Equal(t, t0.Add(time.Second), got.VisibleAt, "visible from the instant the lease expired")
+}
