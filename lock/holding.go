@@ -15,15 +15,17 @@ import (
 // wg until its callback returns or Stop prevents it, so finish can wait for
 // exactly the callbacks that started, and none outlives Do.
 type holding struct {
-	m       *Manager
-	ctx     context.Context // fn's
-	cancel  context.CancelCauseFunc
-	rctx    context.Context // renewals'; cancelled by finish
-	rcancel context.CancelFunc
-	parent  context.Context
-	wg      sync.WaitGroup
+	m      *Manager
+	ctx    context.Context // fn's
+	cancel context.CancelCauseFunc
+	parent context.Context
+	wg     sync.WaitGroup
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// rctx is the renewals' context, made at the first renewal (most
+	// functions finish before one is due) and cancelled by finish.
+	rctx      context.Context
+	rcancel   context.CancelFunc
 	lease     Lease
 	deadline  time.Time // give up at this instant without a renewal
 	renewT    lease.Timer
@@ -40,7 +42,6 @@ type holding struct {
 func (m *Manager) hold(ctx context.Context, l Lease, sent time.Time) *holding {
 	h := &holding{m: m, parent: ctx, lease: l}
 	h.ctx, h.cancel = context.WithCancelCause(ctx)
-	h.rctx, h.rcancel = context.WithCancel(context.WithoutCancel(ctx))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.confirmed(sent, m.opts.clock.Now())
@@ -101,11 +102,15 @@ func (h *holding) renew(gen uint64) {
 		return
 	}
 	l := h.lease
+	if h.rctx == nil {
+		h.rctx, h.rcancel = context.WithCancel(context.WithoutCancel(h.parent))
+	}
+	rctx := h.rctx
 	h.mu.Unlock()
 
 	o := &h.m.opts
 	sent := o.clock.Now()
-	got, err := h.m.provider.Renew(h.rctx, []Lease{l}, o.duration)
+	got, err := h.m.provider.Renew(rctx, []Lease{l}, o.duration)
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -172,8 +177,11 @@ func (h *holding) finish() {
 	h.stop(h.deadlineT)
 	h.renewT, h.deadlineT = nil, nil
 	l := h.lease
+	rcancel := h.rcancel
 	h.mu.Unlock()
-	h.rcancel() // a renewal under way gives up
+	if rcancel != nil {
+		rcancel() // a renewal under way gives up
+	}
 	h.wg.Wait()
 	h.cancel(context.Canceled)
 	// Release even a lost lease: a renewal that failed with an error may
