@@ -36,14 +36,19 @@ func uniqueTable() string {
 	return fmt.Sprintf("lease_test_%d_%d", os.Getpid(), tableSeq.Add(1))
 }
 
+type pgxpoolConfig = pgxpool.Config
+
 // newPool returns a pool on the test server whose connections carry app as
 // their application_name (so a test can find and kill them), closed when
-// the test ends.
-func newPool(tb testing.TB, app string) *pgxpool.Pool {
+// the test ends. Each tune function may change its configuration.
+func newPool(tb testing.TB, app string, tune ...func(*pgxpoolConfig)) *pgxpool.Pool {
 	tb.Helper()
 	cfg, err := pgxpool.ParseConfig(os.Getenv(dsnEnv))
 	require.NoError(tb, err, "parse %s", dsnEnv)
 	cfg.ConnConfig.RuntimeParams["application_name"] = app
+	for _, f := range tune {
+		f(cfg)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(tb, err)
 	tb.Cleanup(pool.Close)
