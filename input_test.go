@@ -191,3 +191,29 @@ func TestOptionsPanicOnProgrammerErrors(t *testing.T) {
 	require.Panics(t, func() { lease.WithEndedCapacity(-1) })
 	require.Panics(t, func() { lease.WithTraceIDFunc(nil) })
 }
+
+func TestUseWithAnInvalidPurposeIsBadInput(t *testing.T) {
+	s, _ := newService(t)
+	l := grant(t, s, lease.Operation, time.Minute)
+	audit := s.Audit()
+	for _, p := range []lease.Purpose{0, lease.MigrationHandoff + 1} {
+		_, err := s.Use(ctx, l.ID, p)
+		requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+		var le *lease.Error
+		require.ErrorAs(t, err, &le)
+		require.Equal(t, "purpose", le.Field)
+	}
+	require.Equal(t, audit, s.Audit(), "bad input is not a decision")
+}
+
+func TestParsePurposeRejectsMangledNames(t *testing.T) {
+	for _, s := range []string{"op_er_ation", "-state--write-", "state write", "StateWrite2", ""} {
+		_, err := lease.ParsePurpose(s)
+		require.ErrorIs(t, err, lease.ErrInvalidArgument, s)
+	}
+	for s, want := range map[string]lease.Purpose{"STATE-WRITE": lease.StateWrite, "migrationHandoff": lease.MigrationHandoff, "Operation": lease.Operation} {
+		got, err := lease.ParsePurpose(s)
+		require.NoError(t, err, s)
+		require.Equal(t, want, got, s)
+	}
+}

@@ -55,12 +55,15 @@ func (p *Purpose) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// ParsePurpose parses a purpose from its text form. It also accepts the seed
-// spec's names (Operation, StateWrite, MigrationHandoff), case-insensitively.
+// ParsePurpose parses a purpose from its text form ("state_write"), its
+// kebab-case form ("state-write") or the seed spec's name ("StateWrite"),
+// ignoring case.
 func ParsePurpose(s string) (Purpose, error) {
-	norm := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
 	for p := Operation; p <= MigrationHandoff; p++ {
-		if norm == strings.ReplaceAll(purposeNames[p], "_", "") {
+		name := purposeNames[p]
+		if strings.EqualFold(s, name) ||
+			strings.EqualFold(s, strings.ReplaceAll(name, "_", "-")) ||
+			strings.EqualFold(s, strings.ReplaceAll(name, "_", "")) {
 			return p, nil
 		}
 	}

@@ -290,6 +290,9 @@ func (s *Service) Use(ctx context.Context, id ID, purpose Purpose) (Lease, error
 	if err := checkContext(ctx, "use", id); err != nil {
 		return Lease{}, err
 	}
+	if !purpose.Valid() {
+		return Lease{}, invalidArgument("purpose", "use", id, purpose.String()+" is not a valid purpose")
+	}
 	trace := s.opts.traceID(ctx)
 	s.mu.Lock()
 	defer s.unlock()
