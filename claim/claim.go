@@ -42,13 +42,13 @@ func (r Ref) LeaseID() lease.ID { return r.lease }
 // leaseDuration <= 0) gets an error matching lease.ErrInvalidArgument that
 // names the field; on any error nothing is claimed.
 func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leaseDuration time.Duration) ([]Claim, error) {
-	claims, _, err := b.claim(ctx, queue, owner, limit, leaseDuration)
+	claims, _, err := b.claim(ctx, queue, owner, limit, leaseDuration, false)
 	return claims, err
 }
 
-// claim is Claim that also returns, when nothing was visible, a channel
-// closed when something may have become visible.
-func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration) ([]Claim, <-chan struct{}, error) {
+// claim is Claim that, with wait, also returns when nothing was visible a
+// channel closed when something may have become visible.
+func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration, wait bool) ([]Claim, <-chan struct{}, error) {
 	if err := checkClaimArgs(ctx, queue, owner, limit, d); err != nil {
 		return nil, nil, err
 	}
@@ -57,9 +57,15 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		b.mu.Unlock()
 		return nil, nil, err
 	}
-	qs := b.queue(queue)
-	if qs.ready.Len() == 0 {
-		wake := qs.waiter()
+	qs := b.queues[queue]
+	if wait && qs == nil {
+		qs = b.queue(queue)
+	}
+	if qs == nil || qs.ready.Len() == 0 {
+		var wake <-chan struct{}
+		if wait {
+			wake = qs.waiter()
+		}
 		b.unlock()
 		return []Claim{}, wake, nil
 	}

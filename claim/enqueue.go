@@ -14,7 +14,7 @@ import (
 func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts ...EnqueueOption) (Item, error) {
 	var o enqueueOptions
 	for _, opt := range opts {
-		opt.applyEnqueue(&o)
+		o = opt.applyEnqueue(o)
 	}
 	if err := checkEnqueue(ctx, queue, o); err != nil {
 		return Item{}, err

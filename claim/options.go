@@ -54,12 +54,14 @@ func WithJitter(f func(delay time.Duration) time.Duration) Option {
 // EnqueueOption configures one Enqueue call. Invalid values are reported by
 // Enqueue as errors.
 type EnqueueOption interface {
-	applyEnqueue(*enqueueOptions)
+	applyEnqueue(enqueueOptions) enqueueOptions
 }
 
-type enqueueOptionFunc func(*enqueueOptions)
+// enqueueOptionFunc passes the options by value, so that they stay on
+// Enqueue's stack.
+type enqueueOptionFunc func(enqueueOptions) enqueueOptions
 
-func (f enqueueOptionFunc) applyEnqueue(o *enqueueOptions) { f(o) }
+func (f enqueueOptionFunc) applyEnqueue(o enqueueOptions) enqueueOptions { return f(o) }
 
 type enqueueOptions struct {
 	delay       time.Duration
@@ -72,13 +74,13 @@ type enqueueOptions struct {
 // Delay makes the item visible d after Enqueue instead of at once. d must
 // not be negative.
 func Delay(d time.Duration) EnqueueOption {
-	return enqueueOptionFunc(func(o *enqueueOptions) { o.delay = d })
+	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.delay = d; return o })
 }
 
 // MaxAttempts overrides the Broker's default number of attempts for this
 // item. n must be at least 1.
 func MaxAttempts(n int) EnqueueOption {
-	return enqueueOptionFunc(func(o *enqueueOptions) { o.maxAttempts, o.setMax = n, true })
+	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.maxAttempts, o.setMax = n, true; return o })
 }
 
 // Key makes Enqueue idempotent: while an item with this key exists in the
@@ -86,5 +88,5 @@ func MaxAttempts(n int) EnqueueOption {
 // adds nothing. Once the item is completed or deleted the key is free.
 // key must not be empty.
 func Key(key string) EnqueueOption {
-	return enqueueOptionFunc(func(o *enqueueOptions) { o.key, o.hasKey = key, true })
+	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.key, o.hasKey = key, true; return o })
 }

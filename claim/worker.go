@@ -110,7 +110,7 @@ func (b *Broker) Work(ctx context.Context, w Worker) error {
 // workLoop is one worker: claim, handle, settle, until ctx is done.
 func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
 	for {
-		claims, wake, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration)
+		claims, wake, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration, true)
 		switch {
 		case ctx.Err() != nil:
 			return nil
