@@ -1,0 +1,88 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/postgres"
+)
+
+// The provider on its own: acquire, contend, release, take over.
+func Example() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("LEASE_POSTGRES_DSN"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	p, err := postgres.New(pool, postgres.WithTable("example_locks"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := p.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Exec(ctx, "DROP TABLE example_locks") // leave the database as it was
+
+	a, err := p.Acquire(ctx, "reports/daily", "worker-1", 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("worker-1 acquired:", a != nil)
+
+	b, err := p.Acquire(ctx, "reports/daily", "worker-2", 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("worker-2 acquired:", b != nil) // contention is nil, nil
+
+	if err := p.Release(ctx, []lock.Lease{*a}); err != nil {
+		log.Fatal(err)
+	}
+	b, err = p.Acquire(ctx, "reports/daily", "worker-2", 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("worker-2 acquired after the release:", b != nil)
+	fmt.Println("with a greater fencing token:", b.Token > a.Token)
+	// Output:
+	// worker-1 acquired: true
+	// worker-2 acquired: false
+	// worker-2 acquired after the release: true
+	// with a greater fencing token: true
+}
+
+// Running a function under a lock with lock.Manager, which renews the lease
+// in the background and releases it when the function returns.
+func Example_manager() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("LEASE_POSTGRES_DSN"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	p, err := postgres.New(pool, postgres.WithTable("example_manager_locks"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := p.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Exec(ctx, "DROP TABLE example_manager_locks") // leave the database as it was
+
+	m := lock.NewManager(p, lock.WithLeaseDuration(15*time.Second))
+	acquired, err := m.TryLock(ctx, "reports/daily", func(ctx context.Context, l lock.Lease) error {
+		fmt.Println("generating the report; stop when ctx is done")
+		return nil
+	})
+	fmt.Println(acquired, err)
+	// Output:
+	// generating the report; stop when ctx is done
+	// true <nil>
+}
