@@ -438,6 +438,14 @@ func TestClaimRespectsServiceTTLBoundsAndChangesNothing(t *testing.T) {
 	got, _ := b.Lookup(it.ID)
 	assert.Equal(t, 0, got.Attempts)
 	assert.Zero(t, svc.ActiveCount())
+
+	c := claimOne(t, b, q, "w")
+	_, err = b.Heartbeat(ctx, c, time.Hour)
+	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+	assert.Equal(t, "ttl", le.Field)
+	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	_, err = b.Heartbeat(ctx, c, time.Minute)
+	require.NoError(t, err, "the claim is unaffected")
 }
 
 func newBoundedBroker(t *testing.T) (*claim.Broker, *lease.Service) {

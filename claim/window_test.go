@@ -102,3 +102,28 @@ func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
 	got, _ := b.Lookup(c.Item)
 	assert.Equal(t, t0.Add(time.Second), got.VisibleAt, "visible from the instant the lease expired")
 }
+
+// TestExpiredClaimIsSettledWithoutANotification: no timer fires and no
+// call reaches the service, so no ending notification arrives; the Broker
+// still never shows an expired claim as live.
+func TestExpiredClaimIsSettledWithoutANotification(t *testing.T) {
+	clk := &stillClock{now: t0}
+	svc := lease.New(lease.WithClock(clk))
+	b := claim.New(svc)
+	defer func() {
+		require.NoError(t, b.Close())
+		require.NoError(t, svc.Close())
+	}()
+	it := enqueue(t, b, q, "p")
+	c := claimOne(t, b, q, "w")
+	clk.Set(c.ExpiresAt.Add(-1))
+	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	clk.Set(c.ExpiresAt)
+	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+	got, _ := b.Lookup(it.ID)
+	assert.Equal(t, c.ExpiresAt, got.VisibleAt)
+	c2 := claimOne(t, b, q, "w2")
+	assert.Equal(t, 2, c2.Attempt)
+	requireStale(t, b.Complete(ctx, c))
+	require.NoError(t, b.Complete(ctx, c2))
+}

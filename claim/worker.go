@@ -112,19 +112,21 @@ func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
 	for {
 		claims, wake, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration, true)
 		switch {
+		case len(claims) > 0:
+			// Handled even if ctx is done by now: the handler sees that,
+			// and the item is settled rather than left to expire.
+			b.handle(ctx, w, claims[0])
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
 			return err
-		case len(claims) == 0:
+		default:
 			select {
 			case <-wake:
 			case <-ctx.Done():
 				return nil
 			}
-			continue
 		}
-		b.handle(ctx, w, claims[0])
 	}
 }
 

@@ -252,3 +252,28 @@ func TestWorkWakesForDelayedItems(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// TestWorkHeartbeatsOnTheFakeClock: the heartbeat is a timer on the
+// service's clock, so with a FakeClock it runs inside Advance.
+func TestWorkHeartbeatsOnTheFakeClock(t *testing.T) {
+	b, svc, clk := newBroker(t)
+	started := make(chan claim.Claim)
+	release := make(chan struct{})
+	stop := startWork(t, b, claim.Worker{Queue: q, LeaseDuration: 3 * time.Second, Handler: func(_ context.Context, c claim.Claim) error {
+		started <- c
+		<-release
+		return nil
+	}})
+	enqueue(t, b, q, "p")
+	c := <-started
+	for range 10 {
+		clk.Advance(time.Second)
+	}
+	l, err := svc.Info(c.Ref.LeaseID())
+	require.NoError(t, err, "renewed every second")
+	assert.Equal(t, t0.Add(13*time.Second), l.ExpiresAt)
+	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	close(release)
+	require.NoError(t, stop())
+	assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+}
