@@ -47,3 +47,33 @@ func TestItemHeapAgainstSort(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyQueueAgainstSort pushes keys that mostly grow, some out of
+// order, and checks that pops come out sorted by (key, ID).
+func TestReadyQueueAgainstSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var r readyQueue
+	var ref []heapEntry // kept sorted
+	byKeyID := func(a, b heapEntry) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) }
+	var next ItemID
+	var clock int64
+	for i := range 6000 {
+		if (rng.IntN(3) > 0 && i < 5000) || len(ref) == 0 {
+			next++
+			clock += rng.Int64N(3)
+			key := clock
+			if rng.IntN(10) == 0 {
+				key -= rng.Int64N(20) // out of order
+			}
+			it := &item{id: next, index: -1}
+			r.push(key, it)
+			e := heapEntry{key: key, id: it.id, it: it}
+			at, _ := slices.BinarySearchFunc(ref, e, byKeyID)
+			ref = slices.Insert(ref, at, e)
+		} else {
+			require.Same(t, ref[0].it, r.pop())
+			ref = ref[1:]
+		}
+		require.Equal(t, len(ref), r.Len())
+	}
+}

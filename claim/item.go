@@ -131,8 +131,8 @@ type hold struct {
 // queueState is one named queue.
 type queueState struct {
 	name    string
-	ready   itemHeap // visible items by VisibleAt
-	delayed int      // its items in the Broker's delayed heap
+	ready   readyQueue // visible items in claim order
+	delayed int        // its items in the Broker's delayed heap
 	claimed int
 	dead    map[ItemID]*item
 	keys    map[string]*item

@@ -1,0 +1,45 @@
+package claim
+
+// readyQueue holds a queue's visible items in claim order: by VisibleAt,
+// then ID. Items nearly always become visible in that order (each operation
+// settles everything due before it adds anything), so they go to a FIFO and
+// a claim takes the FIFO's head in O(1); the few that arrive out of order (a
+// rolled-back claim, a claim lost while a call was under way) go to a heap,
+// and a claim takes the lesser of the two heads.
+type readyQueue struct {
+	fifo []heapEntry // fifo[head:] in order
+	head int
+	late itemHeap
+}
+
+func (r *readyQueue) Len() int { return len(r.fifo) - r.head + r.late.Len() }
+
+func (r *readyQueue) push(key int64, it *item) {
+	e := heapEntry{key: key, id: it.id, it: it}
+	if n := len(r.fifo); n > r.head && e.less(r.fifo[n-1]) {
+		r.late.push(key, it)
+		return
+	}
+	if r.head > 0 && r.head == len(r.fifo) {
+		r.fifo, r.head = r.fifo[:0], 0 // empty: reuse the array from the start
+	}
+	r.fifo = append(r.fifo, e)
+}
+
+// pop removes and returns the first item; r must not be empty.
+func (r *readyQueue) pop() *item {
+	if r.head == len(r.fifo) || (r.late.Len() > 0 && r.late.entries[0].less(r.fifo[r.head])) {
+		return r.late.pop()
+	}
+	it := r.fifo[r.head].it
+	r.fifo[r.head] = heapEntry{}
+	r.head++
+	if r.head >= 1024 && r.head*2 >= len(r.fifo) {
+		// Slide the live half down so the array does not grow forever.
+		n := copy(r.fifo, r.fifo[r.head:])
+		clear(r.fifo[n:])
+		r.fifo, r.head = r.fifo[:n], 0
+	}
+	it.index = -1
+	return it
+}
