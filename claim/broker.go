@@ -52,7 +52,6 @@ func New(svc *lease.Service, opts ...Option) *Broker {
 		epoch:   svc.Clock().Now(),
 		opts:    o,
 		queues:  make(map[string]*queueState),
-		items:   newItemIndex(),
 		byLease: make(map[lease.ID]*hold),
 	}
 	b.stopEnd = svc.OnEnd(b.leaseEnded)

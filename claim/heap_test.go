@@ -77,3 +77,30 @@ func TestReadyQueueAgainstSort(t *testing.T) {
 		require.Equal(t, len(ref), r.Len())
 	}
 }
+
+// TestItemIndexAgainstMap adds items in ID order and deletes them at
+// random, and checks every lookup against a map.
+func TestItemIndexAgainstMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var x itemIndex
+	ref := map[ItemID]*item{}
+	var next ItemID
+	for range 20000 {
+		if rng.IntN(2) == 0 {
+			next += 1 + ItemID(rng.IntN(3)) // IDs deleted before they were seen, too
+			it := &item{id: next}
+			x.put(it)
+			ref[it.id] = it
+		} else if next > 0 {
+			id := ItemID(rng.Int64N(int64(next))) + 1
+			x.delete(id)
+			delete(ref, id)
+		}
+		id := ItemID(rng.Int64N(int64(next) + 2))
+		require.Equal(t, ref[id], x.get(id), "id %d", id)
+	}
+	for id := range next + 2 {
+		require.Equal(t, ref[id], x.get(id), "id %d", id)
+	}
+	require.LessOrEqual(t, len(x.pages), int(next/indexPageSize)+1)
+}

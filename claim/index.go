@@ -1,11 +1,13 @@
 package claim
 
 // itemIndex finds items by ID. IDs are dense and issued in order, so it
-// keeps them in fixed pages of consecutive IDs and drops a page once it is
-// empty: a plain map would churn, an insert and a delete per item, which
+// keeps them in fixed pages of consecutive IDs, in a slice from the oldest
+// page with a live item to the newest, and drops pages from the front as
+// they empty. A map would churn, an insert and a delete per item, which
 // degrades Go's maps badly at 100,000 items.
 type itemIndex struct {
-	pages map[ItemID]*indexPage
+	pages []*indexPage // pages[i] holds the IDs of page number first+i
+	first ItemID
 }
 
 const indexPageSize = 1024
@@ -15,36 +17,51 @@ type indexPage struct {
 	n     int
 }
 
-func newItemIndex() itemIndex {
-	return itemIndex{pages: make(map[ItemID]*indexPage)}
+func (x *itemIndex) page(id ItemID) *indexPage {
+	n := id / indexPageSize
+	if n < x.first || n-x.first >= ItemID(len(x.pages)) {
+		return nil
+	}
+	return x.pages[n-x.first]
 }
 
 func (x *itemIndex) get(id ItemID) *item {
-	if p := x.pages[id/indexPageSize]; p != nil {
+	if p := x.page(id); p != nil {
 		return p.items[id%indexPageSize]
 	}
 	return nil
 }
 
+// put adds a new item; IDs must be put in increasing order.
 func (x *itemIndex) put(it *item) {
-	p := x.pages[it.id/indexPageSize]
+	n := it.id / indexPageSize
+	if len(x.pages) == 0 {
+		x.first = n
+	}
+	for n-x.first >= ItemID(len(x.pages)) {
+		x.pages = append(x.pages, nil)
+	}
+	p := x.pages[n-x.first]
 	if p == nil {
 		p = &indexPage{}
-		x.pages[it.id/indexPageSize] = p
-	}
-	if p.items[it.id%indexPageSize] == nil {
-		p.n++
+		x.pages[n-x.first] = p
 	}
 	p.items[it.id%indexPageSize] = it
+	p.n++
 }
 
 func (x *itemIndex) delete(id ItemID) {
-	p := x.pages[id/indexPageSize]
+	p := x.page(id)
 	if p == nil || p.items[id%indexPageSize] == nil {
 		return
 	}
 	p.items[id%indexPageSize] = nil
-	if p.n--; p.n == 0 {
-		delete(x.pages, id/indexPageSize)
+	if p.n--; p.n > 0 {
+		return
+	}
+	x.pages[id/indexPageSize-x.first] = nil
+	for len(x.pages) > 0 && x.pages[0] == nil {
+		x.pages = x.pages[1:]
+		x.first++
 	}
 }
