@@ -52,11 +52,6 @@ const (
 	fzCfgCanceledCtx             // some calls get a cancelled context
 )
 
-// fzUseInvalidPurposes lets Use get invalid purposes, which issue 2 calls
-// bad input (LS_INVALID_ARGUMENT naming "purpose", no Decision). Set it to
-// false to fuzz past that check while the core does otherwise.
-const fzUseInvalidPurposes = true
-
 var (
 	fzHolders  = []string{"", "alice", "bob", "carol"}
 	fzKeys     = []string{"", "a", "a/1", "a/2", "b"}
@@ -447,9 +442,6 @@ func (r *fuzzRun) op() {
 			func(trace string) (refSnap, *refErr) { return m.renew(id, true, ttl, trace) })
 	case fzUse:
 		id, purpose := r.id(), r.purpose()
-		if !fzUseInvalidPurposes && !purpose.Valid() {
-			purpose = lease.Operation
-		}
 		r.logf("use(%d, %v) canceled=%v", id, purpose, cc)
 		var bad *refErr
 		if !purpose.Valid() {
