@@ -10,8 +10,8 @@ import (
 )
 
 // Claim is one owner's hold on one item, backed by a lease of the service.
-// It is a plain value; the Broker reads only its Ref, so changing the other
-// fields changes nothing.
+// It is a plain value, safe to copy and to use from several goroutines; the
+// Broker reads only its Ref, so changing the other fields changes nothing.
 type Claim struct {
 	Queue     string
 	Item      ItemID
@@ -23,7 +23,8 @@ type Claim struct {
 }
 
 // Ref is the opaque reference of a Claim that Heartbeat, Complete and Fail
-// act on. The zero Ref refers to nothing.
+// act on. The zero Ref refers to nothing. It is a comparable value, safe to
+// copy and to use from several goroutines.
 type Ref struct {
 	broker *Broker
 	item   ItemID

@@ -37,8 +37,8 @@ func (s State) String() string {
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Item is a snapshot of an item. It is a plain value: changing it changes
-// nothing in the Broker.
+// Item is a snapshot of an item. It is a plain value, safe to copy and to
+// use from several goroutines: changing it changes nothing in the Broker.
 type Item struct {
 	ID          ItemID
 	Queue       string
@@ -57,7 +57,7 @@ type Item struct {
 	History []Failure
 }
 
-// Failure is one failed attempt of an item.
+// Failure is one failed attempt of an item, a plain value.
 type Failure struct {
 	Attempt int
 	Owner   string
@@ -67,7 +67,8 @@ type Failure struct {
 	Lost bool
 }
 
-// Counts are the numbers of items of one queue in each state.
+// Counts are the numbers of items of one queue in each state, a plain
+// value.
 type Counts struct {
 	Visible, Delayed, Claimed, Dead int
 }

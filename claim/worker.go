@@ -75,8 +75,8 @@ func (w Worker) withDefaults() (Worker, error) {
 // (without polling) when none is visible, heartbeats on the service's clock
 // every LeaseDuration/3 while the handler runs, completes the item when the
 // handler returns nil and fails it when it returns an error or panics (the
-// reason is the error's text or "panic: " and the value). Items settled after
-// ctx is done are settled all the same. Work returns an error for an invalid
+// reason is the error's text or "panic: " and the value). An item whose
+// handler returns after ctx is done is still completed or failed. Work returns an error for an invalid
 // Worker and, once its workers have stopped, the error that stopped them if
 // it was not ctx's (a closed Broker or service).
 func (b *Broker) Work(ctx context.Context, w Worker) error {

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -21,12 +23,12 @@ import (
 
 func main() {
 	ctx := context.Background()
-	fakeClock(ctx)
+	fakeClock(ctx, os.Stdout)
 	fmt.Println()
-	realClock(ctx)
+	realClock(ctx, os.Stdout)
 }
 
-func fakeClock(ctx context.Context) {
+func fakeClock(ctx context.Context, w io.Writer) {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	svc := lease.New(lease.WithClock(clock))
 	defer svc.Close()
@@ -34,7 +36,7 @@ func fakeClock(ctx context.Context) {
 	defer b.Close()
 	const queue, ttl = "invoices", 30 * time.Second
 	show := func(what string) {
-		fmt.Printf("%s  %-34s %+v\n", clock.Now().Format(time.TimeOnly), what, b.Counts(queue))
+		fmt.Fprintf(w, "%s  %-34s %+v\n", clock.Now().Format(time.TimeOnly), what, b.Counts(queue))
 	}
 
 	for _, id := range []string{"inv-1", "inv-2", "inv-3"} {
@@ -57,7 +59,7 @@ func fakeClock(ctx context.Context) {
 	clock.Advance(10 * time.Second)
 	show("bob's lease expired: inv-3 is back")
 	_, err := b.Heartbeat(ctx, crashed, ttl)
-	fmt.Printf("          bob comes back: %v (stale: %t)\n", err, errors.Is(err, lease.ErrStaleUse))
+	fmt.Fprintf(w, "          bob comes back: %v (stale: %t)\n", err, errors.Is(err, lease.ErrStaleUse))
 
 	if err := b.Complete(ctx, cs[0]); err != nil {
 		panic(err)
@@ -78,7 +80,7 @@ func fakeClock(ctx context.Context) {
 				continue
 			}
 			out := must(b.Fail(ctx, c, "payment gateway timeout", 5*time.Second, time.Minute))
-			fmt.Printf("%s  carol: inv-2 attempt %d %s\n", clock.Now().Format(time.TimeOnly), c.Attempt, out)
+			fmt.Fprintf(w, "%s  carol: inv-2 attempt %d %s\n", clock.Now().Format(time.TimeOnly), c.Attempt, out)
 		}
 	}
 	show("carol drained the queue")
@@ -91,14 +93,14 @@ func fakeClock(ctx context.Context) {
 			}
 			reasons = append(reasons, fmt.Sprintf("#%d %s: %s", f.Attempt, f.Owner, reason))
 		}
-		fmt.Printf("          dead letter %s: %s\n", d.Payload, strings.Join(reasons, "; "))
+		fmt.Fprintf(w, "          dead letter %s: %s\n", d.Payload, strings.Join(reasons, "; "))
 		must(b.RequeueDead(ctx, queue, d.ID))
 	}
 	show("dead letters requeued")
 }
 
 // realClock runs three workers on the real clock until eight jobs are done.
-func realClock(ctx context.Context) {
+func realClock(ctx context.Context, w io.Writer) {
 	svc := lease.New()
 	defer svc.Close()
 	b := claim.New(svc)
@@ -135,8 +137,8 @@ func realClock(ctx context.Context) {
 		},
 	})
 	slices.Sort(done)
-	fmt.Printf("real clock: workers returned %v after %s\n", err, strings.Join(done, " "))
-	fmt.Printf("real clock: %+v\n", b.Counts("thumbnails"))
+	fmt.Fprintf(w, "real clock: workers returned %v after %s\n", err, strings.Join(done, " "))
+	fmt.Fprintf(w, "real clock: %+v\n", b.Counts("thumbnails"))
 }
 
 func must[T any](v T, err error) T {
