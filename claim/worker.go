@@ -78,7 +78,8 @@ func (w Worker) withDefaults() (Worker, error) {
 // reason is the error's text or "panic: " and the value). An item whose
 // handler returns after ctx is done is still completed or failed. Work returns an error for an invalid
 // Worker and, once its workers have stopped, the error that stopped them if
-// it was not ctx's (a closed Broker or service).
+// it was not ctx's: a closed Broker (noticed at once) or a closed service
+// (noticed at the next claim; close the Broker first).
 func (b *Broker) Work(ctx context.Context, w Worker) error {
 	if err := checkContext(ctx, "work"); err != nil {
 		return err
