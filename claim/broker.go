@@ -155,6 +155,9 @@ func (b *Broker) fire(gen uint64) {
 // someone other than Complete or Fail. A claim with a call under way is only
 // marked: that call's result decides.
 func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
+	if l.Purpose != lease.Operation {
+		return // not a claim: spare the lock to the service's other users
+	}
 	b.mu.Lock()
 	defer b.unlock()
 	c := b.byLease[l.ID]
