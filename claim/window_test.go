@@ -127,3 +127,30 @@ func TestExpiredClaimIsSettledWithoutANotification(t *testing.T) {
 	requireStale(t, b.Complete(ctx, c))
 	require.NoError(t, b.Complete(ctx, c2))
 }
+
+// TestHooksMayCallTheBroker: the service delivers its notifications on the
+// goroutine of the call that releases its lock, here the Broker's own calls.
+// A hook that calls back into the Broker must not deadlock, because the
+// Broker never holds its lock across a call on the service.
+func TestHooksMayCallTheBroker(t *testing.T) {
+	clk := &stillClock{now: t0}
+	var b *claim.Broker
+	var seen []claim.Counts
+	svc := lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
+		seen = append(seen, b.Counts(q))
+	}))
+	b = claim.New(svc)
+	defer func() {
+		require.NoError(t, b.Close())
+		require.NoError(t, svc.Close())
+	}()
+	_, err := svc.Grant(ctx, "other", lease.StateWrite, time.Second)
+	require.NoError(t, err)
+	enqueue(t, b, q, "p")
+	c := claimOne(t, b, q, "w")
+	clk.Set(t0.Add(2 * time.Second))
+	_, err = b.Heartbeat(ctx, c, ttl) // expires the other lease and delivers
+	require.NoError(t, err)
+	require.NoError(t, b.Complete(ctx, c))
+	assert.Equal(t, []claim.Counts{counts(0, 0, 1, 0)}, seen)
+}
