@@ -23,6 +23,9 @@ type batch struct {
 	names        []string
 	executionIDs []string
 	tokens       []int64
+	// at maps each input lease to its position in the arrays, -1 for one
+	// that is not sent.
+	at []int
 }
 
 func newBatch(leases []lock.Lease) batch {
@@ -30,19 +33,23 @@ func newBatch(leases []lock.Lease) batch {
 		names:        make([]string, 0, len(leases)),
 		executionIDs: make([]string, 0, len(leases)),
 		tokens:       make([]int64, 0, len(leases)),
+		at:           make([]int, len(leases)),
 	}
-	seen := make(map[leaseKey]struct{}, len(leases))
-	for _, l := range leases {
+	seen := make(map[leaseKey]int, len(leases))
+	for i, l := range leases {
+		b.at[i] = -1
 		// Tokens are positive bigints: anything else was never issued here
 		// and cannot match, so it is not worth sending.
 		if l.Token == 0 || l.Token > math.MaxInt64 {
 			continue
 		}
 		k := keyOf(l)
-		if _, dup := seen[k]; dup {
+		if j, dup := seen[k]; dup {
+			b.at[i] = j
 			continue
 		}
-		seen[k] = struct{}{}
+		seen[k] = len(b.names)
+		b.at[i] = len(b.names)
 		b.names = append(b.names, l.Name)
 		b.executionIDs = append(b.executionIDs, l.ExecutionID)
 		b.tokens = append(b.tokens, int64(l.Token))

@@ -51,8 +51,10 @@ func waitCtx(t *testing.T) context.Context {
 
 func TestManagerRenewsInBackground(t *testing.T) {
 	p := newTestProvider(t)
-	const d = 300 * time.Millisecond
-	m := lock.NewManager(p, lock.WithLeaseDuration(d))
+	// Renewals every d/3 must each land within d-d/3-margin (830ms), which
+	// a loaded machine running -race can still manage.
+	const d = 2 * time.Second
+	m := lock.NewManager(p, lock.WithLeaseDuration(d), lock.WithSafetyMargin(500*time.Millisecond))
 	acquired, err := m.TryLock(ctx, "job", func(fnCtx context.Context, l lock.Lease) error {
 		// Watch the row until the Manager has renewed the lease twice: the
 		// lock then outlived its first lease.

@@ -108,28 +108,37 @@ func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Durati
 	if b.empty() {
 		return nil, nil
 	}
-	rows, err := p.pool.Query(ctx, p.sql.renew, b.names, b.executionIDs, b.tokens, micros(d))
+	var rows pgx.Rows
+	var err error
+	if len(b.names) == 1 {
+		rows, err = p.pool.Query(ctx, p.sql.renewOne, b.names[0], b.executionIDs[0], b.tokens[0], micros(d))
+	} else {
+		rows, err = p.pool.Query(ctx, p.sql.renew, b.names, b.executionIDs, b.tokens, micros(d))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: renew batch of %d: %w", len(b.names), err)
 	}
-	renewed := make(map[leaseKey]time.Time, len(b.names))
+	// The statement returns the 1-based position in the batch of each
+	// renewed lease.
+	renewed := make([]time.Time, len(b.names))
 	var (
-		k       leaseKey
-		token   int64
+		i       int64
 		expires time.Time
 	)
-	_, err = pgx.ForEachRow(rows, []any{&k.name, &k.executionID, &token, &expires}, func() error {
-		k.token = uint64(token)
-		renewed[k] = expires
+	_, err = pgx.ForEachRow(rows, []any{&i, &expires}, func() error {
+		if i < 1 || i > int64(len(renewed)) {
+			return fmt.Errorf("renewed lease %d of %d", i, len(renewed))
+		}
+		renewed[i-1] = expires
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: renew batch of %d: %w", len(b.names), err)
 	}
 	var out []lock.Lease
-	for _, l := range leases {
-		if t, ok := renewed[keyOf(l)]; ok {
-			l.ExpiresAt = t
+	for i, l := range leases {
+		if j := b.at[i]; j >= 0 && !renewed[j].IsZero() {
+			l.ExpiresAt = renewed[j]
 			out = append(out, l)
 		}
 	}
@@ -153,7 +162,13 @@ func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
 	if b.empty() {
 		return nil
 	}
-	if _, err := p.pool.Exec(ctx, p.sql.release, b.names, b.executionIDs, b.tokens); err != nil {
+	var err error
+	if len(b.names) == 1 {
+		_, err = p.pool.Exec(ctx, p.sql.releaseOne, b.names[0], b.executionIDs[0], b.tokens[0])
+	} else {
+		_, err = p.pool.Exec(ctx, p.sql.release, b.names, b.executionIDs, b.tokens)
+	}
+	if err != nil {
 		return fmt.Errorf("postgres: release batch of %d: %w", len(b.names), err)
 	}
 	return nil

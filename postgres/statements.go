@@ -10,10 +10,12 @@ import "fmt"
 // instant expires_at is reached. A released lock has expires_at -infinity,
 // which no lock delay can push into the future.
 type statements struct {
-	acquire string
-	renew   string
-	release string
-	create  string
+	acquire    string
+	renew      string
+	renewOne   string
+	release    string
+	releaseOne string
+	create     string
 	// createSeq makes the sequence tokens are drawn from. Owned by the
 	// token column, it is dropped with the table.
 	createSeq string
@@ -21,12 +23,14 @@ type statements struct {
 
 func newStatements(table, seq string) statements {
 	// held selects and locks the rows of a batch ($1 names, $2 execution
-	// IDs, $3 tokens) that are still held by those leases. It locks them in
-	// name order, so concurrent batches over the same rows (a Renew racing a
-	// Release) cannot deadlock.
+	// IDs, $3 tokens) that are still held by those leases, with their
+	// 1-based position in the batch. It locks them in name order, so
+	// concurrent batches over the same rows (a Renew racing a Release)
+	// cannot deadlock. A batch of one lease locks one row and needs none of
+	// this: the *One statements are a plain UPDATE.
 	held := fmt.Sprintf(`WITH held AS MATERIALIZED (
-  SELECT l.name FROM %[1]s AS l
-  JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS r(name, execution_id, token)
+  SELECT l.name, r.i FROM %[1]s AS l
+  JOIN unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS r(name, execution_id, token, i)
     ON l.name = r.name AND l.execution_id = r.execution_id AND l.token = r.token
   WHERE l.expires_at > clock_timestamp()
   ORDER BY l.name
@@ -54,7 +58,14 @@ UPDATE %[1]s AS l
 SET expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
 FROM held
 WHERE l.name = held.name AND l.expires_at > clock_timestamp()
-RETURNING l.name, l.execution_id, l.token, l.expires_at`, table),
+RETURNING held.i, l.expires_at`, table),
+
+		// $1 name, $2 execution ID, $3 token, $4 duration in µs; returns
+		// the lease's position like renew.
+		renewOne: fmt.Sprintf(`UPDATE %[1]s AS l
+SET expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
+WHERE l.name = $1 AND l.execution_id = $2 AND l.token = $3 AND l.expires_at > clock_timestamp()
+RETURNING 1::bigint, l.expires_at`, table),
 
 		// $1 names, $2 execution IDs, $3 tokens. The row stays, keeping its
 		// last token as a floor for the next holder.
@@ -63,6 +74,11 @@ UPDATE %[1]s AS l
 SET expires_at = '-infinity'
 FROM held
 WHERE l.name = held.name`, table),
+
+		// $1 name, $2 execution ID, $3 token.
+		releaseOne: fmt.Sprintf(`UPDATE %[1]s AS l
+SET expires_at = '-infinity'
+WHERE l.name = $1 AND l.execution_id = $2 AND l.token = $3 AND l.expires_at > clock_timestamp()`, table),
 
 		create: fmt.Sprintf(`CREATE TABLE %[1]s (
   name         text        PRIMARY KEY,
