@@ -158,7 +158,7 @@ func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Dura
 	if leaseDuration <= 0 {
 		return Claim{}, invalid(op, "lease_duration", leaseDuration.String()+" is not positive")
 	}
-	h, err := b.acquire(op, c.Ref, false)
+	h, beatsDone, err := b.acquire(op, c.Ref, false)
 	if err != nil {
 		return Claim{}, err
 	}
@@ -166,13 +166,19 @@ func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Dura
 
 	b.mu.Lock()
 	defer b.unlock()
-	// Sequential heartbeats are recorded in the service's order. Of
-	// concurrent ones, which the service orders as it likes, the last to
-	// get here is recorded.
-	if err == nil && b.nanos(l.RenewedAt) >= h.renewed {
-		h.renewed = b.nanos(l.RenewedAt)
-		h.expires = b.nanos(l.ExpiresAt)
+	if err == nil {
+		expires := b.nanos(l.ExpiresAt)
+		if h.beats > 1 || h.beatsDone != beatsDone {
+			// Another heartbeat overlapped this one and the service may
+			// have applied it last: keep the later expiry. Should the
+			// service's be the earlier, its ending notification takes the
+			// item back; the Broker never expires a claim early.
+			expires = max(expires, h.expires)
+		}
+		h.expires = expires
 	}
+	h.beats--
+	h.beatsDone++
 	b.finish(h, err)
 	if err != nil {
 		return Claim{}, b.coreError(op, c.Ref, err)
@@ -232,7 +238,7 @@ func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, ma
 // detaches the claim from its item and calls apply under the lock to decide
 // the item's fate.
 func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(it *item, h *hold, now int64)) error {
-	h, err := b.acquire(op, r, true)
+	h, _, err := b.acquire(op, r, true)
 	if err != nil {
 		return err
 	}
@@ -275,32 +281,37 @@ func (b *Broker) checkClaim(ctx context.Context, op string, c Claim) error {
 }
 
 // acquire finds the live claim r refers to and marks a call under way on
-// it; settle marks it owned by a Complete or Fail. The claim leaves the
-// claims heap until finish, so that only the service's answer decides its
-// fate meanwhile.
-func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, error) {
+// it: a heartbeat, or with settle a Complete or Fail, which owns the claim
+// from then on. The claim leaves the claims heap until finish, so that only
+// the service's answer decides its fate meanwhile. For a heartbeat it also
+// returns how many heartbeats of the claim had finished, to tell whether
+// another one overlaps it.
+func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, uint64, error) {
 	b.mu.Lock()
 	defer b.unlock()
 	if _, err := b.begin(op); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	it := b.items.get(r.item)
 	if it == nil || it.hold == nil || it.hold.lease != r.lease {
-		return nil, stale(op, r, "is no longer claimed by this claim")
+		return nil, 0, stale(op, r, "is no longer claimed by this claim")
 	}
 	h := it.hold
 	switch {
 	case h.settling:
-		return nil, stale(op, r, "is being completed or failed")
+		return nil, 0, stale(op, r, "is being completed or failed")
 	case h.ended != 0:
-		return nil, stale(op, r, "lost its claim: lease "+h.ended.String())
+		return nil, 0, stale(op, r, "lost its claim: lease "+h.ended.String())
 	}
 	if h.busy == 0 {
 		b.claims.remove(it)
 	}
 	h.busy++
 	h.settling = settle
-	return h, nil
+	if !settle {
+		h.beats++
+	}
+	return h, h.beatsDone, nil
 }
 
 // finish ends a call on claim h that did not complete or fail it. err is

@@ -120,13 +120,14 @@ type hold struct {
 	owner   string
 	attempt int
 	expires int64 // nanoseconds since the Broker's epoch
-	renewed int64 // of the latest heartbeat recorded, 0 before any
 	// busy counts heartbeats, completes and fails under way on the core.
 	// A busy claim is out of the claims heap: the call's result decides.
-	busy     int
-	settling bool            // a Complete or Fail owns the claim
-	ended    lease.EndReason // set when the lease ended while busy
-	endedAt  int64           // when it ended
+	busy      int
+	beats     int             // heartbeats under way
+	beatsDone uint64          // heartbeats finished
+	settling  bool            // a Complete or Fail owns the claim
+	ended     lease.EndReason // set when the lease ended while busy
+	endedAt   int64           // when it ended
 }
 
 // queueState is one named queue.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/leasetest"
 )
 
 // stillClock is a lease.Clock whose timers never fire: time moves only by
@@ -153,4 +154,59 @@ func TestHooksMayCallTheBroker(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, b.Complete(ctx, c))
 	assert.Equal(t, []claim.Counts{counts(0, 0, 1, 0)}, seen)
+}
+
+// TestOverlappingHeartbeats runs a heartbeat inside another (from the
+// service's audit sink, which is called before the outer RenewTTL returns),
+// so the service applies the inner one last although it returns first. The
+// Broker cannot know that order: it keeps the later expiry, so it never
+// takes the item back while the service's lease is live, and when the
+// service's expiry is the earlier one its ending notification takes the
+// item back then.
+func TestOverlappingHeartbeats(t *testing.T) {
+	tests := []struct {
+		name         string
+		outer, inner time.Duration
+	}{
+		{"service keeps the longer", 5 * time.Second, time.Minute},
+		{"service keeps the shorter", time.Minute, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var (
+				b      *claim.Broker
+				c      claim.Claim
+				nested bool
+				errIn  error
+			)
+			clk := leasetest.NewFakeClock(t0)
+			svc := lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+				if d.Action == lease.ActionRenew && !nested {
+					nested = true
+					_, errIn = b.Heartbeat(ctx, c, tt.inner)
+				}
+			}))
+			b = claim.New(svc)
+			defer func() {
+				require.NoError(t, b.Close())
+				require.NoError(t, svc.Close())
+			}()
+			enqueue(t, b, q, "p")
+			c = claimOne(t, b, q, "w")
+
+			_, err := b.Heartbeat(ctx, c, tt.outer)
+			require.NoError(t, err)
+			require.NoError(t, errIn)
+			require.True(t, nested)
+			l, err := svc.Info(c.Ref.LeaseID())
+			require.NoError(t, err)
+			require.Equal(t, t0.Add(tt.inner), l.ExpiresAt, "the service applied the inner heartbeat last")
+
+			clk.Advance(tt.inner - 1)
+			assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q), "live while the service's lease is")
+			clk.Advance(1)
+			assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q), "taken back at the service's expiry")
+			requireStale(t, b.Complete(ctx, c))
+		})
+	}
 }
