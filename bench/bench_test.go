@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"flag"
+	"testing"
+)
+
+// The scenarios as testing.B benchmarks. They use the Quick sizes unless
+// -full is given; `go run ./cmd/compare` is the way to get the report.
+var full = flag.Bool("full", false, "benchmark with the sizes of issue 6 (1,000,000 leases)")
+
+func benchConfig() Config {
+	if *full {
+		return Full()
+	}
+	return Quick()
+}
+
+// eachPeer runs f as a sub-benchmark per peer, skipping peers without the
+// capability ok checks.
+func eachPeer(b *testing.B, ok func(Leaser) bool, f func(b *testing.B, p Peer, l Leaser)) {
+	for _, p := range Peers() {
+		b.Run(p.Name, func(b *testing.B) {
+			l, err := p.New()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			if !ok(l) {
+				b.Skip("n/a for this peer")
+			}
+			f(b, p, l)
+		})
+	}
+}
+
+func always(Leaser) bool { return true }
+
+func keyed(l Leaser) bool { _, ok := l.(Keyed); return ok }
+
+func BenchmarkGrantRevoke(b *testing.B) {
+	eachPeer(b, always, func(b *testing.B, _ Peer, l Leaser) { BenchGrantRevoke(b, l) })
+}
+
+func BenchmarkRenew(b *testing.B) {
+	eachPeer(b, always, func(b *testing.B, p Peer, l Leaser) {
+		ids, err := GrantMany(l, benchConfig().Size(RenewLive, p), opTTL, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		BenchRenew(b, l, ids)
+	})
+}
+
+func BenchmarkAttachRevoke(b *testing.B) {
+	eachPeer(b, keyed, func(b *testing.B, _ Peer, l Leaser) { BenchAttachRevoke(b, l.(Keyed)) })
+}
+
+func BenchmarkParallelMixed(b *testing.B) {
+	eachPeer(b, Concurrent, func(b *testing.B, _ Peer, l Leaser) { BenchParallelMixed(b, l) })
+}
+
+// oneShot runs a whole-scenario measurement per iteration and reports the
+// mean of each of its metrics.
+func oneShot(b *testing.B, run func() (Sample, error)) {
+	sum := Sample{}
+	n := 0
+	for b.Loop() {
+		s, err := run()
+		if err == ErrNotSupported {
+			b.Skip("n/a for this peer")
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k, v := range s {
+			sum[k] += v
+		}
+		n++
+	}
+	for k, v := range sum {
+		b.ReportMetric(v/float64(n), k)
+	}
+}
+
+func BenchmarkExpireBurst(b *testing.B) {
+	eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {
+		oneShot(b, func() (Sample, error) { return RunExpireBurst(p, benchConfig().Size(ExpireBurst, p), 0) })
+	})
+}
+
+func BenchmarkExpiryLag(b *testing.B) {
+	cfg := benchConfig()
+	eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {
+		oneShot(b, func() (Sample, error) { return RunExpiryLag(p, cfg.Size(ExpiryLag, p), cfg.LagTTL, cfg.LagSpread) })
+	})
+}
+
+func BenchmarkMemory(b *testing.B) {
+	for _, keys := range []int{0, 2} {
+		eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {
+			oneShot(b, func() (Sample, error) {
+				s, l, _, err := RunMemory(p, benchConfig().Size(Memory, p), keys)
+				if l != nil {
+					l.Close()
+				}
+				return s, err
+			})
+		})
+	}
+}

@@ -1,0 +1,150 @@
+// Command compare runs every scenario of issue 6 against lease and its
+// peers, prints a table of medians with ratios against lease, and writes
+// docs/benchmarks.md with an SVG chart.
+//
+// Usage, from the bench directory:
+//
+//	go run ./cmd/compare            # the full run, 5 runs per scenario
+//	go run ./cmd/compare -quick     # smaller sizes, 1 run, under a minute
+//
+// Flags:
+//
+//	-quick        smaller sizes and one run, for smoke checks
+//	-runs N       runs per scenario and peer; medians are reported (default 5, 1 with -quick)
+//	-out DIR      where benchmarks.md and benchmarks.svg go (default ../docs; "" writes nothing)
+//	-peers LIST   comma-separated peers to run: lease,etcd,ttlcache,map+heap (default all; lease always runs)
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/leasehold/lease/bench"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
+}
+
+// tiny is a hidden configuration for the command's own test.
+var tiny bool
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "smaller sizes and one run, for smoke checks")
+	runs := fs.Int("runs", 0, "runs per scenario and peer (default 5, 1 with -quick)")
+	out := fs.String("out", "../docs", `directory for benchmarks.md and benchmarks.svg ("" writes nothing)`)
+	peerList := fs.String("peers", "", "comma-separated peers: lease,etcd,ttlcache,map+heap (default all)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	cfg, command := bench.Full(), "go run ./cmd/compare"
+	if *quick {
+		cfg, command = bench.Quick(), command+" -quick"
+	}
+	if tiny {
+		cfg = bench.Tiny()
+	}
+	switch {
+	case *runs < 0:
+		return fmt.Errorf("-runs %d: must be at least 1", *runs)
+	case *runs == 0 && *quick:
+		*runs = 1
+	case *runs == 0:
+		*runs = 5
+	default:
+		command += fmt.Sprintf(" -runs %d", *runs)
+	}
+	peers, err := choosePeers(*peerList)
+	if err != nil {
+		return err
+	}
+	if *peerList != "" {
+		command += " -peers " + *peerList
+	}
+
+	machine := bench.ThisMachine()
+	fmt.Fprintf(stderr, "%s: %s, %s, %d cores, load %s\n", command, machine.GoVersion, machine.CPU, machine.Cores, machine.LoadStart)
+	report := bench.Run(cfg, *runs, peers, stderr)
+	machine.LoadEnd = bench.LoadAverage()
+	if err := report.WriteText(stdout); err != nil {
+		return err
+	}
+	if *out == "" {
+		return nil
+	}
+	return write(*out, report, machine, command)
+}
+
+func choosePeers(list string) ([]bench.Peer, error) {
+	all := bench.Peers()
+	if list == "" {
+		return all, nil
+	}
+	want := strings.Split(list, ",")
+	var keys []string
+	for _, p := range all {
+		keys = append(keys, p.Key)
+	}
+	for _, w := range want {
+		if !slices.Contains(keys, w) {
+			return nil, fmt.Errorf("-peers: unknown peer %q (have %s)", w, strings.Join(keys, ", "))
+		}
+	}
+	peers := all[:1] // ours, the reference for every ratio
+	for _, p := range all[1:] {
+		if slices.Contains(want, p.Key) {
+			peers = append(peers, p)
+		}
+	}
+	return peers, nil
+}
+
+func write(dir string, r *bench.Report, m bench.Machine, command string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	const md, svg = "benchmarks.md", "benchmarks.svg"
+	var errs []error
+	err := writeFile(filepath.Join(dir, svg), r.WriteSVG)
+	chart := svg
+	if err != nil {
+		errs = append(errs, fmt.Errorf("chart: %w", err))
+		chart = ""
+	}
+	errs = append(errs, writeFile(filepath.Join(dir, md), func(w io.Writer) error {
+		return r.WriteMarkdown(w, m, command, chart, bench.Notes)
+	}))
+	return errors.Join(errs...)
+}
+
+// writeFile writes path through a temporary file, so a failed run leaves
+// the previous report in place.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

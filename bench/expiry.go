@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNotSupported marks a scenario a peer cannot run ("n/a" in reports).
+var ErrNotSupported = errors.New("bench: not supported by this peer")
+
+// expiryWatch counts expiry callbacks and records when each lease ended.
+type expiryWatch struct {
+	ended []int64 // unix nanoseconds by ID; ID n lands at ended[n]
+	count atomic.Int64
+	want  int64
+	done  chan struct{}
+}
+
+func newExpiryWatch(n int) *expiryWatch {
+	return &expiryWatch{ended: make([]int64, n+1), want: int64(n), done: make(chan struct{})}
+}
+
+// expired is the Expirer callback. The atomic counter orders every write to
+// ended before the close of done.
+func (w *expiryWatch) expired(id ID) {
+	now := time.Now().UnixNano()
+	if int(id) < len(w.ended) {
+		w.ended[id] = now
+	}
+	if w.count.Add(1) == w.want {
+		close(w.done)
+	}
+}
+
+// wait waits until every lease expired or timeout passed.
+func (w *expiryWatch) wait(timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("bench: only %d of %d leases expired within %v", w.count.Load(), w.want, timeout)
+	}
+}
+
+// RunExpireBurst is scenario 5: n leases (with keys keys each) all due at
+// one instant; it returns the time from the last deadline until the last
+// lease is gone, in milliseconds. Setup aims the deadline past the end of
+// granting and retries with more room if granting overran it.
+func RunExpireBurst(p Peer, n, keys int) (Sample, error) {
+	room := 300*time.Millisecond + time.Duration(n*(1+keys))*2*time.Microsecond
+	for range 4 {
+		s, err := expireBurst(p, n, keys, room)
+		if !errors.Is(err, errOverran) {
+			return s, err
+		}
+		room *= 2
+	}
+	return nil, errOverran
+}
+
+var errOverran = errors.New("bench: granting overran the common deadline")
+
+func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
+	l, err := p.New()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	ex, isExpirer := l.(Expirer)
+	sw, isSweeper := l.(Sweeper)
+	if !isExpirer && !isSweeper {
+		return nil, ErrNotSupported
+	}
+	if _, ok := l.(Keyed); keys > 0 && !ok {
+		return nil, ErrNotSupported
+	}
+	w := newExpiryWatch(n)
+	if isExpirer {
+		ex.OnExpire(w.expired)
+	}
+	due := time.Now().Add(room)
+	var first, last time.Time
+	for i := range n {
+		id, err := l.Grant(time.Until(due))
+		if err != nil {
+			return nil, err
+		}
+		if err := attachKeys(l, id, i, keys); err != nil {
+			return nil, err
+		}
+		dl, err := l.Deadline(id)
+		if err != nil {
+			return nil, err
+		}
+		if first.IsZero() || dl.Before(first) {
+			first = dl
+		}
+		if dl.After(last) {
+			last = dl
+		}
+	}
+	if !time.Now().Before(first) || w.count.Load() > 0 {
+		return nil, errOverran
+	}
+	var took time.Duration
+	if isExpirer {
+		// Generous: etcd needs n/1000 s at its revoke rate.
+		if err := w.wait(time.Until(last) + 30*time.Second + time.Duration(n)*2*time.Millisecond); err != nil {
+			return nil, err
+		}
+		took = time.Duration(slices.Max(w.ended)) - time.Duration(last.UnixNano())
+	} else {
+		time.Sleep(time.Until(last))
+		start := time.Now()
+		if got := sw.Sweep(start); got != n {
+			return nil, fmt.Errorf("bench: sweep expired %d of %d", got, n)
+		}
+		took = time.Since(start)
+	}
+	return Sample{TotalMs: ms(took)}, nil
+}
+
+// RunExpiryLag is scenario 6: n leases of ttl granted at an even pace over
+// spread, so their deadlines are spread over it too; it returns the lag from
+// each lease's deadline to its expiry callback, p50, p99 and max, in
+// milliseconds.
+func RunExpiryLag(p Peer, n int, ttl, spread time.Duration) (Sample, error) {
+	l, err := p.New()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	ex, ok := l.(Expirer)
+	if !ok {
+		return nil, ErrNotSupported
+	}
+	w := newExpiryWatch(n)
+	ex.OnExpire(w.expired)
+	deadlines := make([]int64, n+1)
+	start := time.Now()
+	var last time.Time
+	for i := range n {
+		if d := time.Until(start.Add(spread * time.Duration(i) / time.Duration(n))); d > 0 {
+			time.Sleep(d)
+		}
+		id, err := l.Grant(ttl)
+		if err != nil {
+			return nil, err
+		}
+		dl, err := l.Deadline(id)
+		if err != nil {
+			return nil, err
+		}
+		if int(id) >= len(deadlines) {
+			return nil, fmt.Errorf("bench: peer issued ID %d for lease %d", id, i+1)
+		}
+		deadlines[id] = dl.UnixNano()
+		last = dl
+	}
+	if err := w.wait(time.Until(last) + 30*time.Second + time.Duration(n)*2*time.Millisecond); err != nil {
+		return nil, err
+	}
+	lags := make([]float64, 0, n)
+	for id := 1; id <= n; id++ {
+		lags = append(lags, ms(time.Duration(w.ended[id]-deadlines[id])))
+	}
+	slices.Sort(lags)
+	return Sample{
+		LagP50: percentile(lags, 0.50),
+		LagP99: percentile(lags, 0.99),
+		LagMax: lags[len(lags)-1],
+	}, nil
+}
+
+// RunMemory is scenario 7: the heap growth per lease after granting n
+// long-lived leases with keys keys each. It returns the peer still holding
+// them (and their IDs) so scenario 2 can reuse the population; the caller
+// closes it.
+func RunMemory(p Peer, n, keys int) (Sample, Leaser, []ID, error) {
+	l, err := p.New()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if _, ok := l.(Keyed); keys > 0 && !ok {
+		l.Close()
+		return nil, nil, nil, ErrNotSupported
+	}
+	before := heapAlloc()
+	ids, err := GrantMany(l, n, opTTL, keys)
+	if err != nil {
+		l.Close()
+		return nil, nil, nil, err
+	}
+	after := heapAlloc()
+	// ids is the caller's, not the peer's: take it out of the growth.
+	perLease := (float64(after) - float64(before) - float64(cap(ids))*8) / float64(n)
+	return Sample{BytesLease: perLease}, l, ids, nil
+}
+
+func heapAlloc() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile returns the q quantile of sorted by the nearest-rank method.
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}

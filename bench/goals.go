@@ -1,0 +1,80 @@
+package bench
+
+import "fmt"
+
+// Goal is one target of issue 6 and where ours stands against it.
+type Goal struct {
+	Goal   string
+	Met    bool
+	Known  bool // false when a number it needs is missing
+	Detail string
+}
+
+// Verdict returns "met", "MISSED" or "n/a".
+func (g Goal) Verdict() string {
+	switch {
+	case !g.Known:
+		return "n/a"
+	case g.Met:
+		return "met"
+	}
+	return "MISSED"
+}
+
+// Goals evaluates the targets of issue 6 against the report.
+func (r *Report) Goals() []Goal {
+	etcd, ttl, base := r.peerIndex("etcd lessor"), r.peerIndex("ttlcache v3"), r.peerIndex("map+heap")
+	var out []Goal
+	for _, s := range []Scenario{GrantRevoke, RenewLive} {
+		out = append(out, r.ratioGoal(s, etcd, fmt.Sprintf("at least 10× etcd's lessor on %v", s),
+			func(v float64) bool { return v >= 10 }, "etcd takes %s the time"))
+	}
+	if row, ok := r.row(ExpiryLag); ok && row.Cells[ours].Median != nil {
+		p99 := row.Cells[ours].Median[LagP99]
+		g := Goal{Goal: "expiry lag p99 under 1 ms", Known: true, Met: p99 < 1,
+			Detail: fmt.Sprintf("ours p99 %s ms", formatValue(p99))}
+		if etcd >= 0 && row.Cells[etcd].Median != nil {
+			g.Detail += fmt.Sprintf(", etcd's %s ms", formatValue(row.Cells[etcd].Median[LagP99]))
+		}
+		out = append(out, g)
+	} else {
+		out = append(out, Goal{Goal: "expiry lag p99 under 1 ms"})
+	}
+	out = append(out, r.ratioGoal(GrantRevoke, ttl, "at least as fast as ttlcache on set+delete",
+		func(v float64) bool { return v >= 1 }, "ttlcache takes %s the time"))
+	for _, s := range []Scenario{GrantRevoke, RenewLive} {
+		out = append(out, r.ratioGoal(s, base, fmt.Sprintf("within 2× of the bare map+heap on %v", s),
+			func(v float64) bool { return v >= 0.5 }, "map+heap takes %s the time"))
+	}
+	return out
+}
+
+func (r *Report) ratioGoal(s Scenario, peer int, goal string, ok func(float64) bool, detail string) Goal {
+	row, found := r.row(s)
+	if !found || peer < 0 {
+		return Goal{Goal: goal}
+	}
+	v, known := row.Ratio(peer, NsPerOp)
+	if !known {
+		return Goal{Goal: goal}
+	}
+	return Goal{Goal: goal, Known: true, Met: ok(v), Detail: fmt.Sprintf(detail, formatRatio(v, true)) + " of ours"}
+}
+
+func (r *Report) row(s Scenario) (Row, bool) {
+	for _, row := range r.Rows {
+		if row.Info.Scenario == s {
+			return row, true
+		}
+	}
+	return Row{}, false
+}
+
+func (r *Report) peerIndex(name string) int {
+	for i, p := range r.Peers {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
