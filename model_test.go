@@ -26,11 +26,13 @@ import (
 //     "purpose"), as contract 4 says for every invalid purpose.
 //   - A keep-alive renewal is settled like an expiry: it happens at the
 //     instant it was due (every max(TTL/3, 1ns) from the last renewal),
-//     however late the service gets to it, so a late timer or a clock whose
-//     timers never fire changes nothing observable. A renewal due at the
-//     same instant as the lease's expiry wins. It is audited as an allowed
-//     renew at that instant, carrying the trace ID of the oldest live
-//     KeepAlive call of the lease.
+//     however late the service gets to it (a late timer, or a clock whose
+//     timers never fire). A renewal due at the same instant as the lease's
+//     expiry wins. It is audited as an allowed renew at that instant,
+//     carrying the trace ID of the oldest live KeepAlive call of the lease.
+//   - Cancelling a keep-alive's parent stops its renewals at once, even those
+//     that were due but not yet settled: the lease then expires at the
+//     ExpiresAt of its last settled renewal, which may already be past.
 //   - An expiry is audited as an allowed "expire" Decision timestamped with
 //     the lease's ExpiresAt; an ending delivers the lease as it was when it
 //     ended, with Keys set to the keys deleted (nil when none).
