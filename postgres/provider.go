@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/leasehold/lease/lock"
 )
 
@@ -172,24 +171,6 @@ func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
 		return fmt.Errorf("postgres: release batch of %d: %w", len(b.names), err)
 	}
 	return nil
-}
-
-// sequenceName returns the name of the token sequence of table: the table's
-// name and "_token_seq", cut to fit PostgreSQL's 63 bytes with a hash of the
-// whole name so that two long table names sharing a prefix do not collide.
-func sequenceName(table string) string {
-	const suffix = "_token_seq"
-	if len(table)+len(suffix) <= maxIdentifierLen {
-		return table + suffix
-	}
-	h := fnv.New32a()
-	h.Write([]byte(table))
-	tag := fmt.Sprintf("_%08x", h.Sum32())
-	cut := maxIdentifierLen - len(suffix) - len(tag)
-	for cut > 0 && !utf8.RuneStart(table[cut]) {
-		cut-- // never split a character
-	}
-	return table[:cut] + tag + suffix
 }
 
 // micros converts d to whole microseconds, rounding up so that a positive

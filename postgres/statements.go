@@ -1,6 +1,10 @@
 package postgres
 
-import "fmt"
+import (
+	"fmt"
+	"hash/fnv"
+	"unicode/utf8"
+)
 
 // statements is the SQL a Provider runs, with its table and sequence names
 // (already quoted by pgx.Identifier.Sanitize) filled in once by New.
@@ -92,4 +96,22 @@ WHERE l.name = $1 AND l.execution_id = $2 AND l.token = $3 AND l.expires_at > cl
 ) WITH (fillfactor = 50)`, table),
 		createSeq: fmt.Sprintf(`CREATE SEQUENCE %[2]s AS bigint MINVALUE 1 OWNED BY %[1]s.token`, table, seq),
 	}
+}
+
+// sequenceName returns the name of the token sequence of table: the table's
+// name and "_token_seq", cut to fit PostgreSQL's 63 bytes with a hash of the
+// whole name so that two long table names sharing a prefix do not collide.
+func sequenceName(table string) string {
+	const suffix = "_token_seq"
+	if len(table)+len(suffix) <= maxIdentifierLen {
+		return table + suffix
+	}
+	h := fnv.New32a()
+	h.Write([]byte(table))
+	tag := fmt.Sprintf("_%08x", h.Sum32())
+	cut := maxIdentifierLen - len(suffix) - len(tag)
+	for cut > 0 && !utf8.RuneStart(table[cut]) {
+		cut-- // never split a character
+	}
+	return table[:cut] + tag + suffix
 }
