@@ -519,7 +519,11 @@ func (r *fuzzRun) op() {
 		}
 		i := int(b) % len(r.handles)
 		r.logf("stop keep-alive handle %d", i)
-		r.handles[i].cancel() // renewals stop at once, not when AfterFunc runs
+		r.handles[i].cancel()
+		// The service's parent-done callback settles what fell due before
+		// the cancel; let it run so the outcome does not depend on when it
+		// is scheduled. Without it renewals stop at once all the same.
+		synctest.Wait()
 		m.stopKeepAlive(i)
 	case fzAdvance:
 		d := fzAdvances[r.pick(len(fzAdvances))]

@@ -19,6 +19,9 @@ type keepAliveReg struct {
 	cancel  context.CancelCauseFunc
 	stop    func() bool // unregisters the parent-done callback
 	traceID string
+	// draining marks the keep-alive as live while its parent-done callback
+	// settles what fell due before the parent was done.
+	draining bool
 }
 
 // keepAliveInterval is how often a lease with this TTL is renewed.
@@ -69,28 +72,34 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 func (s *Service) dropKeepAlive(e *entry, reg *keepAliveReg) {
 	s.mu.Lock()
 	defer s.unlock()
+	if s.closed || e.ka == nil || !slices.Contains(e.ka.regs, reg) {
+		return // already ended, or already dropped by settle
+	}
+	// The parent was done a moment ago: renewals that fell due before then
+	// (a late timer, a clock whose timers had not run) still happen, so the
+	// lease does not count as expired at an instant it was kept alive.
+	reg.draining = true
+	now := s.now()
+	s.settle(now)
+	reg.draining = false
 	if e.ka == nil {
 		return
 	}
-	for i, r := range e.ka.regs {
-		if r == reg {
-			e.ka.regs = append(e.ka.regs[:i], e.ka.regs[i+1:]...)
-			break
-		}
-	}
+	e.ka.regs = slices.DeleteFunc(e.ka.regs, func(r *keepAliveReg) bool { return r == reg })
 	if len(e.ka.regs) == 0 {
 		e.ka = nil
 		if e.state == stateActive {
 			s.setDue(e)
 		}
 	}
+	s.rearm(now)
 }
 
 // live drops the keep-alives whose parent context is done and reports
 // whether any remain. Settle asks before every renewal, so a cancelled parent
 // stops renewals at once, without waiting for its AfterFunc to run.
 func (k *keepAlive) live() bool {
-	k.regs = slices.DeleteFunc(k.regs, func(r *keepAliveReg) bool { return r.ctx.Err() != nil })
+	k.regs = slices.DeleteFunc(k.regs, func(r *keepAliveReg) bool { return r.ctx.Err() != nil && !r.draining })
 	return len(k.regs) > 0
 }
 

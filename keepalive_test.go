@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -126,4 +127,29 @@ func TestKeepAliveIsAudited(t *testing.T) {
 		require.True(t, d.Allowed)
 		require.Equal(t, "trace-1", d.TraceID)
 	}
+}
+
+// TestKeepAliveRenewalsDueBeforeTheCancelStillHappen uses a clock whose
+// timers never fire: renewals fall due with nobody settling them, then the
+// parent is cancelled. The lease must not count as expired at an instant it
+// was kept alive.
+func TestKeepAliveRenewalsDueBeforeTheCancelStillHappen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := &manualClock{now: t0}
+		s := lease.New(lease.WithClock(clk))
+		defer s.Close()
+		l := grant(t, s, lease.Operation, 3*time.Second)
+		parent, cancel := context.WithCancel(ctx)
+		_, err := s.KeepAlive(parent, l.ID)
+		require.NoError(t, err)
+
+		clk.set(t0.Add(10 * time.Second))
+		cancel()
+		synctest.Wait() // the parent-done callback has run
+
+		info, err := s.Info(l.ID)
+		require.NoError(t, err)
+		require.Equal(t, t0.Add(10*time.Second), info.RenewedAt, "renewed up to the cancel")
+		require.Equal(t, t0.Add(13*time.Second), info.ExpiresAt)
+	})
 }

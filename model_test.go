@@ -520,6 +520,9 @@ func (m *refModel) keepAlive(id lease.ID, trace string) (int, *refErr) {
 // stopKeepAlive is the parent context of handle i being cancelled.
 func (m *refModel) stopKeepAlive(i int) {
 	if h := m.handles[i]; !h.done {
+		if !m.closed {
+			m.settle() // renewals due before the cancel still happen
+		}
 		h.done, h.cause = true, context.Canceled
 	}
 }
