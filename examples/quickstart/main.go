@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -13,50 +15,58 @@ import (
 )
 
 func main() {
+	if err := run(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer) error {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	svc := lease.New(
 		lease.WithClock(clock),
 		lease.WithOnExpire(func(l lease.Lease) {
-			fmt.Printf("expired: lease %d of %s, deleted keys %v\n", l.ID, l.Holder, l.Keys)
+			fmt.Fprintf(w, "expired: lease %d of %s, deleted keys %v\n", l.ID, l.Holder, l.Keys)
 		}),
 	)
 	defer svc.Close()
 
 	l, err := svc.Grant(ctx, "worker-1", lease.StateWrite, 10*time.Second)
 	if err != nil {
-		panic(err)
+		return err
 	}
-	fmt.Printf("granted: lease %d, ttl %v, expires %s\n", l.ID, l.TTL, l.ExpiresAt.Format(time.TimeOnly))
+	fmt.Fprintf(w, "granted: lease %d, ttl %v, expires %s\n", l.ID, l.TTL, l.ExpiresAt.Format(time.TimeOnly))
 
 	for _, k := range []string{"jobs/42/owner", "jobs/42/progress"} {
 		if err := svc.Put(ctx, k, []byte("worker-1"), l.ID); err != nil {
-			panic(err)
+			return err
 		}
 	}
 
 	clock.Advance(6 * time.Second)
 	l, _ = svc.Renew(ctx, l.ID)
-	fmt.Printf("renewed at %s: expires %s\n", clock.Now().Format(time.TimeOnly), l.ExpiresAt.Format(time.TimeOnly))
+	fmt.Fprintf(w, "renewed at %s: expires %s\n", clock.Now().Format(time.TimeOnly), l.ExpiresAt.Format(time.TimeOnly))
 
 	_, err = svc.Use(ctx, l.ID, lease.MigrationHandoff)
 	var le *lease.Error
 	if errors.As(err, &le) {
-		fmt.Printf("use for %s refused: %s (%s)\n", le.Expected, le.Code, err)
+		fmt.Fprintf(w, "use for %s refused: %s (%s)\n", le.Expected, le.Code, err)
 	}
 
 	clock.Advance(10 * time.Second)
 	_, err = svc.Use(ctx, l.ID, lease.StateWrite)
-	fmt.Printf("use after expiry: %v (stale: %t)\n", lease.CodeOf(err), errors.Is(err, lease.ErrStaleUse))
+	fmt.Fprintf(w, "use after expiry: %v (stale: %t)\n", lease.CodeOf(err), errors.Is(err, lease.ErrStaleUse))
 	_, _, found := svc.Get("jobs/42/owner")
-	fmt.Printf("key still there: %t\n", found)
+	fmt.Fprintf(w, "key still there: %t\n", found)
 
-	fmt.Println("audit trail:")
+	fmt.Fprintln(w, "audit trail:")
 	for _, d := range svc.Audit() {
 		status := "allowed"
 		if !d.Allowed {
 			status = "denied " + string(d.Code)
 		}
-		fmt.Printf("  %s rev %-2d %-6s lease %d: %s (%s)\n", d.Timestamp.Format(time.TimeOnly), d.Revision, d.Action, d.LeaseID, status, d.Reason)
+		fmt.Fprintf(w, "  %s rev %-2d %-6s lease %d: %s (%s)\n", d.Timestamp.Format(time.TimeOnly), d.Revision, d.Action, d.LeaseID, status, d.Reason)
 	}
+	return nil
 }
