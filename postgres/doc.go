@@ -12,10 +12,15 @@
 //   - Fencing tokens are drawn from a sequence by that same statement, after
 //     it holds the row's lock, and never below the row's previous token plus
 //     one. So they are unique across names and strictly increase per name
-//     across take-overs, releases and server restarts (rows are never
-//     deleted: a released lock keeps its last token).
+//     across take-overs, releases and server restarts. A release keeps the
+//     row, marked released, with its last token.
 //   - Renew and Release take one round trip for a whole list, matching each
 //     lease by name, execution ID and token.
+//
+// Point the pool at the primary and keep synchronous_commit on (the
+// default): tokens survive a crash only if an acknowledged commit is on disk.
+// Each call is one statement in its own implicit transaction, so the
+// provider also works behind a transaction-mode connection pooler.
 //
 // Errors from the database are returned wrapped, so errors.As finds the
 // driver's *pgconn.PgError and errors.Is finds context.DeadlineExceeded.
