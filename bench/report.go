@@ -20,6 +20,7 @@ type Machine struct {
 	Cores     int
 	Date      time.Time
 	Versions  map[string]string // module path -> version, for the peers
+	Revision  string            // the repository commit measured, "+dirty" if modified
 	LoadStart string            // /proc/loadavg's 1, 5 and 15 minute averages
 	LoadEnd   string
 }
@@ -38,6 +39,14 @@ func ThisMachine() Machine {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			m.Versions[d.Path] = d.Version
+		}
+		for _, kv := range bi.Settings {
+			switch {
+			case kv.Key == "vcs.revision":
+				m.Revision = kv.Value + m.Revision
+			case kv.Key == "vcs.modified" && kv.Value == "true":
+				m.Revision += "+dirty"
+			}
 		}
 	}
 	return m
@@ -174,8 +183,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "medians of %d runs; ratios are peer ÷ ours (above 1: ours is faster or smaller); took %v\n",
-		r.Runs, r.Took.Round(time.Second))
+	fmt.Fprintf(w, "medians of %s; ratios are peer ÷ ours (above 1: ours is faster or smaller); took %v\n",
+		plural(r.Runs, "run"), r.Took.Round(time.Second))
 	for _, n := range r.sizeNotes() {
 		fmt.Fprintln(w, "note:", n)
 	}
@@ -208,4 +217,11 @@ func (r *Report) sizeNotes() []string {
 		}
 	}
 	return out
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -13,6 +13,7 @@
 //	-runs N       runs per scenario and peer; medians are reported (default 5, 1 with -quick)
 //	-out DIR      where benchmarks.md and benchmarks.svg go (default ../docs; "" writes nothing)
 //	-peers LIST   comma-separated peers to run: lease,etcd,ttlcache,map+heap (default all; lease always runs)
+//	-notes FILE   hand-written Markdown appended to the report, read when the run ends (default notes.md)
 package main
 
 import (
@@ -44,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	quick := fs.Bool("quick", false, "smaller sizes and one run, for smoke checks")
 	runs := fs.Int("runs", 0, "runs per scenario and peer (default 5, 1 with -quick)")
 	out := fs.String("out", "../docs", `directory for benchmarks.md and benchmarks.svg ("" writes nothing)`)
+	notes := fs.String("notes", "notes.md", "hand-written Markdown appended to the report, read when the run ends")
 	peerList := fs.String("peers", "", "comma-separated peers: lease,etcd,ttlcache,map+heap (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -72,6 +74,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if _, err := os.Stat(*notes); *out != "" && err != nil {
+		return fmt.Errorf("-notes: %w", err) // fail now, not after the run
+	}
 	if *peerList != "" {
 		command += " -peers " + *peerList
 	}
@@ -86,7 +91,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return nil
 	}
-	return write(*out, report, machine, command)
+	text, err := os.ReadFile(*notes)
+	if err != nil {
+		return fmt.Errorf("-notes: %w", err)
+	}
+	return write(*out, report, machine, command, string(text))
 }
 
 func choosePeers(list string) ([]bench.Peer, error) {
@@ -113,7 +122,7 @@ func choosePeers(list string) ([]bench.Peer, error) {
 	return peers, nil
 }
 
-func write(dir string, r *bench.Report, m bench.Machine, command string) error {
+func write(dir string, r *bench.Report, m bench.Machine, command, notes string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -126,7 +135,7 @@ func write(dir string, r *bench.Report, m bench.Machine, command string) error {
 		chart = ""
 	}
 	errs = append(errs, writeFile(filepath.Join(dir, md), func(w io.Writer) error {
-		return r.WriteMarkdown(w, m, command, chart, bench.Notes)
+		return r.WriteMarkdown(w, m, command, chart, notes)
 	}))
 	return errors.Join(errs...)
 }

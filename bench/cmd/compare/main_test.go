@@ -18,7 +18,9 @@ func TestSmoke(t *testing.T) {
 	t.Cleanup(func() { tiny = false })
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"-runs", "2", "-out", dir, "-peers", "ttlcache,map+heap"}, &stdout, &stderr)
+	notes := filepath.Join(dir, "notes.md")
+	require.NoError(t, os.WriteFile(notes, []byte("## Method\n\nBy hand.\n"), 0o644))
+	err := run([]string{"-runs", "2", "-out", dir, "-peers", "ttlcache,map+heap", "-notes", notes}, &stdout, &stderr)
 	require.NoError(t, err, stderr.String())
 
 	out := stdout.String()
@@ -29,7 +31,7 @@ func TestSmoke(t *testing.T) {
 
 	md, err := os.ReadFile(filepath.Join(dir, "benchmarks.md"))
 	require.NoError(t, err)
-	for _, want := range []string{"# Benchmarks", "## Machine", "## Results", "## Goals of issue 6", "benchmarks.svg", "ttlcache v3 ÷ ours", "## Method"} {
+	for _, want := range []string{"# Benchmarks", "## Machine", "## Results", "## Goals of issue 6", "benchmarks.svg", "ttlcache v3 ÷ ours", "## Method\n\nBy hand."} {
 		assert.Contains(t, string(md), want)
 	}
 	svg, err := os.ReadFile(filepath.Join(dir, "benchmarks.svg"))
@@ -43,7 +45,10 @@ func TestBadFlags(t *testing.T) {
 		{"-peers", "zookeeper"},
 		{"extra"},
 		{"-nope"},
+		{"-notes", "/nonexistent/notes.md"},
 	} {
+		tiny = true // should a case run after all, keep it short
+		t.Cleanup(func() { tiny = false })
 		var stdout, stderr bytes.Buffer
 		assert.Error(t, run(args, &stdout, &stderr), "%q", args)
 		assert.Empty(t, stdout.String(), "%q printed results", args)
