@@ -84,15 +84,18 @@ func newAuditRing(capacity int) auditRing {
 	return auditRing{buf: make([]auditRecord, capacity)}
 }
 
-func (r *auditRing) add(d Decision, at int64) {
+// claim takes the slot for a record at time at and returns its Decision to
+// fill in, or nil when the ring keeps nothing.
+func (r *auditRing) claim(at int64) *Decision {
 	if len(r.buf) == 0 {
-		return
+		return nil
 	}
-	r.buf[r.next] = auditRecord{d, at}
-	r.next++
-	if r.next == len(r.buf) {
+	rec := &r.buf[r.next]
+	rec.at = at
+	if r.next++; r.next == len(r.buf) {
 		r.next, r.full = 0, true
 	}
+	return &rec.d
 }
 
 // snapshot returns the retained decisions, oldest first.

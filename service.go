@@ -570,10 +570,15 @@ func (s *Service) snapshot(e *entry) Lease {
 
 // decide records an audit decision and queues it for the sink.
 func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID, err *Error, reason string) {
-	if len(s.audit.buf) == 0 && s.opts.auditSink == nil {
+	sink := s.opts.auditSink != nil
+	var scratch Decision
+	d := &scratch
+	if rec := s.audit.claim(at); rec != nil {
+		d = rec // written in place: this runs on every Use
+	} else if !sink {
 		return
 	}
-	d := Decision{
+	*d = Decision{
 		LeaseID:  id,
 		Action:   action,
 		Allowed:  err == nil,
@@ -590,10 +595,10 @@ func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID,
 			d.Reason = "granted for " + err.Actual.String() + ", used for " + err.Expected.String()
 		}
 	}
-	s.audit.add(d, at)
-	if s.opts.auditSink != nil {
-		d.Timestamp = s.at(at)
-		s.outbox = append(s.outbox, event{kind: eventDecision, decision: d})
+	if sink {
+		ev := event{kind: eventDecision, decision: *d}
+		ev.decision.Timestamp = s.at(at)
+		s.outbox = append(s.outbox, ev)
 	}
 }
 
