@@ -17,7 +17,7 @@ Run them against a throwaway server (started and removed for you), from postgres
 
 	../scripts/with-postgres go test ./...
 
-or point %s at a database where you may create and drop tables.
+or point %s at a database where you may create and drop tables and roles.
 `, dsnEnv, dsnEnv)
 		os.Exit(1)
 	}
