@@ -37,21 +37,12 @@ func keepAliveInterval(ttl int64) int64 { return max(ttl/3, 1) }
 //
 // It fails like Renew when the lease is not active.
 func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error) {
-	if err := checkContext(ctx, "keepalive", id); err != nil {
-		return nil, err
-	}
-	trace := s.opts.traceID(ctx)
-	s.mu.Lock()
-	defer s.unlock()
-	now, err := s.begin("keepalive", id)
+	op, err := s.openLease(ctx, "keepalive", ActionRenew, "keep-alive refused", id, false)
 	if err != nil {
 		return nil, err
 	}
-	e, lerr := s.lookup("keepalive", id, false)
-	if lerr != nil {
-		s.decide(trace, now, ActionRenew, e, id, lerr, "keep-alive refused")
-		return nil, lerr
-	}
+	defer s.unlock()
+	e, now, trace := op.e, op.now, op.trace
 	kctx, cancel := context.WithCancelCause(ctx)
 	reg := &keepAliveReg{ctx: kctx, cancel: cancel, traceID: trace}
 	if e.ka == nil {

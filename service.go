@@ -222,28 +222,18 @@ func (s *Service) RenewTTL(ctx context.Context, id ID, ttl time.Duration) (Lease
 }
 
 func (s *Service) renewOp(ctx context.Context, id ID, ttl time.Duration) (Lease, error) {
-	if err := checkContext(ctx, "renew", id); err != nil {
-		return Lease{}, err
-	}
-	trace := s.opts.traceID(ctx)
-	s.mu.Lock()
-	defer s.unlock()
-	now, err := s.begin("renew", id)
+	op, err := s.openLease(ctx, "renew", ActionRenew, "renew refused", id, false)
 	if err != nil {
 		return Lease{}, err
 	}
-	e, lerr := s.lookup("renew", id, false)
-	if lerr != nil {
-		s.decide(trace, now, ActionRenew, e, id, lerr, "renew refused")
-		return Lease{}, lerr
-	}
+	defer s.unlock()
 	if ttl == 0 {
-		ttl = time.Duration(e.ttl)
+		ttl = time.Duration(op.e.ttl)
 	}
-	s.renew(e, now, int64(ttl))
-	s.decide(trace, now, ActionRenew, e, id, nil, "renewed")
-	s.rearm(now)
-	return s.snapshot(e), nil
+	s.renew(op.e, op.now, int64(ttl))
+	s.decide(op.trace, op.now, ActionRenew, op.e, id, nil, "renewed")
+	s.rearm(op.now)
+	return s.snapshot(op.e), nil
 }
 
 // renew extends a live lease from now.
@@ -287,51 +277,33 @@ func (s *Service) setDue(e *entry) {
 // LS_PURPOSE_MISMATCH (with Expected and Actual set on the *Error). Use
 // changes no state and does not allocate unless the lease has keys.
 func (s *Service) Use(ctx context.Context, id ID, purpose Purpose) (Lease, error) {
-	if err := checkContext(ctx, "use", id); err != nil {
-		return Lease{}, err
-	}
 	if !purpose.Valid() {
 		return Lease{}, invalidArgument("purpose", "use", id, purpose.String()+" is not a valid purpose")
 	}
-	trace := s.opts.traceID(ctx)
-	s.mu.Lock()
-	defer s.unlock()
-	now, err := s.begin("use", id)
+	op, err := s.openLease(ctx, "use", ActionUse, "use refused", id, true)
 	if err != nil {
 		return Lease{}, err
 	}
-	e, lerr := s.lookup("use", id, true)
-	if lerr == nil && e.purpose != purpose {
-		lerr = &Error{Code: CodePurposeMismatch, Op: "use", LeaseID: id, Expected: purpose, Actual: e.purpose}
+	defer s.unlock()
+	if op.e.purpose != purpose {
+		err := &Error{Code: CodePurposeMismatch, Op: "use", LeaseID: id, Expected: purpose, Actual: op.e.purpose}
+		s.decide(op.trace, op.now, ActionUse, op.e, id, err, "use refused")
+		return Lease{}, err
 	}
-	if lerr != nil {
-		s.decide(trace, now, ActionUse, e, id, lerr, "use refused")
-		return Lease{}, lerr
-	}
-	s.decide(trace, now, ActionUse, e, id, nil, "used")
-	return s.snapshot(e), nil
+	s.decide(op.trace, op.now, ActionUse, op.e, id, nil, "used")
+	return s.snapshot(op.e), nil
 }
 
 // Revoke ends an active lease and deletes its keys atomically. The returned
 // Lease's Keys are exactly the keys deleted (Concord's deleted_keys).
 func (s *Service) Revoke(ctx context.Context, id ID) (Lease, error) {
-	if err := checkContext(ctx, "revoke", id); err != nil {
-		return Lease{}, err
-	}
-	trace := s.opts.traceID(ctx)
-	s.mu.Lock()
-	defer s.unlock()
-	now, err := s.begin("revoke", id)
+	op, err := s.openLease(ctx, "revoke", ActionRevoke, "revoke refused", id, false)
 	if err != nil {
 		return Lease{}, err
 	}
-	e, lerr := s.lookup("revoke", id, false)
-	if lerr != nil {
-		s.decide(trace, now, ActionRevoke, e, id, lerr, "revoke refused")
-		return Lease{}, lerr
-	}
-	l := s.end(e, now, EndRevoked, trace)
-	s.rearm(now)
+	defer s.unlock()
+	l := s.end(op.e, op.now, EndRevoked, op.trace)
+	s.rearm(op.now)
 	return l, nil
 }
 
@@ -413,6 +385,37 @@ func (s *Service) begin(op string, id ID) (int64, error) {
 	now := s.now()
 	s.settle(now)
 	return now, nil
+}
+
+// leaseOp is an operation on one active lease, started by openLease.
+type leaseOp struct {
+	e     *entry
+	now   int64
+	trace string
+}
+
+// openLease starts an operation on lease id: it checks ctx, takes the lock,
+// settles what is due and finds the lease. On success the lock is held and
+// the caller releases it with s.unlock. A lease that is not active is
+// refused: the refusal is audited under action and the lock released.
+func (s *Service) openLease(ctx context.Context, op string, action Action, refused string, id ID, stale bool) (leaseOp, error) {
+	if err := checkContext(ctx, op, id); err != nil {
+		return leaseOp{}, err
+	}
+	trace := s.opts.traceID(ctx)
+	s.mu.Lock()
+	now, err := s.begin(op, id)
+	if err != nil {
+		s.unlock()
+		return leaseOp{}, err
+	}
+	e, lerr := s.lookup(op, id, stale)
+	if lerr != nil {
+		s.decide(trace, now, action, e, id, lerr, refused)
+		s.unlock()
+		return leaseOp{}, lerr
+	}
+	return leaseOp{e, now, trace}, nil
 }
 
 // lookup finds an active lease or returns the error the operation table
