@@ -17,9 +17,9 @@ import (
 // and a remote provider's.
 const (
 	fakeLease  = 10 * time.Second
-	realShort  = 300 * time.Millisecond
+	realShort  = time.Second
 	realLong   = time.Minute
-	realSlack  = 150 * time.Millisecond
+	realSlack  = 250 * time.Millisecond
 	guardLimit = 30 * time.Second
 )
 
@@ -34,8 +34,8 @@ type Advancer interface {
 // returns, one fresh provider per clause, each clause a subtest. newProvider
 // also returns the clock the provider's leases expire on. When the clock is
 // an Advancer the suite drives time with it and runs exactly and quickly
-// (10,000 acquisitions for token order); otherwise it uses leases of 300ms,
-// waits them out in real time and scales the counts down, about 5 s in all.
+// (10,000 acquisitions for token order); otherwise it uses leases of 1s,
+// waits them out in real time and scales the counts down, about 15 s in all.
 //
 // The provider must not have a lock-delay: the suite takes expired locks
 // over at once. A clause that hangs for 30 s panics with every goroutine's
