@@ -412,16 +412,6 @@ func TestAuditDefaultCapacity(t *testing.T) {
 	require.Equal(t, lease.ActionRevoke, got[len(got)-1].Action)
 }
 
-// silentClock is a FakeClock whose timers never fire, so expiries are only
-// settled by calls into the service, late.
-type silentClock struct{ *leasetest.FakeClock }
-
-func (silentClock) AfterFunc(time.Duration, func()) lease.Timer { return silentTimer{} }
-
-type silentTimer struct{}
-
-func (silentTimer) Stop() bool { return true }
-
 func TestAuditExpireTimestampIsTheDeadline(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -434,7 +424,7 @@ func TestAuditExpireTimestampIsTheDeadline(t *testing.T) {
 			fake := leasetest.NewFakeClock(t0)
 			var clk lease.Clock = fake
 			if tc.silent {
-				clk = silentClock{fake}
+				clk = leasetest.Stalled(fake)
 			}
 			log := &auditLog{}
 			s := lease.New(lease.WithClock(clk), lease.WithAuditSink(log.sink))

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 )
 
 func TestExpiryIsExactAtTheBoundary(t *testing.T) {
@@ -29,44 +30,19 @@ func TestExpiryIsExactAtTheBoundary(t *testing.T) {
 	require.False(t, found, "expired at now == ExpiresAt")
 }
 
-// manualClock moves only when set and never fires its timers, so the only
-// way a lease can be seen expired is each operation settling on entry.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func (c *manualClock) AfterFunc(time.Duration, func()) lease.Timer { return stoppedTimer{} }
-
-type stoppedTimer struct{}
-
-func (stoppedTimer) Stop() bool { return true }
-
 // TestExpiryWithoutTimer checks that no call observes an expired lease or its
 // keys as present even though no timer ever fires.
 func TestExpiryWithoutTimer(t *testing.T) {
-	clk := &manualClock{now: t0}
+	clk := leasetest.NewFakeClock(t0)
 	var expired []lease.ID
-	s := lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) { expired = append(expired, l.ID) }))
+	s := lease.New(lease.WithClock(leasetest.Stalled(clk)), lease.WithOnExpire(func(l lease.Lease) { expired = append(expired, l.ID) }))
 	defer s.Close()
 	a := grant(t, s, lease.Operation, time.Second)
 	b := grant(t, s, lease.Operation, time.Hour)
 	require.NoError(t, s.Put(ctx, "a/1", nil, a.ID))
 	require.NoError(t, s.Put(ctx, "b/1", nil, b.ID))
 
-	clk.set(t0.Add(time.Second))
+	clk.Set(t0.Add(time.Second))
 	checks := map[string]func() any{
 		"Info":        func() any { _, err := s.Info(a.ID); return lease.CodeOf(err) },
 		"ActiveCount": func() any { return s.ActiveCount() },
@@ -276,13 +252,33 @@ func TestGrantWithKeyIsCreateIfAbsent(t *testing.T) {
 	require.Zero(t, le.LeaseID, "a key on no lease is present too")
 }
 
-// backwardsClock returns times from a list, going back in time once.
+// backwardsClock is set by hand and steps back when told; its timers never
+// fire.
 type backwardsClock struct {
-	manualClock
+	mu  sync.Mutex
+	now time.Time
 }
 
+func (c *backwardsClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *backwardsClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *backwardsClock) AfterFunc(time.Duration, func()) lease.Timer { return noTimer{} }
+
+type noTimer struct{}
+
+func (noTimer) Stop() bool { return true }
+
 func TestTimeNeverRunsBackwards(t *testing.T) {
-	clk := &backwardsClock{manualClock{now: t0}}
+	clk := &backwardsClock{now: t0}
 	s := lease.New(lease.WithClock(clk))
 	defer s.Close()
 	clk.set(t0.Add(10 * time.Second))

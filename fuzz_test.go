@@ -150,15 +150,6 @@ type fuzzHandle struct {
 	cancel context.CancelFunc
 }
 
-// deafClock is a clock whose timers never fire, so the service only learns
-// of deadlines when it is called.
-type deafClock struct{ *leasetest.FakeClock }
-
-type deafTimer struct{}
-
-func (deafClock) AfterFunc(time.Duration, func()) lease.Timer { return deafTimer{} }
-func (deafTimer) Stop() bool                                  { return true }
-
 func newFuzzRun(t *testing.T, in []byte) *fuzzRun {
 	r := &fuzzRun{t: t, in: in}
 	c := r.byte()
@@ -187,7 +178,7 @@ func newFuzzRun(t *testing.T, in []byte) *fuzzRun {
 
 	var clock lease.Clock = r.clk
 	if !r.cfg.timers {
-		clock = deafClock{r.clk}
+		clock = leasetest.Stalled(r.clk)
 	}
 	opts := []lease.Option{
 		lease.WithClock(clock),

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 )
 
 func TestKeepAliveRenewsEveryThirdOfTTL(t *testing.T) {
@@ -135,15 +136,15 @@ func TestKeepAliveIsAudited(t *testing.T) {
 // was kept alive.
 func TestKeepAliveRenewalsDueBeforeTheCancelStillHappen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clk := &manualClock{now: t0}
-		s := lease.New(lease.WithClock(clk))
+		clk := leasetest.NewFakeClock(t0)
+		s := lease.New(lease.WithClock(leasetest.Stalled(clk)))
 		defer s.Close()
 		l := grant(t, s, lease.Operation, 3*time.Second)
 		parent, cancel := context.WithCancel(ctx)
 		_, err := s.KeepAlive(parent, l.ID)
 		require.NoError(t, err)
 
-		clk.set(t0.Add(10 * time.Second))
+		clk.Set(t0.Add(10 * time.Second))
 		cancel()
 		synctest.Wait() // the parent-done callback has run
 

@@ -1,7 +1,6 @@
 package claim_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -12,33 +11,6 @@ import (
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/leasetest"
 )
-
-// stillClock is a lease.Clock whose timers never fire: time moves only by
-// Set, so no ending notification is delivered until some call on the
-// service settles. It opens, deterministically, the window in which the
-// service knows a claim's lease has ended and the Broker does not yet.
-type stillClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stillClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stillClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func (c *stillClock) AfterFunc(time.Duration, func()) lease.Timer { return stillTimer{} }
-
-type stillTimer struct{}
-
-func (stillTimer) Stop() bool { return true }
 
 // TestCoreEndsTheLeaseFirst shortens a claim's lease behind the Broker's
 // back, so the Broker's record says live when the service has expired it.
@@ -58,8 +30,8 @@ func TestCoreEndsTheLeaseFirst(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := &stillClock{now: t0}
-			svc := lease.New(lease.WithClock(clk))
+			clk := leasetest.NewFakeClock(t0)
+			svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
 			b := claim.New(svc)
 			defer func() {
 				require.NoError(t, b.Close())
@@ -86,8 +58,8 @@ func TestCoreEndsTheLeaseFirst(t *testing.T) {
 // Broker thought live, while no call on the claim is under way; the ending
 // notification takes the item back.
 func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
-	clk := &stillClock{now: t0}
-	svc := lease.New(lease.WithClock(clk))
+	clk := leasetest.NewFakeClock(t0)
+	svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
 	b := claim.New(svc)
 	defer func() {
 		require.NoError(t, b.Close())
@@ -108,8 +80,8 @@ func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
 // call reaches the service, so no ending notification arrives; the Broker
 // still never shows an expired claim as live.
 func TestExpiredClaimIsSettledWithoutANotification(t *testing.T) {
-	clk := &stillClock{now: t0}
-	svc := lease.New(lease.WithClock(clk))
+	clk := leasetest.NewFakeClock(t0)
+	svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
 	b := claim.New(svc)
 	defer func() {
 		require.NoError(t, b.Close())
@@ -134,7 +106,7 @@ func TestExpiredClaimIsSettledWithoutANotification(t *testing.T) {
 // A hook that calls back into the Broker must not deadlock, because the
 // Broker never holds its lock across a call on the service.
 func TestHooksMayCallTheBroker(t *testing.T) {
-	clk := &stillClock{now: t0}
+	clk := leasetest.NewFakeClock(t0)
 	var b *claim.Broker
 	var seen []claim.Counts
 	svc := lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {

@@ -333,3 +333,15 @@ func TestFakeClockConcurrentUse(t *testing.T) {
 		require.False(t, seen[i].Before(seen[i-1]), fmt.Sprintf("callback %d saw time go back", i))
 	}
 }
+
+func TestStalledNeverFires(t *testing.T) {
+	c := leasetest.NewFakeClock(time.Unix(0, 0))
+	s := leasetest.Stalled(c)
+	fired := false
+	timer := s.AfterFunc(time.Second, func() { fired = true })
+	c.Advance(time.Hour)
+	require.False(t, fired)
+	require.Equal(t, time.Unix(3600, 0), s.Now(), "reads the fake clock's time")
+	require.Zero(t, c.Pending(), "schedules nothing on the fake clock")
+	require.True(t, timer.Stop())
+}

@@ -54,7 +54,7 @@ func FuzzMemory(f *testing.F) {
 		fake := leasetest.NewFakeClock(epoch)
 		var clock lease.Clock = fake
 		if script[0]&2 != 0 {
-			clock = stalledClock{fake}
+			clock = leasetest.Stalled(fake)
 		}
 		svc := lease.New(lease.WithClock(clock))
 		defer svc.Close()

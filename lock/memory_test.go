@@ -14,17 +14,6 @@ import (
 	"github.com/leasehold/lease/lock"
 )
 
-// stalledClock is a fake clock whose timers never fire: the service then
-// learns of an expiry only when it is next called, the race the lock-delay
-// must win.
-type stalledClock struct{ *leasetest.FakeClock }
-
-func (stalledClock) AfterFunc(time.Duration, func()) lease.Timer { return stalledTimer{} }
-
-type stalledTimer struct{}
-
-func (stalledTimer) Stop() bool { return true }
-
 func TestLockDelay(t *testing.T) {
 	const d, delay = 10 * time.Second, 5 * time.Second
 	cases := []struct {
@@ -52,7 +41,7 @@ func TestLockDelay(t *testing.T) {
 			fake := leasetest.NewFakeClock(epoch)
 			var clock lease.Clock = fake
 			if c.stalled {
-				clock = stalledClock{fake}
+				clock = leasetest.Stalled(fake)
 			}
 			svc := lease.New(lease.WithClock(clock))
 			defer svc.Close()
