@@ -9,6 +9,10 @@ package lease
 // memory follows the leases held, not the IDs ever issued.
 type leaseTable struct {
 	chunks map[ID]*chunk
+	// The chunk found last: consecutive calls mostly touch the same lease
+	// or its neighbours, and skipping the map then saves a hash per lookup.
+	lastNum   ID
+	lastChunk *chunk
 }
 
 const chunkBits = 8
@@ -23,14 +27,25 @@ func newLeaseTable() leaseTable {
 }
 
 func (t *leaseTable) get(id ID) *entry {
-	if c := t.chunks[id>>chunkBits]; c != nil {
+	if c := t.chunk(id >> chunkBits); c != nil {
 		return c.slots[id&(1<<chunkBits-1)]
 	}
 	return nil
 }
 
+func (t *leaseTable) chunk(num ID) *chunk {
+	if t.lastChunk != nil && t.lastNum == num {
+		return t.lastChunk
+	}
+	c := t.chunks[num]
+	if c != nil {
+		t.lastNum, t.lastChunk = num, c
+	}
+	return c
+}
+
 func (t *leaseTable) put(e *entry) {
-	c := t.chunks[e.id>>chunkBits]
+	c := t.chunk(e.id >> chunkBits)
 	if c == nil {
 		c = new(chunk)
 		t.chunks[e.id>>chunkBits] = c
@@ -40,6 +55,8 @@ func (t *leaseTable) put(e *entry) {
 }
 
 func (t *leaseTable) delete(id ID) {
+	// Deletions evict old IDs, far from the ones in use: look them up
+	// without disturbing the cached chunk.
 	c := t.chunks[id>>chunkBits]
 	if c == nil || c.slots[id&(1<<chunkBits-1)] == nil {
 		return
@@ -47,5 +64,8 @@ func (t *leaseTable) delete(id ID) {
 	c.slots[id&(1<<chunkBits-1)] = nil
 	if c.used--; c.used == 0 {
 		delete(t.chunks, id>>chunkBits)
+		if t.lastChunk == c {
+			t.lastChunk = nil
+		}
 	}
 }
