@@ -37,6 +37,12 @@ type Keyed interface {
 	Holder(key string) (ID, bool)
 }
 
+// KeyedLeaser is a Leaser that can attach keys.
+type KeyedLeaser interface {
+	Leaser
+	Keyed
+}
+
 // Expirer is implemented by peers that expire leases on the real clock by
 // themselves. OnExpire must be called before the first Grant; fn is called
 // once per expired lease, after its keys are gone, from whatever goroutine
@@ -53,8 +59,8 @@ type Sweeper interface {
 
 // Concurrent reports whether l may be used by several goroutines at once.
 func Concurrent(l Leaser) bool {
-	c, ok := l.(interface{ concurrent() })
-	return ok && c != nil
+	_, ok := l.(interface{ concurrent() })
+	return ok
 }
 
 // Peer names an adapter and constructs fresh instances of it.
@@ -63,9 +69,9 @@ type Peer struct {
 	Name string // name in reports
 	// New returns a fresh, empty instance.
 	New func() (Leaser, error)
-	// SlowExpiry marks a peer whose expiry is rate-limited: the expiry
-	// scenarios use Config.SlowExpiry and Config.SlowLag leases for it, with
-	// Why saying why in the report.
+	// SlowExpiry marks a peer whose expiry is rate-limited and whose writes
+	// are durable: scenarios 5, 6 and 7k use Config.SlowExpiry, SlowLag and
+	// SlowKeyed leases for it, with Why saying why in the report.
 	SlowExpiry bool
 	Why        string
 }

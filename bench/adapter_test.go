@@ -98,7 +98,7 @@ func TestAdapterRevokeDeletesKeys(t *testing.T) {
 			require.NoError(t, err)
 			b, err := l.Grant(time.Hour)
 			require.NoError(t, err)
-			require.NoError(t, attachRevoke(k), "scenario 3's op")
+			require.NoError(t, attachRevoke(l.(KeyedLeaser)), "scenario 3's op")
 			require.NoError(t, k.Attach(a, "x", keyValue))
 			require.NoError(t, k.Attach(b, "y", keyValue))
 

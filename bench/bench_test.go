@@ -54,7 +54,7 @@ func BenchmarkRenew(b *testing.B) {
 }
 
 func BenchmarkAttachRevoke(b *testing.B) {
-	eachPeer(b, keyed, func(b *testing.B, _ Peer, l Leaser) { BenchAttachRevoke(b, l.(Keyed)) })
+	eachPeer(b, keyed, func(b *testing.B, _ Peer, l Leaser) { BenchAttachRevoke(b, l.(KeyedLeaser)) })
 }
 
 func BenchmarkParallelMixed(b *testing.B) {

@@ -98,4 +98,6 @@ func TestConfigSize(t *testing.T) {
 	assert.Equal(t, 2_000, cfg.Size(ExpiryLag, EtcdPeer()))
 	assert.Equal(t, 100_000, cfg.Size(ExpiryLag, TTLCachePeer()))
 	assert.Equal(t, 0, cfg.Size(GrantRevoke, OursPeer()))
+	assert.Equal(t, 200_000, cfg.Size(MemoryKeyed, EtcdPeer()))
+	assert.Equal(t, 1_000_000, cfg.Size(MemoryKeyed, OursPeer()))
 }

@@ -47,7 +47,7 @@ func BenchRenew(b *testing.B, l Leaser, ids []ID) {
 }
 
 // BenchAttachRevoke is scenario 3: grant, attach 4 keys, revoke per op.
-func BenchAttachRevoke(b *testing.B, l Keyed) {
+func BenchAttachRevoke(b *testing.B, l KeyedLeaser) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := attachRevoke(l); err != nil {
@@ -56,9 +56,8 @@ func BenchAttachRevoke(b *testing.B, l Keyed) {
 	}
 }
 
-func attachRevoke(l Keyed) error {
-	ll := l.(Leaser)
-	id, err := ll.Grant(opTTL)
+func attachRevoke(l KeyedLeaser) error {
+	id, err := l.Grant(opTTL)
 	if err != nil {
 		return err
 	}
@@ -67,7 +66,7 @@ func attachRevoke(l Keyed) error {
 			return err
 		}
 	}
-	return ll.Revoke(id)
+	return l.Revoke(id)
 }
 
 // BenchParallelMixed is scenario 4: every goroutine of b.RunParallel

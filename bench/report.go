@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -47,6 +48,12 @@ func ThisMachine() Machine {
 			case kv.Key == "vcs.modified" && kv.Value == "true":
 				m.Revision += "+dirty"
 			}
+		}
+	}
+	if m.Revision == "" {
+		// go run does not stamp the commit; ask git, as the run starts.
+		if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+			m.Revision = strings.TrimSpace(string(out))
 		}
 	}
 	return m

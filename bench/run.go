@@ -76,7 +76,7 @@ func (pr *peerRun) all() map[Scenario]Cell {
 		return pr.out
 	}
 	pr.bench(GrantRevoke, 0, func(b *testing.B) { BenchGrantRevoke(b, l) })
-	if k, ok := l.(Keyed); ok {
+	if k, ok := l.(KeyedLeaser); ok {
 		pr.bench(AttachRevoke, 0, func(b *testing.B) { BenchAttachRevoke(b, k) })
 	} else {
 		pr.out[AttachRevoke] = Cell{NA: "no keys"}
