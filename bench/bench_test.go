@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"flag"
 	"testing"
 )
@@ -68,7 +69,7 @@ func oneShot(b *testing.B, run func() (Sample, error)) {
 	n := 0
 	for b.Loop() {
 		s, err := run()
-		if err == ErrNotSupported {
+		if errors.Is(err, ErrNotSupported) {
 			b.Skip("n/a for this peer")
 		}
 		if err != nil {
@@ -98,14 +99,20 @@ func BenchmarkExpiryLag(b *testing.B) {
 }
 
 func BenchmarkMemory(b *testing.B) {
-	for _, keys := range []int{0, 2} {
-		eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {
-			oneShot(b, func() (Sample, error) {
-				s, l, _, err := RunMemory(p, benchConfig().Size(Memory, p), keys)
-				if l != nil {
-					l.Close()
-				}
-				return s, err
+	for _, tc := range []struct {
+		name string
+		s    Scenario
+		keys int
+	}{{"keys=0", Memory, 0}, {"keys=2", MemoryKeyed, 2}} {
+		b.Run(tc.name, func(b *testing.B) {
+			eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {
+				oneShot(b, func() (Sample, error) {
+					s, l, _, err := RunMemory(p, benchConfig().Size(tc.s, p), tc.keys)
+					if l != nil {
+						l.Close()
+					}
+					return s, err
+				})
 			})
 		})
 	}
