@@ -123,3 +123,30 @@ func BenchmarkExpire1MAtOnce(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkExpire1MWithSubscriber is the burst with an OnEnd subscriber, so
+// every expiry is also queued and delivered.
+func BenchmarkExpire1MWithSubscriber(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		clk := leasetest.NewFakeClock(time.Unix(0, 0))
+		s := lease.New(lease.WithClock(clk))
+		ended := 0
+		stop := s.OnEnd(func(lease.Lease, lease.EndReason) { ended++ })
+		for range 1_000_000 {
+			if _, err := s.Grant(ctx, "h", lease.Operation, time.Minute); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		clk.Advance(time.Minute)
+		if ended != 1_000_000 {
+			b.Fatalf("%d endings delivered", ended)
+		}
+		b.StopTimer()
+		stop()
+		s.Close()
+		b.StartTimer()
+	}
+}

@@ -288,3 +288,25 @@ func TestTimeNeverRunsBackwards(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, l.ExpiresAt, r.ExpiresAt, "renewal uses the latest time seen, not the earlier one")
 }
+
+// TestBurstOfExpiriesIsSettledInBatches expires more leases at one instant
+// than the timer settles at a time: hooks still see them all, in deadline
+// order, and a call made from a hook between batches already sees every
+// due lease gone.
+func TestBurstOfExpiriesIsSettledInBatches(t *testing.T) {
+	const n = 3000
+	var s *lease.Service
+	var ended []lease.Lease
+	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
+		ended = append(ended, l)
+		require.Zero(t, s.ActiveCount(), "a call between batches settles the rest")
+	}))
+	for range n {
+		grant(t, s, lease.Operation, time.Second) // all due at one instant
+	}
+	clk.Advance(time.Second)
+	require.Len(t, ended, n)
+	for i := 1; i < n; i++ {
+		require.Less(t, ended[i-1].ID, ended[i].ID, "equal deadlines end in ID order")
+	}
+}

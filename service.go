@@ -441,8 +441,16 @@ func (s *Service) lookup(op string, id ID, stale bool) (*entry, *Error) {
 
 // settle expires or keep-alive-renews every lease due at or before now, in
 // deadline order.
-func (s *Service) settle(now int64) {
+func (s *Service) settle(now int64) { s.settleSome(now, -1) }
+
+// settleSome settles like settle but stops after limit leases (no limit when
+// negative) and reports whether any due remain.
+func (s *Service) settleSome(now int64, limit int) (more bool) {
 	for len(s.heap) > 0 && s.heap[0].due <= now {
+		if limit == 0 {
+			return true
+		}
+		limit--
 		e := s.heap[0].e
 		if e.ka != nil && e.ka.next <= now && !e.ka.live() {
 			e.ka = nil // every keep-alive's parent is done: left to expire
@@ -452,6 +460,7 @@ func (s *Service) settle(now int64) {
 			// Surfaced early after a renewal: re-key and look again.
 			s.heap[0].due = e.due
 			heap.Fix(&s.heap, 0)
+			limit++ // nothing settled
 			continue
 		}
 		if e.ka != nil && e.ka.next <= now {
@@ -465,6 +474,7 @@ func (s *Service) settle(now int64) {
 		}
 		s.end(e, e.expires, EndExpired, "")
 	}
+	return false
 }
 
 // end removes a live lease with its keys, remembers how it ended, records
@@ -523,18 +533,31 @@ func (s *Service) rearm(now int64) {
 	s.timer = s.opts.clock.AfterFunc(time.Duration(head-now), func() { s.fire(gen) })
 }
 
+// fireBatch is how many leases a timer callback settles before it releases
+// the lock and delivers their notifications. A burst of a million expiries
+// then never holds the lock for long nor queues a million events at once;
+// calls in between still see everything due settled, because they settle
+// what is left themselves.
+const fireBatch = 1024
+
 func (s *Service) fire(gen uint64) {
-	s.mu.Lock()
-	defer s.unlock()
-	if gen == s.timerGen {
-		s.timer = nil
+	for {
+		s.mu.Lock()
+		if gen == s.timerGen {
+			s.timer = nil
+		}
+		if s.closed {
+			s.unlock()
+			return
+		}
+		now := s.now()
+		more := s.settleSome(now, fireBatch)
+		s.rearm(now) // with more due this arms an immediate timer, so a panicking hook cannot strand them
+		s.unlock()
+		if !more {
+			return
+		}
 	}
-	if s.closed {
-		return
-	}
-	now := s.now()
-	s.settle(now)
-	s.rearm(now)
 }
 
 // now reads the clock as nanoseconds since the epoch, never going backwards.
