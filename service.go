@@ -35,6 +35,10 @@ type Service struct {
 	timerAt  int64 // deadline the timer is armed for
 	timerGen uint64
 
+	// free holds entries evicted from the ended record, for reuse by
+	// Grant: nothing refers to an entry once it has left the table.
+	free []*entry
+
 	subs       []*subscriber
 	outbox     []event
 	spare      []event
@@ -84,6 +88,7 @@ func New(opts ...Option) *Service {
 		system: system,
 		epoch:  o.clock.Now(),
 		leases: newLeaseTable(),
+		free:   make([]*entry, 0, freeEntries),
 		ended:  newEndedRecord(o.endedCapacity),
 		keys:   newKeySpace(),
 		audit:  newAuditRing(o.auditCapacity),
@@ -162,7 +167,8 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 	}
 	s.lastID++
 	s.revision++
-	e := &entry{
+	e := s.newEntry()
+	*e = entry{
 		id:       s.lastID,
 		holder:   holder,
 		revision: s.revision,
@@ -376,6 +382,19 @@ func (s *Service) Audit() []Decision {
 	return s.audit.snapshot(s.at)
 }
 
+// freeEntries bounds the entries kept for reuse.
+const freeEntries = 64
+
+func (s *Service) newEntry() *entry {
+	if n := len(s.free); n > 0 {
+		e := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		return e
+	}
+	return new(entry)
+}
+
 // begin starts an operation under the lock: it refuses a closed service,
 // reads the clock once and settles everything due.
 func (s *Service) begin(op string, id ID) (int64, error) {
@@ -499,6 +518,9 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 	}
 	if evicted := s.ended.add(e); evicted != nil {
 		s.leases.delete(evicted.id)
+		if evicted != e && len(s.free) < cap(s.free) {
+			s.free = append(s.free, evicted)
+		}
 	}
 	reasonText := "revoked"
 	if reason == EndExpired {
