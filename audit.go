@@ -67,8 +67,9 @@ func SlogSink(logger *slog.Logger) func(Decision) {
 }
 
 // auditRing keeps the most recent decisions in a fixed buffer so a
-// long-running service never grows. Records keep their time as service
-// nanoseconds and get their Timestamp when read, which keeps recording cheap.
+// long-running service never grows. A record is what a decision needs and no
+// more (96 bytes against a Decision's 136): recording runs on every Use, and
+// the Decision is built when it is read.
 type auditRing struct {
 	buf  []auditRecord
 	next int // slot for the next record
@@ -76,40 +77,63 @@ type auditRing struct {
 }
 
 type auditRecord struct {
-	d  Decision // Timestamp unset
-	at int64
+	id       ID
+	action   Action
+	reason   string
+	holder   string
+	trace    string
+	at       int64  // service nanoseconds
+	revision int64  // after the decision
+	err      *Error // nil when allowed
 }
 
 func newAuditRing(capacity int) auditRing {
 	return auditRing{buf: make([]auditRecord, capacity)}
 }
 
-// claim takes the slot for a record at time at and returns its Decision to
-// fill in, or nil when the ring keeps nothing.
-func (r *auditRing) claim(at int64) *Decision {
+// claim takes the slot for the next record, or returns nil when the ring
+// keeps nothing.
+func (r *auditRing) claim() *auditRecord {
 	if len(r.buf) == 0 {
 		return nil
 	}
 	rec := &r.buf[r.next]
-	rec.at = at
 	if r.next++; r.next == len(r.buf) {
 		r.next, r.full = 0, true
 	}
-	return &rec.d
+	return rec
+}
+
+// decision builds the Decision a record stands for.
+func (rec *auditRecord) decision(toTime func(int64) time.Time) Decision {
+	d := Decision{
+		LeaseID:   rec.id,
+		Action:    rec.action,
+		Allowed:   rec.err == nil,
+		Reason:    rec.reason,
+		Holder:    rec.holder,
+		TraceID:   rec.trace,
+		Timestamp: toTime(rec.at),
+		Revision:  rec.revision,
+	}
+	if rec.err != nil {
+		d.Code = rec.err.Code
+		if d.Code == CodePurposeMismatch {
+			d.Reason = "granted for " + rec.err.Actual.String() + ", used for " + rec.err.Expected.String()
+		}
+	}
+	return d
 }
 
 // snapshot returns the retained decisions, oldest first.
 func (r *auditRing) snapshot(toTime func(int64) time.Time) []Decision {
-	var recs []auditRecord
+	recs := r.buf[:r.next]
 	if r.full {
 		recs = append(r.buf[r.next:len(r.buf):len(r.buf)], r.buf[:r.next]...)
-	} else {
-		recs = r.buf[:r.next]
 	}
 	out := make([]Decision, len(recs))
-	for i, rec := range recs {
-		out[i] = rec.d
-		out[i].Timestamp = toTime(rec.at)
+	for i := range recs {
+		out[i] = recs[i].decision(toTime)
 	}
 	return out
 }

@@ -619,34 +619,19 @@ func (s *Service) snapshot(e *entry) Lease {
 // decide records an audit decision and queues it for the sink.
 func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID, err *Error, reason string) {
 	sink := s.opts.auditSink != nil
-	var scratch Decision
-	d := &scratch
-	if rec := s.audit.claim(at); rec != nil {
-		d = rec // written in place: this runs on every Use
+	var scratch auditRecord
+	rec := &scratch
+	if r := s.audit.claim(); r != nil {
+		rec = r // written in place: this runs on every Use
 	} else if !sink {
 		return
 	}
-	*d = Decision{
-		LeaseID:  id,
-		Action:   action,
-		Allowed:  err == nil,
-		Reason:   reason,
-		TraceID:  trace,
-		Revision: s.revision,
-	}
+	*rec = auditRecord{id: id, action: action, reason: reason, trace: trace, at: at, revision: s.revision, err: err}
 	if e != nil {
-		d.Holder = e.holder
-	}
-	if err != nil {
-		d.Code = err.Code
-		if err.Code == CodePurposeMismatch {
-			d.Reason = "granted for " + err.Actual.String() + ", used for " + err.Expected.String()
-		}
+		rec.holder = e.holder
 	}
 	if sink {
-		ev := event{kind: eventDecision, decision: *d}
-		ev.decision.Timestamp = s.at(at)
-		s.outbox = append(s.outbox, ev)
+		s.outbox = append(s.outbox, event{kind: eventDecision, decision: rec.decision(s.at)})
 	}
 }
 
