@@ -104,8 +104,9 @@ func (r *auditRing) claim() *auditRecord {
 	return rec
 }
 
-// decision builds the Decision a record stands for.
-func (rec *auditRecord) decision(toTime func(int64) time.Time) Decision {
+// decision builds the Decision a record stands for; the record's time
+// counts from epoch, the service's.
+func (rec *auditRecord) decision(epoch time.Time) Decision {
 	d := Decision{
 		LeaseID:   rec.id,
 		Action:    rec.action,
@@ -113,7 +114,7 @@ func (rec *auditRecord) decision(toTime func(int64) time.Time) Decision {
 		Reason:    rec.reason,
 		Holder:    rec.holder,
 		TraceID:   rec.trace,
-		Timestamp: toTime(rec.at),
+		Timestamp: epoch.Add(time.Duration(rec.at)),
 		Revision:  rec.revision,
 	}
 	if rec.err != nil {
@@ -126,14 +127,14 @@ func (rec *auditRecord) decision(toTime func(int64) time.Time) Decision {
 }
 
 // snapshot returns the retained decisions, oldest first.
-func (r *auditRing) snapshot(toTime func(int64) time.Time) []Decision {
+func (r *auditRing) snapshot(epoch time.Time) []Decision {
 	recs := r.buf[:r.next]
 	if r.full {
 		recs = append(r.buf[r.next:len(r.buf):len(r.buf)], r.buf[:r.next]...)
 	}
 	out := make([]Decision, len(recs))
 	for i := range recs {
-		out[i] = recs[i].decision(toTime)
+		out[i] = recs[i].decision(epoch)
 	}
 	return out
 }

@@ -362,11 +362,7 @@ func (s *Service) ActiveCount() int {
 func (s *Service) Revision() int64 {
 	s.mu.Lock()
 	defer s.unlock()
-	if !s.closed {
-		now := s.now()
-		s.settle(now)
-		s.rearm(now)
-	}
+	_, _ = s.begin("revision", 0) // settles what is due; a closed service keeps its last revision
 	return s.revision
 }
 
@@ -374,12 +370,8 @@ func (s *Service) Revision() int64 {
 func (s *Service) Audit() []Decision {
 	s.mu.Lock()
 	defer s.unlock()
-	if !s.closed {
-		now := s.now()
-		s.settle(now)
-		s.rearm(now)
-	}
-	return s.audit.snapshot(s.at)
+	_, _ = s.begin("audit", 0) // settles what is due; a closed service keeps its trail
+	return s.audit.snapshot(s.epoch)
 }
 
 // freeEntries bounds the entries kept for reuse.
@@ -469,7 +461,6 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 		if limit == 0 {
 			return true
 		}
-		limit--
 		e := s.heap[0].e
 		if e.ka != nil && e.ka.next <= now && !e.ka.live() {
 			e.ka = nil // every keep-alive's parent is done: left to expire
@@ -479,9 +470,9 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			// Surfaced early after a renewal: re-key and look again.
 			s.heap[0].due = e.due
 			heap.Fix(&s.heap, 0)
-			limit++ // nothing settled
 			continue
 		}
+		limit--
 		if e.ka != nil && e.ka.next <= now {
 			// Renewed at the instant it was due, like an expiry is decided
 			// at its deadline: a late timer or a stalled process changes
@@ -631,7 +622,7 @@ func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID,
 		rec.holder = e.holder
 	}
 	if sink {
-		s.outbox = append(s.outbox, event{kind: eventDecision, decision: rec.decision(s.at)})
+		s.outbox = append(s.outbox, event{kind: eventDecision, decision: rec.decision(s.epoch)})
 	}
 }
 
