@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/leasehold/lease/internal/timebase"
 )
 
 // Action names what a Decision was about.
@@ -104,9 +106,9 @@ func (r *auditRing) claim() *auditRecord {
 	return rec
 }
 
-// decision builds the Decision a record stands for; the record's time
-// counts from epoch, the service's.
-func (rec *auditRecord) decision(epoch time.Time) Decision {
+// decision builds the Decision a record stands for, on the service's time
+// base.
+func (rec *auditRecord) decision(base *timebase.Base) Decision {
 	d := Decision{
 		LeaseID:   rec.id,
 		Action:    rec.action,
@@ -114,7 +116,7 @@ func (rec *auditRecord) decision(epoch time.Time) Decision {
 		Reason:    rec.reason,
 		Holder:    rec.holder,
 		TraceID:   rec.trace,
-		Timestamp: epoch.Add(time.Duration(rec.at)),
+		Timestamp: base.Time(rec.at),
 		Revision:  rec.revision,
 	}
 	if rec.err != nil {
@@ -127,14 +129,14 @@ func (rec *auditRecord) decision(epoch time.Time) Decision {
 }
 
 // snapshot returns the retained decisions, oldest first.
-func (r *auditRing) snapshot(epoch time.Time) []Decision {
+func (r *auditRing) snapshot(base *timebase.Base) []Decision {
 	recs := r.buf[:r.next]
 	if r.full {
 		recs = append(r.buf[r.next:len(r.buf):len(r.buf)], r.buf[:r.next]...)
 	}
 	out := make([]Decision, len(recs))
 	for i := range recs {
-		out[i] = recs[i].decision(epoch)
+		out[i] = recs[i].decision(base)
 	}
 	return out
 }

@@ -1,6 +1,11 @@
 package lease
 
-import "time"
+import (
+	"sync"
+	"time"
+
+	"github.com/leasehold/lease/internal/timebase"
+)
 
 // Clock is the source of time for a Service. Implementations must be safe for
 // concurrent use. leasetest.FakeClock is one for tests.
@@ -29,3 +34,62 @@ type systemClock struct{}
 func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// baseClock is the Clock a Service hands out: its time base, with timers
+// that count on that base rather than on the underlying clock.
+type baseClock struct {
+	base  *timebase.Base
+	clock Clock
+}
+
+func (c *baseClock) Now() time.Time { return c.base.Time(c.base.Now()) }
+
+// AfterFunc arms a timer of the underlying clock for d. If that clock stepped
+// back meanwhile, the timer fires before the service's time has advanced by
+// d; it then re-arms for what is left, so f never runs early on the time
+// base that everything built on the service decides by.
+func (c *baseClock) AfterFunc(d time.Duration, f func()) Timer {
+	t := &baseTimer{c: c, at: addSat(c.base.Now(), int64(d)), f: f}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.t = c.clock.AfterFunc(d, t.fire)
+	return t
+}
+
+type baseTimer struct {
+	c  *baseClock
+	at int64 // the base time f is due at
+	f  func()
+
+	mu   sync.Mutex
+	t    Timer // the underlying timer armed now
+	done bool  // f started or the timer was stopped
+}
+
+func (t *baseTimer) fire() {
+	now := t.c.base.Now()
+	t.mu.Lock()
+	if t.done {
+		t.mu.Unlock()
+		return
+	}
+	if now < t.at {
+		t.t = t.c.clock.AfterFunc(time.Duration(t.at-now), t.fire)
+		t.mu.Unlock()
+		return
+	}
+	t.done = true
+	t.mu.Unlock()
+	t.f()
+}
+
+func (t *baseTimer) Stop() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return false
+	}
+	t.done = true
+	t.t.Stop()
+	return true
+}

@@ -19,6 +19,7 @@ func (f optionFunc) apply(o *options) { f(o) }
 const (
 	DefaultAuditCapacity = 4096
 	DefaultEndedCapacity = 4096
+	DefaultSinkBuffer    = 16384
 )
 
 type options struct {
@@ -30,6 +31,8 @@ type options struct {
 	auditSink     func(Decision)
 	onExpire      func(Lease)
 	traceID       func(context.Context) string
+	onPanic       func(*PanicError)
+	sinkBuffer    int
 }
 
 func defaultOptions() options {
@@ -40,6 +43,8 @@ func defaultOptions() options {
 		auditCapacity: DefaultAuditCapacity,
 		endedCapacity: DefaultEndedCapacity,
 		traceID:       TraceIDFromContext,
+		onPanic:       LogPanic,
+		sinkBuffer:    DefaultSinkBuffer,
 	}
 }
 
@@ -83,15 +88,35 @@ func WithEndedCapacity(n int) Option {
 }
 
 // WithAuditSink streams every Decision to sink, in order, outside the
-// service's lock. The sink may call back into the service.
+// service's lock. The sink may call back into the service. Decisions wait
+// for a slow sink in a buffer of WithSinkBuffer's size; when it is full,
+// further decisions skip the sink (the audit ring still records them) and
+// are counted by DroppedDecisions. It panics if sink is nil.
 func WithAuditSink(sink func(Decision)) Option {
+	if sink == nil {
+		panic("lease: WithAuditSink: nil sink")
+	}
 	return optionFunc(func(o *options) { o.auditSink = sink })
+}
+
+// WithSinkBuffer sets how many decisions may wait for the audit sink
+// (default DefaultSinkBuffer) before further ones are dropped for the sink
+// and counted by DroppedDecisions. The bound keeps a blocked or slow sink
+// from growing the service's memory without limit. It panics if n < 1.
+func WithSinkBuffer(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("lease: WithSinkBuffer(%d): need n >= 1", n))
+	}
+	return optionFunc(func(o *options) { o.sinkBuffer = n })
 }
 
 // WithOnExpire calls f with every lease that expires, in deadline order,
 // outside the service's lock. The Lease's Keys are the keys that were
-// deleted with it. f may call back into the service.
+// deleted with it. f may call back into the service. It panics if f is nil.
 func WithOnExpire(f func(Lease)) Option {
+	if f == nil {
+		panic("lease: WithOnExpire: nil func")
+	}
 	return optionFunc(func(o *options) { o.onExpire = f })
 }
 

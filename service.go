@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/leasehold/lease/internal/timebase"
 )
 
 // Service manages leases and the keys attached to them. Create one with New.
@@ -14,14 +16,15 @@ import (
 // A Service is safe for concurrent use by multiple goroutines. Hooks, audit
 // sinks and ending subscribers run outside its lock and may call back into it.
 type Service struct {
-	opts  options
-	epoch time.Time // times are kept as nanoseconds since this instant
-	// system is set for SystemClock, whose elapsed time since epoch can be
-	// read from the monotonic clock alone, twice as fast as time.Now.
-	system bool
+	opts options
+	// base is the service's one reading of time: nanoseconds since its
+	// epoch, never running backwards, shared through Clock with everything
+	// built on the service.
+	base  *timebase.Base
+	clock *baseClock
+	done  chan struct{} // closed by Close
 
 	mu       sync.Mutex
-	last     int64 // the latest time read, so time never runs backwards
 	closed   bool
 	lastID   ID
 	revision int64
@@ -82,11 +85,16 @@ func New(opts ...Option) *Service {
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
-	_, system := o.clock.(systemClock)
+	var read func() time.Time // nil: the monotonic clock
+	if _, system := o.clock.(systemClock); !system {
+		read = o.clock.Now
+	}
+	base := timebase.New(read)
 	return &Service{
 		opts:   o,
-		system: system,
-		epoch:  o.clock.Now(),
+		base:   base,
+		clock:  &baseClock{base: base, clock: o.clock},
+		done:   make(chan struct{}),
 		leases: newLeaseTable(),
 		free:   make([]*entry, 0, freeEntries),
 		ended:  newEndedRecord(o.endedCapacity),
@@ -118,8 +126,17 @@ func (s *Service) Close() error {
 	return nil
 }
 
-// Clock returns the clock the service runs on.
-func (s *Service) Clock() Clock { return s.opts.clock }
+// Clock returns the service's time base: a Clock whose Now is the time the
+// service decides by, which never runs backwards (a step back of the
+// underlying clock reads as time standing still until it catches up; a step
+// forward is honoured), and whose AfterFunc(d, f) runs f once that time has
+// advanced by d. Everything built on a Service (claims, locks, lock managers)
+// must read time from it, so that all of them agree with the service.
+func (s *Service) Clock() Clock { return s.clock }
+
+// Done returns a channel that is closed when Close is called, for code built
+// on the service that must stop with it.
+func (s *Service) Done() <-chan struct{} { return s.done }
 
 // Grant creates a lease for holder with the given purpose and TTL. holder
 // must not be empty, purpose must be valid and ttl positive and within the
@@ -371,7 +388,7 @@ func (s *Service) Audit() []Decision {
 	s.mu.Lock()
 	defer s.unlock()
 	_, _ = s.begin("audit", 0) // settles what is due; a closed service keeps its trail
-	return s.audit.snapshot(s.epoch)
+	return s.audit.snapshot(s.base)
 }
 
 // freeEntries bounds the entries kept for reuse.
@@ -573,22 +590,10 @@ func (s *Service) fire(gen uint64) {
 	}
 }
 
-// now reads the clock as nanoseconds since the epoch, never going backwards.
-func (s *Service) now() int64 {
-	var n int64
-	if s.system {
-		n = int64(time.Since(s.epoch))
-	} else {
-		n = int64(s.opts.clock.Now().Sub(s.epoch))
-	}
-	if n < s.last {
-		return s.last
-	}
-	s.last = n
-	return n
-}
+// now reads the service's time base.
+func (s *Service) now() int64 { return s.base.Now() }
 
-func (s *Service) at(n int64) time.Time { return s.epoch.Add(time.Duration(n)) }
+func (s *Service) at(n int64) time.Time { return s.base.Time(n) }
 
 func (s *Service) snapshot(e *entry) Lease {
 	l := Lease{
@@ -622,7 +627,7 @@ func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID,
 		rec.holder = e.holder
 	}
 	if sink {
-		s.outbox = append(s.outbox, event{kind: eventDecision, decision: rec.decision(s.epoch)})
+		s.outbox = append(s.outbox, event{kind: eventDecision, decision: rec.decision(s.base)})
 	}
 }
 
