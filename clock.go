@@ -35,6 +35,26 @@ func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
+// MonotonicClock returns a Clock reading c that never runs backwards: a step
+// back of c reads as time standing still until c catches up, a step forward
+// is honoured, and AfterFunc(d, f) runs f once that time has advanced by d.
+// A Service's Clock is one; use MonotonicClock for code that keeps time
+// without a Service, such as a lock manager over a remote provider. The
+// returned Clock is safe for concurrent use.
+func MonotonicClock(c Clock) Clock {
+	if c == nil {
+		panic("lease: MonotonicClock: nil clock")
+	}
+	if bc, ok := c.(*baseClock); ok {
+		return bc // already one; a second base would disagree with it
+	}
+	var read func() time.Time // nil: the monotonic clock
+	if _, system := c.(systemClock); !system {
+		read = c.Now
+	}
+	return &baseClock{base: timebase.New(read), clock: c}
+}
+
 // baseClock is the Clock a Service hands out: its time base, with timers
 // that count on that base rather than on the underlying clock.
 type baseClock struct {

@@ -85,15 +85,11 @@ func New(opts ...Option) *Service {
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
-	var read func() time.Time // nil: the monotonic clock
-	if _, system := o.clock.(systemClock); !system {
-		read = o.clock.Now
-	}
-	base := timebase.New(read)
+	clock := MonotonicClock(o.clock).(*baseClock)
 	return &Service{
 		opts:   o,
-		base:   base,
-		clock:  &baseClock{base: base, clock: o.clock},
+		base:   clock.base,
+		clock:  clock,
 		done:   make(chan struct{}),
 		leases: newLeaseTable(),
 		free:   make([]*entry, 0, freeEntries),

@@ -1,0 +1,170 @@
+// Package idtable maps dense, increasing IDs to records, with memory that
+// follows the records held rather than the IDs ever issued.
+package idtable
+
+// Table maps IDs to pointers. IDs are issued densely in increasing order, so
+// most records sit in chunks of consecutive IDs found through a small map
+// keyed by chunk number: a lookup touches that map, which stays in cache,
+// and one chunk slot. A plain map of a million records costs a cache miss on
+// every lookup.
+//
+// A chunk is 2 KiB of pointers. When churn leaves a chunk with few records
+// (a long-lived lease among thousands that ended, a dead letter among items
+// completed long ago), those records move to a plain map and the chunk is
+// freed, so a survivor costs a map entry instead of a whole chunk. Maps are
+// rebuilt when they have shrunk to a quarter of their peak, because Go maps
+// never give memory back on delete.
+//
+// The zero Table is empty and ready to use. A Table is not safe for
+// concurrent use.
+type Table[T any] struct {
+	chunks map[uint64]*chunk[T]
+	sparse map[uint64]*T
+	// The chunk found last: consecutive calls mostly touch the same record
+	// or its neighbours, and skipping the map then saves a hash per lookup.
+	lastNum   uint64
+	lastChunk *chunk[T]
+	top       uint64 // the highest chunk number a record was put in
+	n         int
+	// Peak sizes of the maps since they were last rebuilt.
+	chunksPeak, sparsePeak int
+}
+
+const (
+	chunkBits = 8
+	chunkSize = 1 << chunkBits
+	chunkMask = chunkSize - 1
+	// A chunk holding this many records or fewer moves them to the sparse
+	// map: at a quarter full a chunk costs 32 bytes per record, about what
+	// a map entry costs, so the move never makes a record dearer.
+	thinChunk = chunkSize / 4
+	// Maps smaller than this are never rebuilt.
+	minRebuild = 64
+)
+
+type chunk[T any] struct {
+	slots [chunkSize]*T
+	used  int
+}
+
+// Len returns the number of records.
+func (t *Table[T]) Len() int { return t.n }
+
+// Get returns the record of id, or nil.
+func (t *Table[T]) Get(id uint64) *T {
+	if c := t.chunk(id >> chunkBits); c != nil {
+		return c.slots[id&chunkMask]
+	}
+	if len(t.sparse) == 0 {
+		return nil
+	}
+	return t.sparse[id]
+}
+
+func (t *Table[T]) chunk(num uint64) *chunk[T] {
+	if t.lastChunk != nil && t.lastNum == num {
+		return t.lastChunk
+	}
+	c := t.chunks[num]
+	if c != nil {
+		t.lastNum, t.lastChunk = num, c
+	}
+	return c
+}
+
+// Put stores v as the record of id, replacing any.
+func (t *Table[T]) Put(id uint64, v *T) {
+	num := id >> chunkBits
+	c := t.chunk(num)
+	if c == nil && num < t.top {
+		// An old chunk that was thinned out: keep it sparse.
+		if t.sparse == nil {
+			t.sparse = make(map[uint64]*T)
+		}
+		if _, ok := t.sparse[id]; !ok {
+			t.n++
+		}
+		t.sparse[id] = v
+		t.sparsePeak = max(t.sparsePeak, len(t.sparse))
+		return
+	}
+	if c == nil {
+		if t.chunks == nil {
+			t.chunks = make(map[uint64]*chunk[T])
+		}
+		c = new(chunk[T])
+		t.chunks[num] = c
+		t.chunksPeak = max(t.chunksPeak, len(t.chunks))
+		t.lastNum, t.lastChunk = num, c
+	}
+	if c.slots[id&chunkMask] == nil {
+		c.used++
+		t.n++
+	}
+	c.slots[id&chunkMask] = v
+	t.top = max(t.top, num)
+}
+
+// Delete removes the record of id, if any.
+func (t *Table[T]) Delete(id uint64) {
+	num := id >> chunkBits
+	// Deletions mostly evict old IDs, far from the ones in use: look them
+	// up without disturbing the cached chunk.
+	c := t.chunks[num]
+	if c == nil {
+		if _, ok := t.sparse[id]; ok {
+			delete(t.sparse, id)
+			t.n--
+			t.sparse = rebuilt(t.sparse, &t.sparsePeak)
+		}
+		return
+	}
+	if c.slots[id&chunkMask] == nil {
+		return
+	}
+	c.slots[id&chunkMask] = nil
+	c.used--
+	t.n--
+	switch {
+	case c.used == 0:
+		t.dropChunk(num)
+	case c.used <= thinChunk && num < t.top:
+		// Churn left a few records in an old chunk, which receives no new
+		// IDs: move them out and free the chunk.
+		if t.sparse == nil {
+			t.sparse = make(map[uint64]*T)
+		}
+		base := num << chunkBits
+		for i, v := range c.slots {
+			if v != nil {
+				t.sparse[base+uint64(i)] = v
+			}
+		}
+		t.sparsePeak = max(t.sparsePeak, len(t.sparse))
+		t.dropChunk(num)
+	}
+}
+
+func (t *Table[T]) dropChunk(num uint64) {
+	c := t.chunks[num]
+	delete(t.chunks, num)
+	if t.lastChunk == c {
+		t.lastChunk = nil
+	}
+	t.chunks = rebuilt(t.chunks, &t.chunksPeak)
+}
+
+// rebuilt returns m, or a copy of it once it has shrunk to a quarter of its
+// peak, so that a map that once held many entries does not keep their
+// memory.
+func rebuilt[K comparable, V any](m map[K]V, peak *int) map[K]V {
+	if *peak < minRebuild || len(m)*4 > *peak {
+		return m
+	}
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	*peak = len(out)
+	return out
+}
