@@ -1,6 +1,13 @@
 package lease
 
-import "sync/atomic"
+import (
+	"context"
+	"runtime/debug"
+	"slices"
+	"sync/atomic"
+
+	"github.com/leasehold/lease/internal/callback"
+)
 
 // Notifications (audit sink calls, expiry hooks and ending subscriptions) are
 // queued under the service lock and delivered after it is released, by one
@@ -8,6 +15,14 @@ import "sync/atomic"
 // and user code never runs under the lock. A hook that calls back into the
 // service only queues more notifications, which the same delivery loop picks
 // up after the hook returns.
+//
+// The rules every callback of the service follows:
+//   - a panic is recovered and reported to the panic handler, and delivery
+//     goes on: the other callbacks still see the event;
+//   - nothing queued is delivered once Close has been called;
+//   - each callback gets its own copy of a lease's Keys;
+//   - decisions waiting for the audit sink are bounded (WithSinkBuffer);
+//     past the bound they skip the sink and are counted.
 
 type eventKind uint8
 
@@ -31,12 +46,18 @@ type subscriber struct {
 
 // OnEnd subscribes fn to lease endings: it is called with every lease that
 // expires or is revoked after OnEnd returns, in the order the leases ended,
-// outside the service's lock, with Keys set to the keys that were deleted.
-// fn may call back into the service. The returned stop function unsubscribes;
-// fn is not called after stop returns unless a call is already under way.
+// outside the service's lock, with Keys set to the keys that were deleted
+// (a copy of its own). fn may call back into the service. A panic in fn is
+// recovered and reported to the service's panic handler, and the other
+// subscribers still see the ending. The returned stop function
+// unsubscribes; fn is not called after stop returns unless a call is
+// already under way. It panics if fn is nil.
 //
-// The lock and claim packages are built on OnEnd.
+// The claim package is built on OnEnd.
 func (s *Service) OnEnd(fn func(l Lease, reason EndReason)) (stop func()) {
+	if fn == nil {
+		panic("lease: OnEnd: nil func")
+	}
 	sub := &subscriber{fn: fn}
 	s.mu.Lock()
 	subs := make([]*subscriber, 0, len(s.subs)+1)
@@ -56,10 +77,35 @@ func (s *Service) OnEnd(fn func(l Lease, reason EndReason)) (stop func()) {
 	}
 }
 
+// DroppedDecisions returns how many decisions skipped the audit sink because
+// WithSinkBuffer's bound was reached while the sink was slow or blocked.
+// They are still in the audit ring (Audit) if it has room.
+func (s *Service) DroppedDecisions() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
 // wantsEnd reports whether an ending must be queued as an event.
 func (s *Service) wantsEnd(reason EndReason) bool {
 	return len(s.subs) > 0 || (reason == EndExpired && s.opts.onExpire != nil)
 }
+
+// queueDecision queues d for the audit sink unless the sink's buffer is
+// full. Called with the lock held.
+func (s *Service) queueDecision(d Decision) {
+	if s.pending >= s.opts.sinkBuffer {
+		s.dropped++
+		return
+	}
+	s.pending++
+	s.outbox = append(s.outbox, event{kind: eventDecision, decision: d})
+}
+
+// keepSpare bounds the event buffer kept for reuse: after a burst of a
+// million expiries the buffers go back to this size instead of keeping the
+// burst's memory.
+const keepSpare = 1024
 
 // unlock releases the service lock and, unless another goroutine is already
 // delivering, delivers the queued notifications.
@@ -76,51 +122,88 @@ func (s *Service) unlock() {
 	s.deliver(batch)
 }
 
+// deliver delivers batch and then whatever was queued meanwhile, until the
+// outbox is empty or the service is closed.
 func (s *Service) deliver(batch []event) {
-	i := 0
-	done := false
-	defer func() {
-		if done {
-			return
-		}
-		// A hook panicked: keep the events after it for the next delivery
-		// and let the panic continue with its own stack.
-		s.mu.Lock()
-		rest := append([]event(nil), batch[i+1:]...)
-		s.outbox = append(rest, s.outbox...)
-		s.delivering = false
-		s.mu.Unlock()
-	}()
 	for {
-		for i = 0; i < len(batch); i++ {
+		for i := range batch {
+			if s.stopped.Load() {
+				break
+			}
 			s.dispatch(&batch[i])
+		}
+		decisions := 0
+		for i := range batch {
+			if batch[i].kind == eventDecision {
+				decisions++
+			}
 		}
 		clear(batch)
 		s.mu.Lock()
-		if len(s.outbox) == 0 {
-			s.spare = batch[:0]
+		s.pending -= decisions
+		if len(s.outbox) == 0 || s.closed {
+			clear(s.outbox)
+			s.outbox = s.outbox[:0]
+			if cap(batch) <= keepSpare {
+				s.spare = batch[:0]
+			}
+			if cap(s.outbox) > keepSpare {
+				s.outbox = nil
+			}
+			s.pending = 0
 			s.delivering = false
-			done = true
 			s.mu.Unlock()
 			return
 		}
-		batch, s.outbox = s.outbox, batch[:0]
+		next := s.outbox
+		s.outbox = nil
+		if cap(batch) <= keepSpare {
+			s.outbox = batch[:0]
+		}
+		batch = next
 		s.mu.Unlock()
 	}
 }
 
+// dispatch delivers one event under the panic policy.
 func (s *Service) dispatch(ev *event) {
 	switch ev.kind {
 	case eventDecision:
-		s.opts.auditSink(ev.decision)
+		callback.Call("audit sink", s.reportPanic, func() { s.opts.auditSink(ev.decision) })
 	case eventEnd:
 		if ev.reason == EndExpired && s.opts.onExpire != nil {
-			s.opts.onExpire(ev.lease)
+			l := ownKeys(ev.lease)
+			callback.Call("expiry hook", s.reportPanic, func() { s.opts.onExpire(l) })
 		}
 		for _, sub := range ev.subs {
+			if s.stopped.Load() {
+				return
+			}
 			if !sub.stopped.Load() {
-				sub.fn(ev.lease, ev.reason)
+				l := ownKeys(ev.lease)
+				callback.Call("end subscriber", s.reportPanic, func() { sub.fn(l, ev.reason) })
 			}
 		}
 	}
+}
+
+// ownKeys gives l a copy of its Keys, so that no callback or caller can
+// change what another sees.
+func ownKeys(l Lease) Lease {
+	if len(l.Keys) > 0 {
+		l.Keys = slices.Clone(l.Keys)
+	}
+	return l
+}
+
+// traceID reads the trace ID of ctx for a decision, under the panic policy:
+// a panicking trace-ID function is reported and the decision has none.
+func (s *Service) traceID(ctx context.Context) (id string) {
+	defer func() {
+		if v := recover(); v != nil {
+			id = ""
+			s.reportPanic("trace id", v, debug.Stack())
+		}
+	}()
+	return s.opts.traceID(ctx)
 }

@@ -58,25 +58,3 @@ func TestNotificationsArriveInDecisionOrder(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, []string{"grant", "grant", "expire", "end:expired", "revoke", "end:revoked", "use"}, got)
 }
-
-// TestPanickingHookLosesNothingElse lets a hook panic on the first of two
-// endings: the panic reaches the caller, the service stays usable and the
-// second ending is still delivered.
-func TestPanickingHookLosesNothingElse(t *testing.T) {
-	var ended []lease.ID
-	panicked := false
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
-		if !panicked {
-			panicked = true
-			panic("hook failure")
-		}
-		ended = append(ended, l.ID)
-	}))
-	grant(t, s, lease.Operation, time.Second)
-	second := grant(t, s, lease.Operation, time.Second)
-	require.PanicsWithValue(t, "hook failure", func() { clk.Advance(time.Second) })
-
-	require.Zero(t, s.ActiveCount(), "both expired")
-	grant(t, s, lease.Operation, time.Hour) // any call delivers what is pending
-	require.Equal(t, []lease.ID{second.ID}, ended)
-}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/lease/internal/timebase"
@@ -46,6 +47,9 @@ type Service struct {
 	outbox     []event
 	spare      []event
 	delivering bool
+	pending    int         // decisions queued for the sink and not yet delivered
+	dropped    uint64      // decisions that skipped the full sink buffer
+	stopped    atomic.Bool // set by Close: delivery stops
 }
 
 type leaseState uint8
@@ -100,9 +104,11 @@ func New(opts ...Option) *Service {
 }
 
 // Close stops the service: its timer is stopped, every keep-alive context is
-// cancelled with cause ErrClosed, and later calls fail with LS_CLOSED. Leases
-// do not expire after Close and no hook runs. Close is idempotent and always
-// returns nil.
+// cancelled with cause ErrClosed, Done is closed, and later calls fail with
+// LS_CLOSED. Leases do not expire after Close. Notifications still queued
+// are dropped: after Close returns no hook, subscriber or sink is called,
+// except that a callback already running (perhaps the one calling Close)
+// finishes. Close is idempotent and always returns nil.
 func (s *Service) Close() error {
 	s.mu.Lock()
 	defer s.unlock()
@@ -110,6 +116,13 @@ func (s *Service) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.stopped.Store(true)
+	close(s.done)
+	// Nothing queued is delivered after Close: the delivery under way, if
+	// any, sees stopped before its next callback.
+	clear(s.outbox)
+	s.outbox = s.outbox[:0]
+	s.pending = 0
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
@@ -161,7 +174,7 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 	if err := s.checkGrant(op, holder, purpose, ttl); err != nil {
 		return Lease{}, err
 	}
-	trace := s.opts.traceID(ctx)
+	trace := s.traceID(ctx)
 	if key != "" {
 		value = cloneBytes(value)
 	}
@@ -426,7 +439,7 @@ func (s *Service) openLease(ctx context.Context, op string, action Action, refus
 	if err := checkContext(ctx, op, id); err != nil {
 		return leaseOp{}, err
 	}
-	trace := s.opts.traceID(ctx)
+	trace := s.traceID(ctx)
 	s.mu.Lock()
 	now, err := s.begin(op, id)
 	if err != nil {
@@ -489,8 +502,15 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 		if e.ka != nil && e.ka.next <= now {
 			// Renewed at the instant it was due, like an expiry is decided
 			// at its deadline: a late timer or a stalled process changes
-			// nothing, and decisions stay in time order.
+			// nothing, and decisions stay in time order. After a stall
+			// spanning many renewals only the last one is made: each would
+			// have landed before the lease expired, so the last decides
+			// the state, and the catch-up costs one renewal, not one per
+			// missed interval.
 			at, trace := e.ka.next, e.ka.regs[0].traceID
+			if every := keepAliveInterval(e.ttl); now-at >= every {
+				at += (now - at) / every * every
+			}
 			s.renew(e, at, e.ttl)
 			s.decide(trace, at, ActionRenew, e, e.id, nil, "renewed by keep-alive")
 			continue
@@ -534,7 +554,8 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 	l := s.snapshot(e)
 	l.Keys = deleted
 	if s.wantsEnd(reason) {
-		s.outbox = append(s.outbox, event{kind: eventEnd, lease: l, reason: reason, subs: s.subs})
+		// The event's Keys are its own: the caller of Revoke gets deleted.
+		s.outbox = append(s.outbox, event{kind: eventEnd, lease: ownKeys(l), reason: reason, subs: s.subs})
 	}
 	return l
 }
@@ -623,7 +644,7 @@ func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID,
 		rec.holder = e.holder
 	}
 	if sink {
-		s.outbox = append(s.outbox, event{kind: eventDecision, decision: rec.decision(s.base)})
+		s.queueDecision(rec.decision(s.base))
 	}
 }
 

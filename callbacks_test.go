@@ -1,0 +1,246 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+)
+
+// panics collects what a panic handler receives.
+type panics struct {
+	mu  sync.Mutex
+	got []*lease.PanicError
+}
+
+func (p *panics) handle(e *lease.PanicError) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.got = append(p.got, e)
+}
+
+func (p *panics) callbacks() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, e := range p.got {
+		out = append(out, e.Callback)
+	}
+	return out
+}
+
+// TestPanickingSubscriberLosesNothingForOthers has the first of two ending
+// subscribers panic: the panic is reported, the second subscriber (the claim
+// broker, in real use) still sees the ending, and the service goes on.
+func TestPanickingSubscriberLosesNothingForOthers(t *testing.T) {
+	var p panics
+	s, _ := newService(t, lease.WithPanicHandler(p.handle))
+	s.OnEnd(func(lease.Lease, lease.EndReason) { panic("first subscriber") })
+	var seen []lease.ID
+	s.OnEnd(func(l lease.Lease, _ lease.EndReason) { seen = append(seen, l.ID) })
+
+	a := grant(t, s, lease.Operation, time.Hour)
+	b := grant(t, s, lease.Operation, time.Hour)
+	require.NotPanics(t, func() {
+		_, err := s.Revoke(ctx, a.ID)
+		require.NoError(t, err)
+	})
+	_, err := s.Revoke(ctx, b.ID)
+	require.NoError(t, err)
+
+	assert.Equal(t, []lease.ID{a.ID, b.ID}, seen)
+	assert.Equal(t, []string{"end subscriber", "end subscriber"}, p.callbacks())
+	p.mu.Lock()
+	assert.Equal(t, "first subscriber", p.got[0].Value)
+	assert.Contains(t, string(p.got[0].Stack), "callbacks_test.go")
+	assert.EqualError(t, p.got[0], "lease: end subscriber panicked: first subscriber")
+	p.mu.Unlock()
+}
+
+// TestEveryCallbackFollowsThePanicPolicy makes each kind of callback of the
+// service panic once: each panic is reported under the callback's name, the
+// operation that triggered it returns normally, and the events after it
+// are still delivered.
+func TestEveryCallbackFollowsThePanicPolicy(t *testing.T) {
+	tests := []struct {
+		name     string
+		callback string
+		opts     func(fail func()) []lease.Option
+	}{
+		{"audit sink", "audit sink", func(fail func()) []lease.Option {
+			return []lease.Option{lease.WithAuditSink(func(lease.Decision) { fail() })}
+		}},
+		{"expiry hook", "expiry hook", func(fail func()) []lease.Option {
+			return []lease.Option{lease.WithOnExpire(func(lease.Lease) { fail() })}
+		}},
+		{"trace id", "trace id", func(fail func()) []lease.Option {
+			return []lease.Option{lease.WithTraceIDFunc(func(context.Context) string { fail(); return "t" })}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p panics
+			once := true
+			fail := func() {
+				if once {
+					once = false
+					panic(errors.New("boom"))
+				}
+			}
+			s, clk := newService(t, append(tt.opts(fail), lease.WithPanicHandler(p.handle))...)
+			var ended []lease.ID
+			s.OnEnd(func(l lease.Lease, _ lease.EndReason) { ended = append(ended, l.ID) })
+			var a, b lease.Lease
+			require.NotPanics(t, func() {
+				a = grant(t, s, lease.Operation, time.Second)
+				b = grant(t, s, lease.Operation, time.Second)
+				clk.Advance(time.Second)
+			})
+			assert.Equal(t, []lease.ID{a.ID, b.ID}, ended, "both endings delivered")
+			assert.Equal(t, []string{tt.callback}, p.callbacks())
+			p.mu.Lock()
+			assert.EqualError(t, errors.Unwrap(p.got[0]), "boom", "Unwrap gives the panicked error")
+			p.mu.Unlock()
+			assert.Zero(t, s.ActiveCount())
+		})
+	}
+}
+
+// TestSubscriberMayCallBackAndClose has an ending subscriber grant, revoke
+// and finally close the service from inside the notification: nothing
+// deadlocks, and nothing is delivered after Close.
+func TestSubscriberMayCallBackAndClose(t *testing.T) {
+	s, _ := newService(t)
+	var seen []lease.ID
+	s.OnEnd(func(l lease.Lease, _ lease.EndReason) {
+		seen = append(seen, l.ID)
+		if len(seen) == 1 {
+			next, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
+			require.NoError(t, err)
+			_, err = s.Revoke(ctx, next.ID) // queued behind this call
+			require.NoError(t, err)
+			require.NoError(t, s.Close())
+		}
+	})
+	l := grant(t, s, lease.Operation, time.Hour)
+	_, err := s.Revoke(ctx, l.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []lease.ID{l.ID}, seen, "the revoke queued before Close is not delivered after it")
+}
+
+// TestNothingDeliveredAfterClose blocks an expiry hook on the first of three
+// expiries, closes the service while it is blocked, then lets it go: the
+// two hooks still queued never run.
+func TestNothingDeliveredAfterClose(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var ran []lease.ID
+	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
+		mu.Lock()
+		ran = append(ran, l.ID)
+		first := len(ran) == 1
+		mu.Unlock()
+		if first {
+			close(started)
+			<-release
+		}
+	}))
+	for range 3 {
+		grant(t, s, lease.Operation, time.Second)
+	}
+	advanced := make(chan struct{})
+	go func() {
+		defer close(advanced)
+		clk.Advance(time.Second) // the timer settles all three, then delivers
+	}()
+	<-started
+	require.NoError(t, s.Close())
+	close(release)
+	<-advanced
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Len(t, ran, 1, "hooks queued before Close must not run after it returned")
+}
+
+// TestNilCallbacksAreRefusedWhereGiven checks every callback option and
+// OnEnd panic at once, naming the option, rather than with a nil-pointer
+// panic later on the timer goroutine.
+func TestNilCallbacksAreRefusedWhereGiven(t *testing.T) {
+	s, _ := newService(t)
+	assert.PanicsWithValue(t, "lease: OnEnd: nil func", func() { s.OnEnd(nil) })
+	assert.PanicsWithValue(t, "lease: WithAuditSink: nil sink", func() { lease.WithAuditSink(nil) })
+	assert.PanicsWithValue(t, "lease: WithOnExpire: nil func", func() { lease.WithOnExpire(nil) })
+	assert.PanicsWithValue(t, "lease: WithPanicHandler: nil handler", func() { lease.WithPanicHandler(nil) })
+	assert.PanicsWithValue(t, "lease: WithTraceIDFunc: nil func", func() { lease.WithTraceIDFunc(nil) })
+	assert.PanicsWithValue(t, "lease: WithSinkBuffer(0): need n >= 1", func() { lease.WithSinkBuffer(0) })
+	assert.PanicsWithValue(t, "lease: MonotonicClock: nil clock", func() { lease.MonotonicClock(nil) })
+}
+
+// TestRevokedKeysAreNotShared edits the Keys that Revoke returned and that
+// the first of two subscribers received: neither edit reaches the other
+// subscriber, and none reaches the caller.
+func TestRevokedKeysAreNotShared(t *testing.T) {
+	s, _ := newService(t)
+	var first, second []string
+	s.OnEnd(func(l lease.Lease, _ lease.EndReason) {
+		first = l.Keys
+		l.Keys[0] = "edited by first"
+	})
+	s.OnEnd(func(l lease.Lease, _ lease.EndReason) { second = l.Keys })
+	l := grant(t, s, lease.Operation, time.Hour)
+	require.NoError(t, s.Put(ctx, "a", nil, l.ID))
+	require.NoError(t, s.Put(ctx, "b", nil, l.ID))
+
+	got, err := s.Revoke(ctx, l.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, got.Keys, "the caller's keys")
+	assert.Equal(t, []string{"edited by first", "b"}, first)
+	assert.Equal(t, []string{"a", "b"}, second, "the second subscriber's keys")
+	got.Keys[1] = "edited by caller"
+	assert.Equal(t, []string{"a", "b"}, second)
+}
+
+// TestBlockedSinkIsBounded blocks the audit sink while 1,000 more decisions
+// are made: at most WithSinkBuffer of them wait for it, the rest are counted
+// as dropped, and the audit ring still has them all.
+func TestBlockedSinkIsBounded(t *testing.T) {
+	const buffer = 100
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	delivered := 0
+	blocked := true
+	s, _ := newService(t, lease.WithSinkBuffer(buffer), lease.WithAuditSink(func(lease.Decision) {
+		mu.Lock()
+		delivered++
+		first := blocked
+		blocked = false
+		mu.Unlock()
+		if first {
+			close(entered)
+			<-release
+		}
+	}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		grant(t, s, lease.Operation, time.Hour) // delivers its decision, and blocks
+	}()
+	<-entered
+	for range 1000 {
+		grant(t, s, lease.Operation, time.Hour)
+	}
+	assert.Equal(t, uint64(1001-buffer), s.DroppedDecisions(), "the one being delivered counts in the buffer")
+	close(release)
+	<-done
+	mu.Lock()
+	assert.Equal(t, buffer, delivered)
+	mu.Unlock()
+	assert.Len(t, s.Audit(), 1001, "the ring records every decision")
+}
