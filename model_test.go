@@ -30,6 +30,8 @@ import (
 //     timers never fire). A renewal due at the same instant as the lease's
 //     expiry wins. It is audited as an allowed renew at that instant,
 //     carrying the trace ID of the oldest live KeepAlive call of the lease.
+//     A service that gets to a lease several intervals late makes one
+//     renewal, at the last instant one was due, not one per interval.
 //   - Cancelling a keep-alive's parent stops its renewals at once, even those
 //     that were due but not yet settled: the lease then expires at the
 //     ExpiresAt of its last settled renewal, which may already be past.
@@ -207,7 +209,12 @@ func (m *refModel) settle() {
 			return
 		}
 		if hs := m.liveHandles(l); len(hs) > 0 {
+			// Late by several intervals (no timer ran): one renewal, at
+			// the last instant one was due.
 			at := l.keepAliveNext
+			if every := max(l.ttl/3, 1); m.now-at >= every {
+				at += (m.now - at) / every * every
+			}
 			m.renewLease(l, at, l.ttl)
 			m.decide(l.id, lease.ActionRenew, "", l.holder, hs[0].trace, at)
 			continue
