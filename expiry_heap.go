@@ -43,9 +43,9 @@ func (h *expiryHeap) Pop() any {
 	old[n] = slot{} // let the entry be collected once it leaves the ended record
 	e.index = -1
 	*h = old[:n]
-	if c := cap(old); c > minShrink && n <= c/4 {
+	if c := cap(old); c > minShrink && n <= c/2 {
 		// Most leases ended: give back the array a burst left behind.
-		*h = append(make(expiryHeap, 0, max(2*n, minShrink)), old[:n]...)
+		*h = append(make(expiryHeap, 0, max(n+n/4, minShrink)), old[:n]...)
 	}
 	return e
 }

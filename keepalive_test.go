@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
@@ -153,4 +154,28 @@ func TestKeepAliveRenewalsDueBeforeTheCancelStillHappen(t *testing.T) {
 		require.Equal(t, t0.Add(10*time.Second), info.RenewedAt, "renewed up to the cancel")
 		require.Equal(t, t0.Add(13*time.Second), info.ExpiresAt)
 	})
+}
+
+// TestKeepAliveCatchUpIsOneRenewal stalls a keep-alive renewed every
+// nanosecond for a millisecond with no timer firing: the next call makes
+// one renewal, at the last instant one was due, instead of replaying a
+// million of them under the service's lock.
+func TestKeepAliveCatchUpIsOneRenewal(t *testing.T) {
+	clk := leasetest.NewFakeClock(t0)
+	s := lease.New(lease.WithClock(leasetest.Stalled(clk)))
+	defer s.Close()
+	l := grant(t, s, lease.Operation, 3) // renewed every 1ns
+	kctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, err := s.KeepAlive(kctx, l.ID)
+	require.NoError(t, err)
+	rev := s.Revision()
+	before := len(s.Audit())
+
+	clk.Advance(time.Millisecond)
+	got, err := s.Info(l.ID)
+	require.NoError(t, err)
+	assert.Equal(t, clk.Now(), got.RenewedAt, "renewed at the last instant one was due")
+	assert.Equal(t, rev+1, s.Revision(), "one renewal")
+	assert.Len(t, s.Audit(), before+1, "one decision")
 }

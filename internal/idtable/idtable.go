@@ -8,9 +8,9 @@ package idtable
 // and one chunk slot. A plain map of a million records costs a cache miss on
 // every lookup.
 //
-// A chunk is 2 KiB of pointers. When churn leaves a chunk with few records
-// (a long-lived lease among thousands that ended, a dead letter among items
-// completed long ago), those records move to a plain map and the chunk is
+// A chunk is 2 KiB of pointers. When churn leaves chunks with few records
+// (long-lived leases among thousands that ended, dead letters among items
+// completed long ago), those records move to a plain map and the chunks are
 // freed, so a survivor costs a map entry instead of a whole chunk. Maps are
 // rebuilt when they have shrunk to a quarter of their peak, because Go maps
 // never give memory back on delete.
@@ -26,6 +26,7 @@ type Table[T any] struct {
 	lastChunk *chunk[T]
 	top       uint64 // the highest chunk number a record was put in
 	n         int
+	peakN     int // the most records held since the last sweep
 	// Peak sizes of the maps since they were last rebuilt.
 	chunksPeak, sparsePeak int
 }
@@ -34,9 +35,9 @@ const (
 	chunkBits = 8
 	chunkSize = 1 << chunkBits
 	chunkMask = chunkSize - 1
-	// A chunk holding this many records or fewer moves them to the sparse
-	// map: at a quarter full a chunk costs 32 bytes per record, about what
-	// a map entry costs, so the move never makes a record dearer.
+	// A sweep moves the records of chunks holding this many or fewer to the
+	// sparse map: at a quarter full a chunk costs 32 bytes per record, about
+	// what a map entry costs, so the move never makes a record dearer.
 	thinChunk = chunkSize / 4
 	// Maps smaller than this are never rebuilt.
 	minRebuild = 64
@@ -83,6 +84,7 @@ func (t *Table[T]) Put(id uint64, v *T) {
 		}
 		if _, ok := t.sparse[id]; !ok {
 			t.n++
+			t.peakN = max(t.peakN, t.n)
 		}
 		t.sparse[id] = v
 		t.sparsePeak = max(t.sparsePeak, len(t.sparse))
@@ -100,6 +102,7 @@ func (t *Table[T]) Put(id uint64, v *T) {
 	if c.slots[id&chunkMask] == nil {
 		c.used++
 		t.n++
+		t.peakN = max(t.peakN, t.n)
 	}
 	c.slots[id&chunkMask] = v
 	t.top = max(t.top, num)
@@ -125,12 +128,27 @@ func (t *Table[T]) Delete(id uint64) {
 	c.slots[id&chunkMask] = nil
 	c.used--
 	t.n--
-	switch {
-	case c.used == 0:
+	if c.used == 0 {
 		t.dropChunk(num)
-	case c.used <= thinChunk && num < t.top:
-		// Churn left a few records in an old chunk, which receives no new
-		// IDs: move them out and free the chunk.
+	}
+	if t.n*4 < t.peakN*3 && len(t.chunks)*thinChunk > t.n {
+		t.sweep()
+	}
+}
+
+// sweep moves the records of thin chunks to the sparse map and frees the
+// chunks. It runs when the table has lost a quarter of its records since
+// the last sweep and its chunks are on average less than a quarter full, so
+// its cost, a pass over the chunks, is paid once per such loss: O(1) per
+// delete, amortised. Chunks
+// being drained in ID order (the usual churn, where old records leave
+// first) never trigger it, since the chunks stay full on average. The chunk
+// receiving new IDs is left alone.
+func (t *Table[T]) sweep() {
+	for num, c := range t.chunks {
+		if c.used > thinChunk || num >= t.top {
+			continue
+		}
 		if t.sparse == nil {
 			t.sparse = make(map[uint64]*T)
 		}
@@ -140,9 +158,14 @@ func (t *Table[T]) Delete(id uint64) {
 				t.sparse[base+uint64(i)] = v
 			}
 		}
-		t.sparsePeak = max(t.sparsePeak, len(t.sparse))
-		t.dropChunk(num)
+		delete(t.chunks, num)
+		if t.lastChunk == c {
+			t.lastChunk = nil
+		}
 	}
+	t.sparsePeak = max(t.sparsePeak, len(t.sparse))
+	t.chunks = rebuilt(t.chunks, &t.chunksPeak)
+	t.peakN = t.n
 }
 
 func (t *Table[T]) dropChunk(num uint64) {

@@ -1,0 +1,108 @@
+package idtable
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestAgainstMap runs random puts of increasing IDs and random deletes on a
+// Table and on a map: every lookup agrees, through chunks being thinned out,
+// freed and maps being rebuilt.
+func TestAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var tab Table[int]
+	ref := map[uint64]*int{}
+	next := uint64(1)
+	for step := range 200_000 {
+		switch {
+		case r.IntN(3) > 0 || len(ref) == 0:
+			v := step
+			tab.Put(next, &v)
+			ref[next] = &v
+			next += uint64(1 + r.IntN(3))
+		default:
+			id := uint64(r.Int64N(int64(next)))
+			tab.Delete(id)
+			delete(ref, id)
+		}
+		if step%1000 == 0 {
+			for i := range r.IntN(500) {
+				id := uint64(i*7+step) % next
+				tab.Delete(id)
+				delete(ref, id)
+			}
+		}
+		require.Equal(t, len(ref), tab.Len())
+	}
+	for id := range next + 300 {
+		require.Equal(t, ref[id], tab.Get(id), "id %d", id)
+	}
+}
+
+// TestThinChunksMoveToTheMap leaves few records in old chunks: the chunks
+// are freed and the records are still found, and can be replaced and
+// deleted.
+func TestThinChunksMoveToTheMap(t *testing.T) {
+	var tab Table[int]
+	vals := make([]int, 9*chunkSize)
+	for i := range vals {
+		tab.Put(uint64(i), &vals[i])
+	}
+	for i := range 8 * chunkSize {
+		if i%chunkSize != 5 {
+			tab.Delete(uint64(i))
+		}
+	}
+	assert.NotContains(t, tab.chunks, uint64(0), "thinned chunks are freed")
+	assert.LessOrEqual(t, len(tab.chunks), 2, "all but those thinned since the last sweep")
+	assert.Same(t, &vals[5], tab.Get(5))
+	v := -1
+	tab.Put(5, &v)
+	assert.Same(t, &v, tab.Get(5))
+	tab.Put(6, &v) // an old ID put again stays sparse
+	assert.NotContains(t, tab.chunks, uint64(0))
+	assert.Equal(t, chunkSize+9, tab.Len())
+	tab.Delete(5)
+	tab.Delete(6)
+	assert.Nil(t, tab.Get(5))
+	assert.Equal(t, chunkSize+7, tab.Len())
+}
+
+// TestMapsAreRebuiltWhenTheyShrink checks a map that once held many entries
+// is replaced by a small one once most are gone.
+func TestMapsAreRebuiltWhenTheyShrink(t *testing.T) {
+	var tab Table[int]
+	v := 0
+	const n = 1000 * chunkSize
+	for i := range uint64(n) {
+		tab.Put(i, &v)
+	}
+	for i := range uint64(n - chunkSize) {
+		tab.Delete(i)
+	}
+	assert.Equal(t, chunkSize, tab.Len())
+	assert.Less(t, tab.chunksPeak, minRebuild, "rebuilt when it fell to a quarter of its peak")
+}
+
+// TestDrainingInOrderNeverSweeps deletes records oldest first while new
+// ones arrive, as a FIFO of ended leases does: chunks stay full on
+// average, nothing moves to the map.
+func TestDrainingInOrderNeverSweeps(t *testing.T) {
+	var tab Table[int]
+	v := 0
+	const window = 4096
+	for id := range uint64(100 * window) {
+		tab.Put(id, &v)
+		if id >= window {
+			tab.Delete(id - window)
+		}
+	}
+	assert.Empty(t, tab.sparse)
+	assert.Equal(t, window, tab.Len())
+}
