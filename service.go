@@ -2,13 +2,13 @@ package lease
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/leasehold/lease/internal/heap"
 	"github.com/leasehold/lease/internal/timebase"
 )
 
@@ -29,8 +29,8 @@ type Service struct {
 	closed   bool
 	lastID   ID
 	revision int64
-	leases   leaseTable // live leases and the remembered ended ones
-	heap     expiryHeap // live leases by next deadline
+	leases   leaseTable        // live leases and the remembered ended ones
+	heap     heap.Heap[*entry] // live leases by next deadline; see expiry_heap.go
 	ended    endedRecord
 	keys     keySpace
 	audit    auditRing
@@ -95,6 +95,7 @@ func New(opts ...Option) *Service {
 		base:   clock.base,
 		clock:  clock,
 		done:   make(chan struct{}),
+		heap:   newExpiryHeap(),
 		leases: newLeaseTable(),
 		free:   make([]*entry, 0, freeEntries),
 		ended:  newEndedRecord(o.endedCapacity),
@@ -127,11 +128,12 @@ func (s *Service) Close() error {
 		s.timer.Stop()
 		s.timer = nil
 	}
-	for _, sl := range s.heap {
-		if sl.e.ka != nil {
-			endKeepAlive(sl.e, newError(CodeClosed, "keepalive", sl.e.id))
+	s.heap.Each(func(e *entry) bool {
+		if e.ka != nil {
+			endKeepAlive(e, newError(CodeClosed, "keepalive", e.id))
 		}
-	}
+		return true
+	})
 	return nil
 }
 
@@ -204,7 +206,7 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 	e.grantedAt = e.renewedAt
 	e.due = e.expires
 	s.leases.put(e)
-	heap.Push(&s.heap, e)
+	s.heap.Push(e.due, uint64(e.id), e)
 	if key != "" {
 		s.keys.put(key, value, e.id)
 		e.keys = 1
@@ -298,9 +300,9 @@ func (s *Service) setDue(e *entry) {
 	}
 	// slot.due <= old, so a deadline that did not move earlier needs no
 	// look at the slot at all (which, with a million leases, is a cache miss).
-	if i := int(e.index); e.due < old && e.due < s.heap[i].due {
-		s.heap[i].due = e.due
-		heap.Fix(&s.heap, i)
+	if i := int(e.index); e.due < old && e.due < s.heap.At(i).Key {
+		s.heap.At(i).Key = e.due
+		s.heap.Fix(i)
 	}
 }
 
@@ -361,10 +363,11 @@ func (s *Service) List() []Lease {
 	if _, err := s.begin("list", 0); err != nil {
 		return nil
 	}
-	live := make([]*entry, len(s.heap))
-	for i, sl := range s.heap {
-		live[i] = sl.e
-	}
+	live := make([]*entry, 0, s.heap.Len())
+	s.heap.Each(func(e *entry) bool {
+		live = append(live, e)
+		return true
+	})
 	slices.SortFunc(live, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
 	out := make([]Lease, len(live))
 	for i, e := range live {
@@ -380,7 +383,7 @@ func (s *Service) ActiveCount() int {
 	if _, err := s.begin("count", 0); err != nil {
 		return 0
 	}
-	return len(s.heap)
+	return s.heap.Len()
 }
 
 // Revision returns the service revision: a counter that grows on every state
@@ -483,19 +486,19 @@ func (s *Service) settle(now int64) { s.settleSome(now, -1) }
 // settleSome settles like settle but stops after limit leases (no limit when
 // negative) and reports whether any due remain.
 func (s *Service) settleSome(now int64, limit int) (more bool) {
-	for len(s.heap) > 0 && s.heap[0].due <= now {
+	for s.heap.Len() > 0 && s.heap.At(0).Key <= now {
 		if limit == 0 {
 			return true
 		}
-		e := s.heap[0].e
+		e := s.heap.At(0).Val
 		if e.ka != nil && e.ka.next <= now && !e.ka.live() {
 			e.ka = nil // every keep-alive's parent is done: left to expire
 			e.due = e.expires
 		}
-		if s.heap[0].due < e.due {
+		if s.heap.At(0).Key < e.due {
 			// Surfaced early after a renewal: re-key and look again.
-			s.heap[0].due = e.due
-			heap.Fix(&s.heap, 0)
+			s.heap.At(0).Key = e.due
+			s.heap.Fix(0)
 			continue
 		}
 		limit--
@@ -524,7 +527,7 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 // the decision and queues the notifications. at is the decision time: the
 // expiry instant for an expiry.
 func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease {
-	heap.Remove(&s.heap, int(e.index))
+	s.heap.Remove(int(e.index))
 	var deleted []string
 	if e.keys > 0 {
 		deleted = s.keys.deleteLease(e.id, int(e.keys))
@@ -564,10 +567,10 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 // timer armed earlier than needed is left alone: it fires, finds nothing due
 // and re-arms, which is cheaper than re-arming on every renew.
 func (s *Service) rearm(now int64) {
-	if s.closed || len(s.heap) == 0 {
+	if s.closed || s.heap.Len() == 0 {
 		return
 	}
-	head := s.heap[0].due
+	head := s.heap.At(0).Key
 	if s.timer != nil && s.timerAt <= head {
 		return
 	}

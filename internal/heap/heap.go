@@ -1,0 +1,131 @@
+// Package heap is the indexed binary min-heap that the service's expiry
+// queue, the claim broker's queues and the fake clock's timers share.
+//
+// Entries are ordered by (Key, Seq): an int64 key (a deadline in
+// nanoseconds) with a sequence number that breaks ties, so the order is
+// total and deterministic. Both sit inline in the heap's array next to the
+// record they stand for, so sifting compares integers in one contiguous
+// array instead of chasing pointers or calling methods. The heap tells each
+// record its position as it moves, so a record can be removed or re-keyed in
+// O(log n) from outside. The array is given back when a burst has drained:
+// memory follows what is queued, not the peak.
+package heap
+
+// Entry is one element: the sort key, the tie-breaker and the record.
+type Entry[P any] struct {
+	Key int64
+	Seq uint64
+	Val P
+}
+
+func (a *Entry[P]) less(b *Entry[P]) bool {
+	return a.Key < b.Key || (a.Key == b.Key && a.Seq < b.Seq)
+}
+
+// Heap is an indexed min-heap of entries. Make one with New. A Heap is not
+// safe for concurrent use.
+type Heap[P any] struct {
+	s     []Entry[P]
+	moved func(P, int)
+}
+
+// New returns an empty heap that calls moved with a record and its new index
+// whenever the record's entry moves, and with -1 when it leaves the heap.
+func New[P any](moved func(val P, index int)) Heap[P] {
+	return Heap[P]{moved: moved}
+}
+
+// minShrink is the capacity below which the array is never replaced.
+const minShrink = 256
+
+// Len returns the number of entries.
+func (h *Heap[P]) Len() int { return len(h.s) }
+
+// At returns a pointer to entry i, to read it or to change its Key before a
+// Fix. It must not be kept across other calls.
+func (h *Heap[P]) At(i int) *Entry[P] { return &h.s[i] }
+
+// Push adds an entry.
+func (h *Heap[P]) Push(key int64, seq uint64, val P) {
+	h.s = append(h.s, Entry[P]{Key: key, Seq: seq, Val: val})
+	h.up(len(h.s) - 1)
+}
+
+// Pop removes and returns the least entry; the heap must not be empty.
+func (h *Heap[P]) Pop() Entry[P] { return h.Remove(0) }
+
+// Remove removes and returns entry i.
+func (h *Heap[P]) Remove(i int) Entry[P] {
+	e := h.s[i]
+	n := len(h.s) - 1
+	if i != n {
+		h.s[i] = h.s[n]
+	}
+	h.s[n] = Entry[P]{} // drop the reference, so the record can be collected
+	h.s = h.s[:n]
+	if i != n {
+		h.Fix(i)
+	}
+	h.moved(e.Val, -1)
+	if c := cap(h.s); c > minShrink && n <= c/2 {
+		// Most entries left: give back the array a burst left behind.
+		h.s = append(make([]Entry[P], 0, max(n+n/4, minShrink)), h.s...)
+	}
+	return e
+}
+
+// Fix restores the order after entry i's Key changed.
+func (h *Heap[P]) Fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+// Each calls f with every record, in no particular order, until f returns
+// false. f must not change the heap.
+func (h *Heap[P]) Each(f func(P) bool) {
+	for i := range h.s {
+		if !f(h.s[i].Val) {
+			return
+		}
+	}
+}
+
+func (h *Heap[P]) up(i int) {
+	e := h.s[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.less(&h.s[p]) {
+			break
+		}
+		h.s[i] = h.s[p]
+		h.moved(h.s[i].Val, i)
+		i = p
+	}
+	h.s[i] = e
+	h.moved(e.Val, i)
+}
+
+// down sifts entry i0 down and reports whether it moved.
+func (h *Heap[P]) down(i0 int) bool {
+	e := h.s[i0]
+	i, n := i0, len(h.s)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h.s[r].less(&h.s[c]) {
+			c = r
+		}
+		if !h.s[c].less(&e) {
+			break
+		}
+		h.s[i] = h.s[c]
+		h.moved(h.s[i].Val, i)
+		i = c
+	}
+	h.s[i] = e
+	h.moved(e.Val, i)
+	return i > i0
+}
