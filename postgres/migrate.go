@@ -7,23 +7,45 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// migrateLockClass is the first key of the transaction-level advisory lock
-// that serialises Migrate calls; the second is a hash of the table name.
-const migrateLockClass = 0x6c656173 // "leas"
+// The two keys of the transaction-level advisory lock that every Migrate of
+// this package takes before it reads or creates anything. Neither depends on
+// the table or the schema: names do not map one to one onto the catalog
+// entries a migration creates. Two tables in one new schema both create that
+// schema; "t" found through search_path and "s"."t" are one table and one
+// row type; a table may even be named like another table's sequence. Keyed
+// on names, such migrations ran side by side, and the later one failed with
+// a unique violation on the catalog (pg_namespace_nspname_index,
+// pg_type_typname_nsp_index) instead of finding what the other created. A
+// single key serialises them all; Migrate runs once per process start and
+// holds the lock for a few milliseconds, so the queue is never long.
+const (
+	migrateLockClass = 0x6c656173 // "leas"
+	migrateLockKey   = 0x6d696772 // "migr"
+)
 
 // Migrate creates the provider's table, the sequence its fencing tokens are
 // drawn from (named after the table, with "_token_seq" appended, and dropped
 // with it) and its schema, if one was set with [WithSchema], unless the table
-// exists. It is idempotent and safe to call from
-// many processes at once: callers queue on an advisory lock for the table
-// and only the first creates it. When the table exists, Migrate changes
-// nothing, so it needs no privilege beyond reading the catalog.
+// exists. It is idempotent and safe to call from many processes at once, for
+// the same or different tables and schemas: every Migrate of this package
+// queues on one advisory lock of the database, and each checks what exists
+// only once it holds the lock, so it finds what an earlier one created. When
+// the table exists, Migrate changes nothing, so it needs no privilege beyond
+// reading the catalog.
 func (p *Provider) Migrate(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("migrate", "ctx", "must not be nil")
 	}
-	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, hashtext($2))", int32(migrateLockClass), p.table); err != nil {
+	// Read committed whatever the server's default_transaction_isolation:
+	// each statement then sees what was committed before it started, so the
+	// checks below, which run after the lock is granted, see everything the
+	// previous holder created. Under repeatable read the snapshot would date
+	// from the lock request.
+	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+	err := pgx.BeginTxFunc(ctx, p.pool, opts, func(tx pgx.Tx) error {
+		// Released when the transaction ends, so a caller that dies or is
+		// cancelled cannot leave it held.
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(migrateLockClass), int32(migrateLockKey)); err != nil {
 			return err
 		}
 		var exists bool

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +32,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"table with NUL", pool, []Option{WithTable("t\x00")}, "table"},
 		{"table not UTF-8", pool, []Option{WithTable("t\xff")}, "table"},
 		{"schema too long", pool, []Option{WithSchema(strings.Repeat("s", 64))}, "schema"},
+		{"schema with NUL", pool, []Option{WithSchema("s\x00")}, "schema"},
+		{"schema not UTF-8", pool, []Option{WithSchema("s\xff")}, "schema"},
 		{"negative lock delay", pool, []Option{WithLockDelay(-time.Second)}, "lock delay"},
 	}
 	for _, tt := range tests {
@@ -91,6 +95,143 @@ func TestMigrateConcurrentAndIdempotent(t *testing.T) {
 	assert.Equal(t, "x", rows(t, providers[0])["n"].ExecutionID)
 	require.NoError(t, providers[1].Release(ctx, nil))
 	require.NoError(t, providers[7].Release(ctx, []lock.Lease{l}))
+}
+
+// TestMigrateConcurrentFirstStarts runs Migrate from many sessions at once
+// where nothing exists yet, as every instance of a fleet does on its first
+// start. Each caller has a pool of its own, so the calls overlap in separate
+// server backends, and each round names new schemas or tables, so every
+// round races on creating them.
+func TestMigrateConcurrentFirstStarts(t *testing.T) {
+	const (
+		procs  = 16
+		rounds = 2
+	)
+	// Each caller's own session, connected before the race starts. Commits
+	// need not wait for the disk: durability plays no part in this race.
+	session := func(t *testing.T, params map[string]string) *pgxpool.Pool {
+		pool := newPool(t, "lease-test", func(c *pgxpoolConfig) {
+			c.MaxConns = 1
+			c.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+			maps.Copy(c.ConnConfig.RuntimeParams, params)
+		})
+		require.NoError(t, pool.Ping(ctx))
+		return pool
+	}
+	pools := make([]*pgxpool.Pool, procs)
+	for i := range pools {
+		pools[i] = session(t, nil)
+	}
+	admin := pools[0]
+	newSchema := func(t *testing.T) string {
+		schema := uniqueTable() + "_schema"
+		t.Cleanup(func() {
+			_, err := admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+			require.NoError(t, err)
+		})
+		return schema
+	}
+	provider := func(t *testing.T, pool *pgxpool.Pool, opts ...Option) *Provider {
+		p, err := New(pool, opts...)
+		require.NoError(t, err)
+		return p
+	}
+	tests := []struct {
+		name string
+		// setup prepares a subtest; its result names a round's callers:
+		// round(r)(i) is caller i of round r, on pools[i] unless told
+		// otherwise.
+		setup func(t *testing.T) (round func(r int) func(i int) *Provider)
+	}{
+		{"same schema and table", func(t *testing.T) func(int) func(int) *Provider {
+			return func(int) func(int) *Provider {
+				schema := newSchema(t)
+				return func(i int) *Provider {
+					return provider(t, pools[i], WithSchema(schema), WithTable("locks"))
+				}
+			}
+		}},
+		{"tables in one new schema", func(t *testing.T) func(int) func(int) *Provider {
+			return func(int) func(int) *Provider {
+				schema := newSchema(t)
+				return func(i int) *Provider {
+					return provider(t, pools[i], WithSchema(schema), WithTable(fmt.Sprintf("locks_%d", i)))
+				}
+			}
+		}},
+		{"new schema each", func(t *testing.T) func(int) func(int) *Provider {
+			return func(int) func(int) *Provider {
+				return func(i int) *Provider {
+					return provider(t, pools[i], WithSchema(newSchema(t)), WithTable("locks"))
+				}
+			}
+		}},
+		{"tables in one new schema, repeatable read by default", func(t *testing.T) func(int) func(int) *Provider {
+			// A server or role may default to a stricter isolation level,
+			// where a transaction's snapshot is taken by its first statement,
+			// before the lock is granted.
+			rr := make([]*pgxpool.Pool, procs)
+			for i := range rr {
+				rr[i] = session(t, map[string]string{"default_transaction_isolation": "repeatable read"})
+			}
+			return func(int) func(int) *Provider {
+				schema := newSchema(t)
+				return func(i int) *Provider {
+					return provider(t, rr[i], WithSchema(schema), WithTable(fmt.Sprintf("locks_%d", i)))
+				}
+			}
+		}},
+		{"one table named with and without its schema", func(t *testing.T) func(int) func(int) *Provider {
+			// Half the callers qualify the table, the other half find it
+			// through search_path: one table, two spellings.
+			schema := newSchema(t)
+			_, err := admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+			require.NoError(t, err)
+			viaPath := make([]*pgxpool.Pool, procs)
+			for i := 1; i < procs; i += 2 {
+				viaPath[i] = session(t, map[string]string{"search_path": pgx.Identifier{schema}.Sanitize()})
+			}
+			return func(r int) func(int) *Provider {
+				table := WithTable(fmt.Sprintf("locks_%d", r))
+				return func(i int) *Provider {
+					if i%2 == 1 {
+						return provider(t, viaPath[i], table)
+					}
+					return provider(t, pools[i], WithSchema(schema), table)
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			round := tt.setup(t)
+			for r := range rounds {
+				caller := round(r)
+				providers := make([]*Provider, procs)
+				for i := range providers {
+					providers[i] = caller(i)
+				}
+				start := make(chan struct{})
+				errs := make([]error, procs)
+				var wg sync.WaitGroup
+				for i, p := range providers {
+					wg.Go(func() {
+						<-start
+						errs[i] = p.Migrate(ctx)
+					})
+				}
+				close(start)
+				wg.Wait()
+				for i, err := range errs {
+					require.NoError(t, err, "round %d, caller %d", r, i)
+				}
+				for i, p := range providers {
+					l := mustAcquire(t, p, fmt.Sprintf("n%d", i), "x")
+					require.NoError(t, p.Release(ctx, []lock.Lease{l}))
+				}
+			}
+		})
+	}
 }
 
 func TestIdentifiersAreQuotedNotSpliced(t *testing.T) {
