@@ -31,6 +31,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"table too long", pool, []Option{WithTable(strings.Repeat("t", 64))}, "table"},
 		{"table with NUL", pool, []Option{WithTable("t\x00")}, "table"},
 		{"table not UTF-8", pool, []Option{WithTable("t\xff")}, "table"},
+		{"empty schema", pool, []Option{WithSchema("")}, "schema"},
+		{"empty schema after another", pool, []Option{WithSchema("s"), WithSchema("")}, "schema"},
 		{"schema too long", pool, []Option{WithSchema(strings.Repeat("s", 64))}, "schema"},
 		{"schema with NUL", pool, []Option{WithSchema("s\x00")}, "schema"},
 		{"schema not UTF-8", pool, []Option{WithSchema("s\xff")}, "schema"},
@@ -95,6 +97,24 @@ func TestMigrateConcurrentAndIdempotent(t *testing.T) {
 	assert.Equal(t, "x", rows(t, providers[0])["n"].ExecutionID)
 	require.NoError(t, providers[1].Release(ctx, nil))
 	require.NoError(t, providers[7].Release(ctx, []lock.Lease{l}))
+}
+
+func TestEmptySchemaIsRefusedAndCreatesNothing(t *testing.T) {
+	// An empty schema given on purpose is a mistake (an unset variable, say),
+	// not a request for the unqualified default.
+	pool := newPool(t, "lease-test")
+	table := uniqueTable()
+	p, err := New(pool, WithSchema(""), WithTable(table))
+	requireInvalid(t, err, "schema")
+	assert.Nil(t, p)
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname IN ($1, $2)", table, sequenceName(table)).Scan(&n))
+	assert.Zero(t, n, "nothing may be created")
+
+	// Leaving WithSchema out keeps the table unqualified.
+	p, err = New(pool, WithTable(table))
+	require.NoError(t, err)
+	assert.Equal(t, `"`+table+`"`, p.table)
 }
 
 // TestMigrateConcurrentFirstStarts runs Migrate from many sessions at once

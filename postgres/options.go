@@ -18,6 +18,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	schema    string
+	schemaSet bool // WithSchema was given, even with ""
 	table     string
 	lockDelay time.Duration
 }
@@ -35,10 +36,12 @@ func WithTable(name string) Option {
 }
 
 // WithSchema places the table in the given schema, which Migrate creates if
-// it is missing. The same rules as for [WithTable] apply. By default the
-// table is unqualified and found through the connection's search_path.
+// it is missing. The same rules as for [WithTable] apply, so [New] refuses an
+// empty name: it is more likely an unset setting than a wish for the
+// default. Without WithSchema the table is unqualified and found through the
+// connection's search_path.
 func WithSchema(name string) Option {
-	return optionFunc(func(c *config) { c.schema = name })
+	return optionFunc(func(c *config) { c.schema, c.schemaSet = name, true })
 }
 
 // WithLockDelay keeps a lock whose lease EXPIRED (not one that was released)

@@ -44,7 +44,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
 		return nil, err
 	}
 	id, seq := pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}
-	if c.schema != "" {
+	if c.schemaSet {
 		if err := checkIdentifier("schema", c.schema); err != nil {
 			return nil, err
 		}
