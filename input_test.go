@@ -196,7 +196,7 @@ func TestUseWithAnInvalidPurposeIsBadInput(t *testing.T) {
 	s, _ := newService(t)
 	l := grant(t, s, lease.Operation, time.Minute)
 	audit := s.Audit()
-	for _, p := range []lease.Purpose{0, lease.MigrationHandoff + 1} {
+	for _, p := range []lease.Purpose{0, 60000} {
 		_, err := s.Use(ctx, l.ID, p)
 		requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 		var le *lease.Error

@@ -3,6 +3,7 @@ package lease_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,8 +31,8 @@ func TestPurposeTextForms(t *testing.T) {
 		{lease.StateWrite, true, "state_write"},
 		{lease.MigrationHandoff, true, "migration_handoff"},
 		{0, false, "Purpose(0)"},
-		{4, false, "Purpose(4)"},
-		{255, false, "Purpose(255)"},
+		{60000, false, "Purpose(60000)"},
+		{65535, false, "Purpose(65535)"},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			assert.Equal(t, tc.valid, tc.p.Valid())
@@ -153,4 +154,51 @@ func TestEndReasonString(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, tc.r.String())
 	}
+}
+
+// TestUserDefinedPurposes defines a purpose: it is granted, used, refused
+// on mismatch and audited exactly like a predefined one, parses from its
+// text forms, and defining it again returns the same value.
+func TestUserDefinedPurposes(t *testing.T) {
+	billing, err := lease.NewPurpose("billing_run")
+	require.NoError(t, err)
+	again, err := lease.NewPurpose("billing_run")
+	require.NoError(t, err)
+	assert.Equal(t, billing, again, "defining twice is idempotent")
+	assert.True(t, billing.Valid())
+	assert.Equal(t, "billing_run", billing.String())
+	for _, form := range []string{"billing_run", "billing-run", "BillingRun"} {
+		p, err := lease.ParsePurpose(form)
+		require.NoError(t, err, form)
+		assert.Equal(t, billing, p)
+	}
+	b, err := json.Marshal(billing)
+	require.NoError(t, err)
+	assert.Equal(t, `"billing_run"`, string(b))
+
+	s, _ := newService(t)
+	l := grant(t, s, billing, time.Hour)
+	_, err = s.Use(ctx, l.ID, billing)
+	require.NoError(t, err)
+	_, err = s.Use(ctx, l.ID, lease.Operation)
+	requireCode(t, err, lease.CodePurposeMismatch, lease.ErrPurposeMismatch)
+	var le *lease.Error
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, billing, le.Actual)
+	audit := s.Audit()
+	assert.Equal(t, "granted for billing_run, used for operation", audit[len(audit)-1].Reason)
+}
+
+// TestNewPurposeRejectsBadNames checks names are validated and nothing is
+// defined for them.
+func TestNewPurposeRejectsBadNames(t *testing.T) {
+	for _, name := range []string{"", "Billing", "1st", "_x", "a-b", "a b", "é", string(make([]byte, 65))} {
+		p, err := lease.NewPurpose(name)
+		requireInvalidField(t, err, "purpose")
+		assert.Zero(t, p)
+		_, err = lease.ParsePurpose(name)
+		assert.Error(t, err, "%q was not defined", name)
+	}
+	assert.Panics(t, func() { lease.MustPurpose("Bad") })
+	assert.Equal(t, lease.StateWrite, lease.MustPurpose("state_write"), "a predefined name returns the predefined purpose")
 }
