@@ -56,15 +56,48 @@ func (d Decision) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
+// SlogLevels are the levels SlogSinkLevels logs decisions at.
+type SlogLevels struct {
+	// Routine is for allowed grants, renewals and uses, which a busy
+	// service makes thousands of times a second.
+	Routine slog.Level
+	// Ended is for allowed revocations and expiries.
+	Ended slog.Level
+	// Denied is for every refused decision.
+	Denied slog.Level
+}
+
+// DefaultSlogLevels are the levels SlogSink uses: the levels a service
+// keeps on in production see ends (Info) and denials (Warn), not every
+// routine decision (Debug).
+var DefaultSlogLevels = SlogLevels{Routine: slog.LevelDebug, Ended: slog.LevelInfo, Denied: slog.LevelWarn}
+
 // SlogSink returns an audit sink for WithAuditSink that logs every Decision
-// to logger: allowed ones at Info, denied ones at Warn.
+// to logger at DefaultSlogLevels. It panics if logger is nil.
 func SlogSink(logger *slog.Logger) func(Decision) {
+	return SlogSinkLevels(logger, DefaultSlogLevels)
+}
+
+// SlogSinkLevels is SlogSink with the levels given. A decision whose level
+// the logger does not enable costs a level check and nothing more. It panics
+// if logger is nil.
+func SlogSinkLevels(logger *slog.Logger, levels SlogLevels) func(Decision) {
+	if logger == nil {
+		panic("lease: SlogSink: nil logger")
+	}
 	return func(d Decision) {
-		level := slog.LevelInfo
-		if !d.Allowed {
-			level = slog.LevelWarn
+		level := levels.Routine
+		switch {
+		case !d.Allowed:
+			level = levels.Denied
+		case d.Action == ActionRevoke || d.Action == ActionExpire:
+			level = levels.Ended
 		}
-		logger.LogAttrs(context.Background(), level, "lease decision", slog.Any("decision", d))
+		ctx := context.Background()
+		if !logger.Enabled(ctx, level) {
+			return
+		}
+		logger.LogAttrs(ctx, level, "lease decision", slog.Any("decision", d))
 	}
 }
 

@@ -305,7 +305,7 @@ func TestAuditKeepAliveRenewals(t *testing.T) {
 
 func TestSlogSink(t *testing.T) {
 	var buf bytes.Buffer
-	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, clk := newService(t, lease.WithAuditSink(lease.SlogSink(logger)))
 	l, err := s.Grant(lease.WithTraceID(ctx, "tr-9"), "alice", lease.StateWrite, time.Minute)
 	require.NoError(t, err)
@@ -326,7 +326,7 @@ func TestSlogSink(t *testing.T) {
 		got = append(got, r)
 	}
 	want := []record{
-		{"INFO", "lease decision", map[string]any{
+		{"DEBUG", "lease decision", map[string]any{
 			"lease_id": 1.0, "action": "grant", "allowed": true, "reason": "granted", "holder": "alice",
 			"timestamp": t0.Format(time.RFC3339Nano), "revision": 1.0, "trace_id": "tr-9",
 		}},
@@ -443,4 +443,47 @@ func TestAuditExpireTimestampIsTheDeadline(t *testing.T) {
 			require.Equal(t, got, log.all())
 		})
 	}
+}
+
+// TestSlogSinkLevels checks each kind of decision is logged at its level:
+// the defaults, and levels given.
+func TestSlogSinkLevels(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		levels *lease.SlogLevels
+		want   []string
+	}{
+		{"defaults", nil, []string{"DEBUG grant", "DEBUG renew", "WARN use", "DEBUG grant", "INFO revoke", "INFO expire"}},
+		{"given", &lease.SlogLevels{Routine: slog.LevelInfo, Ended: slog.LevelWarn, Denied: slog.LevelError},
+			[]string{"INFO grant", "INFO renew", "ERROR use", "INFO grant", "WARN revoke", "WARN expire"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			sink := lease.SlogSink(logger)
+			if tc.levels != nil {
+				sink = lease.SlogSinkLevels(logger, *tc.levels)
+			}
+			s, clk := newService(t, lease.WithAuditSink(sink))
+			l := grant(t, s, lease.Operation, time.Second)
+			_, _ = s.Renew(ctx, l.ID)
+			_, _ = s.Use(ctx, l.ID, lease.StateWrite)
+			m := grant(t, s, lease.Operation, time.Hour)
+			_, _ = s.Revoke(ctx, m.ID)
+			clk.Advance(time.Second)
+
+			var got []string
+			dec := json.NewDecoder(&buf)
+			for dec.More() {
+				var r struct {
+					Level    string
+					Decision struct{ Action string }
+				}
+				require.NoError(t, dec.Decode(&r))
+				got = append(got, r.Level+" "+r.Decision.Action)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	assert.PanicsWithValue(t, "lease: SlogSink: nil logger", func() { lease.SlogSink(nil) })
 }

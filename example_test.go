@@ -273,11 +273,12 @@ func ExampleSlogSink() {
 	defer s.Close()
 	ctx := context.Background()
 
-	l, _ := s.Grant(ctx, "worker-1", lease.Operation, time.Minute)
+	l, _ := s.Grant(ctx, "worker-1", lease.Operation, time.Minute) // Debug: not logged at Info
 	_, _ = s.Use(ctx, l.ID, lease.StateWrite)
+	_, _ = s.Revoke(ctx, l.ID)
 	// Output:
-	// level=INFO msg="lease decision" decision.lease_id=1 decision.action=grant decision.allowed=true decision.reason=granted decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=1
 	// level=WARN msg="lease decision" decision.lease_id=1 decision.action=use decision.allowed=false decision.code=LS_PURPOSE_MISMATCH decision.reason="granted for operation, used for state_write" decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=1
+	// level=INFO msg="lease decision" decision.lease_id=1 decision.action=revoke decision.allowed=true decision.reason=revoked decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=2
 }
 
 func ExampleParsePurpose() {

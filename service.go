@@ -309,7 +309,9 @@ func (s *Service) setDue(e *entry) {
 // Use checks that the lease is active and was granted for purpose, and
 // returns it. An ended lease gets LS_STALE_USE, another purpose
 // LS_PURPOSE_MISMATCH (with Expected and Actual set on the *Error). Use
-// changes no state and does not allocate unless the lease has keys.
+// changes no lease, key or revision; like every operation on a lease it
+// records its decision in the audit trail. It does not allocate unless the
+// lease has keys.
 func (s *Service) Use(ctx context.Context, id ID, purpose Purpose) (Lease, error) {
 	if !purpose.Valid() {
 		return Lease{}, invalidArgument("purpose", "use", id, purpose.String()+" is not a valid purpose")

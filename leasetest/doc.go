@@ -1,4 +1,4 @@
-// Package leasetest provides a deterministic fake clock for testing code
-// built on package lease, and helpers shared by the conformance suites of
-// the packages built on it.
+// Package leasetest provides a deterministic clock for testing code built on
+// package lease: FakeClock, whose timers run synchronously inside Advance,
+// and Stalled, a view of a FakeClock whose timers never fire.
 package leasetest
