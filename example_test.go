@@ -15,6 +15,48 @@ import (
 // The examples run on a fake clock so their output is exact; a real program
 // would call lease.New() without WithClock.
 
+// Example is the README's first sample: a lease with a key, kept alive while
+// work runs, checked before each write, and its key gone once it ends.
+func Example() {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clk)) // lease.New() in a real program
+	defer svc.Close()
+	ctx := context.Background()
+
+	l, err := svc.Grant(ctx, "worker-1", lease.StateWrite, 10*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Deleted, atomically, when the lease expires or is revoked.
+	_ = svc.Put(ctx, "jobs/42/owner", []byte("worker-1"), l.ID)
+
+	// Renewed every TTL/3 until work is done; alive is done (context.Cause
+	// says why) if the lease ends first.
+	work, stop := context.WithCancel(ctx)
+	alive, err := svc.KeepAlive(work, l.ID)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	clk.Advance(time.Minute) // kept alive: still ours
+	if _, err := svc.Use(ctx, l.ID, lease.StateWrite); err == nil {
+		fmt.Println("writing as lease", l.ID)
+	}
+
+	stop() // renewals stop; the lease runs out 10s after the last one
+	clk.Advance(10 * time.Second)
+	if _, err := svc.Use(ctx, l.ID, lease.StateWrite); errors.Is(err, lease.ErrStaleUse) {
+		fmt.Println("stop writing:", lease.CodeOf(err))
+	}
+	_, _, held := svc.Get("jobs/42/owner")
+	fmt.Println("key held:", held, "- alive done:", alive.Err() != nil)
+	// Output:
+	// writing as lease 1
+	// stop writing: LS_STALE_USE
+	// key held: false - alive done: true
+}
+
 func ExampleService_Grant() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	s := lease.New(lease.WithClock(clk))
