@@ -281,7 +281,7 @@ func (r *fuzzRun) checkErr(want *refErr, got error, what string) {
 		r.failf("%s: got error %v, want a *lease.Error with %s", what, got, want.Code)
 	}
 	if want.Code == lease.CodeInvalidArgument && le.Code == lease.CodeClosed && r.model.closed {
-		return // the issue says both; it does not say which check comes first
+		return // the contract allows both; it does not say which check comes first
 	}
 	if le.Code != want.Code {
 		r.failf("%s: got %v, want %s", what, got, want.Code)
@@ -304,7 +304,7 @@ func (r *fuzzRun) checkErr(want *refErr, got error, what string) {
 
 // checkCanceled checks a call made with a cancelled context: it must fail
 // with the context's error, or with the error its arguments or a closed
-// service earn (the issue does not order the checks), and change nothing.
+// service earn (the contract does not order the checks), and change nothing.
 func (r *fuzzRun) checkCanceled(err error, bad *refErr, what string) {
 	r.t.Helper()
 	switch code := lease.CodeOf(err); {

@@ -10,7 +10,7 @@ import (
 )
 
 // refModel is a deliberately naive reference implementation of the lease
-// service contract of issue 2, used by FuzzService. It keeps every lease ever
+// service contract of docs/semantics.md, used by FuzzService. It keeps every lease ever
 // granted in a slice, finds the next deadline by a linear scan and spells out
 // every state; it has no heap, no lazy deadlines and no timers, so it shares
 // no cleverness (and hopefully no bugs) with the real Service.
@@ -18,12 +18,12 @@ import (
 // Times are nanoseconds since refEpoch, the fake clock's start, which is also
 // the service's epoch.
 //
-// Where the issue is silent the model makes these choices:
+// Where the contract is silent the model makes these choices:
 //   - Bad input gets LS_INVALID_ARGUMENT and records no Decision ("nothing
-//     changes"). On a closed service LS_CLOSED is accepted too: the issue
+//     changes"). On a closed service LS_CLOSED is accepted too: the contract
 //     asks for both and does not say which check comes first.
 //   - Use with an invalid purpose is bad input (LS_INVALID_ARGUMENT, field
-//     "purpose"), as contract 4 says for every invalid purpose.
+//     "purpose"), as the contract says for every invalid purpose.
 //   - A keep-alive renewal is settled like an expiry: it happens at the
 //     instant it was due (every max(TTL/3, 1ns) from the last renewal),
 //     however late the service gets to it (a late timer, or a clock whose
@@ -135,7 +135,7 @@ type refEnding struct {
 }
 
 // refErr is the error an operation must return. For LS_INVALID_ARGUMENT any
-// of Fields may be named (the issue does not order the checks); LeaseID is
+// of Fields may be named (the contract does not order the checks); LeaseID is
 // checked for the codes that concern one lease.
 type refErr struct {
 	Code    lease.Code
