@@ -83,7 +83,7 @@ func BenchmarkTryLock(b *testing.B) {
 	ctx := context.Background()
 	svc := lease.New()
 	defer svc.Close()
-	m := lock.NewManager(lock.NewMemory(svc))
+	m := newManager(b, lock.NewMemory(svc))
 	fn := func(context.Context, lock.Lease) error { return nil }
 	b.ReportAllocs()
 	for b.Loop() {

@@ -25,11 +25,13 @@ type Manager struct {
 	opts     managerOptions
 }
 
-// NewManager returns a Manager over p. It panics if p is nil or the safety
-// margin is not shorter than the lease duration.
-func NewManager(p Provider, opts ...Option) *Manager {
-	if p == nil {
-		panic("lock: NewManager: nil provider")
+// NewManager returns a Manager over provider, or an error for a
+// configuration that cannot work: a *lease.Error with Code
+// lease.CodeInvalidArgument whose Field names the argument or the option at
+// fault (such as "WithSafetyMargin") and whose Detail gives the values.
+func NewManager(provider Provider, opts ...Option) (*Manager, error) {
+	if provider == nil {
+		return nil, invalid(opNewManager, "provider", "must not be nil")
 	}
 	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, clock: lease.SystemClock()}
 	for _, opt := range opts {
@@ -39,7 +41,7 @@ func NewManager(p Provider, opts ...Option) *Manager {
 		o.margin = o.duration / 10
 	}
 	if o.margin >= o.duration {
-		panic(fmt.Sprintf("lock: NewManager: safety margin %v is not shorter than the lease duration %v", o.margin, o.duration))
+		return nil, invalid(opNewManager, "WithSafetyMargin", fmt.Sprintf("safety margin %v is not shorter than the lease duration %v", o.margin, o.duration))
 	}
 	if o.retry == 0 {
 		o.retry = max(o.duration/10, 1)
@@ -47,8 +49,10 @@ func NewManager(p Provider, opts ...Option) *Manager {
 	if o.executionID == "" {
 		o.executionID = randomID()
 	}
-	return &Manager{provider: p, opts: o}
+	return &Manager{provider: provider, opts: o}, nil
 }
+
+const opNewManager = "NewManager"
 
 // ExecutionID returns the executionID the Manager holds locks as.
 func (m *Manager) ExecutionID() string { return m.opts.executionID }

@@ -144,7 +144,7 @@ func TestTryLockRetrySucceeds(t *testing.T) {
 // the next renewal finds out.
 func TestTryLockLostToRevocation(t *testing.T) {
 	svc, clock := newFakeService(t)
-	m := lock.NewManager(lock.NewMemory(svc), lock.WithClock(clock), lock.WithLeaseDuration(testLease))
+	m := newManager(t, lock.NewMemory(svc), lock.WithClock(clock), lock.WithLeaseDuration(testLease))
 	_, err := m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
 		_, err := svc.Revoke(context.Background(), lease.ID(l.Token))
 		require.NoError(t, err)
@@ -221,7 +221,7 @@ func TestReleaseErrorHandler(t *testing.T) {
 	f := newFixture(t)
 	failed := errors.New("release failed")
 	p := &failingRelease{Provider: f.p, err: failed}
-	m := lock.NewManager(p, lock.WithClock(f.clock), lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { got = append(got, err) }))
+	m := newManager(t, p, lock.WithClock(f.clock), lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { got = append(got, err) }))
 	acquired, err := m.TryLock(context.Background(), "job", func(context.Context, lock.Lease) error { return nil })
 	assert.True(t, acquired)
 	assert.NoError(t, err, "a failed release does not fail the run")
@@ -263,11 +263,10 @@ func TestTryLockBadInput(t *testing.T) {
 	assert.False(t, f.held(t, "job"))
 }
 
-func TestNewManagerPanics(t *testing.T) {
-	mem := lock.NewMemory(lease.New())
+// Values that can never be valid, whatever else is configured, panic in
+// the option constructors.
+func TestOptionPanics(t *testing.T) {
 	cases := map[string]func(){
-		"nil provider":        func() { lock.NewManager(nil) },
-		"margin >= duration":  func() { lock.NewManager(mem, lock.WithLeaseDuration(time.Second), lock.WithSafetyMargin(time.Second)) },
 		"zero duration":       func() { lock.WithLeaseDuration(0) },
 		"empty execution ID":  func() { lock.WithExecutionID("") },
 		"nil clock":           func() { lock.WithClock(nil) },
@@ -279,9 +278,34 @@ func TestNewManagerPanics(t *testing.T) {
 	}
 }
 
+// A configuration that cannot work is an invalid-argument error naming the
+// argument or option at fault.
+func TestNewManagerRejects(t *testing.T) {
+	mem := lock.NewMemory(lease.New())
+	cases := []struct {
+		name     string
+		provider lock.Provider
+		opts     []lock.Option
+		field    string
+	}{
+		{"nil provider", nil, nil, "provider"},
+		{"margin >= duration", mem, []lock.Option{lock.WithLeaseDuration(time.Second), lock.WithSafetyMargin(time.Second)}, "WithSafetyMargin"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := lock.NewManager(c.provider, c.opts...)
+			assert.Nil(t, m)
+			assert.ErrorIs(t, err, lease.ErrInvalidArgument)
+			var le *lease.Error
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, c.field, le.Field)
+		})
+	}
+}
+
 func TestDefaultExecutionIDIsUnique(t *testing.T) {
 	mem := lock.NewMemory(lease.New())
-	a, b := lock.NewManager(mem).ExecutionID(), lock.NewManager(mem).ExecutionID()
+	a, b := newManager(t, mem).ExecutionID(), newManager(t, mem).ExecutionID()
 	assert.Regexp(t, regexp.MustCompile(`^[0-9a-f]{32}$`), a)
 	assert.NotEqual(t, a, b)
 }

@@ -61,8 +61,8 @@ func WithClock(c lease.Clock) Option {
 // WithSafetyMargin sets how long before the last confirmed expiry the
 // Manager gives a lock up if no renewal has succeeded (default a tenth of
 // the lease duration), to absorb clock drift and the time the function needs
-// to notice. It panics if m is negative; NewManager panics unless it is
-// shorter than the lease duration.
+// to notice. It panics if m is negative; NewManager returns an error unless
+// it is shorter than the lease duration.
 func WithSafetyMargin(m time.Duration) Option {
 	if m < 0 {
 		panic(fmt.Sprintf("lock: WithSafetyMargin(%v): negative", m))

@@ -24,7 +24,7 @@ func TestTryLockStress(t *testing.T) {
 	var inside, overlaps, ran atomic.Int32
 	var wg sync.WaitGroup
 	for range workers {
-		m := lock.NewManager(mem)
+		m := newManager(t, mem)
 		wg.Go(func() {
 			for range tries {
 				_, err := m.TryLock(context.Background(), "hot", func(ctx context.Context, l lock.Lease) error {

@@ -36,7 +36,9 @@ func main() {
 	defer svc.Close()
 	mem := lock.NewMemory(svc)
 	newWorker := func(id string) *lock.Manager {
-		return lock.NewManager(mem, lock.WithClock(clock), lock.WithExecutionID(id), lock.WithLeaseDuration(30*time.Second))
+		m, err := lock.NewManager(mem, lock.WithClock(clock), lock.WithExecutionID(id), lock.WithLeaseDuration(30*time.Second))
+		check(err)
+		return m
 	}
 	alice, bob := newWorker("alice"), newWorker("bob")
 	var res store
@@ -55,7 +57,8 @@ func main() {
 	// 2. A lost lease: bob's renewals stop reaching the provider (a
 	// partition, say). Past the safety margin his context is cancelled.
 	cut := &partition{Provider: mem}
-	bobCut := lock.NewManager(cut, lock.WithClock(clock), lock.WithExecutionID("bob"), lock.WithLeaseDuration(30*time.Second))
+	bobCut, err := lock.NewManager(cut, lock.WithClock(clock), lock.WithExecutionID("bob"), lock.WithLeaseDuration(30*time.Second))
+	check(err)
 	var stale lock.Lease
 	_, err = bobCut.TryLock(ctx, "report", func(ctx context.Context, l lock.Lease) error {
 		stale = l
