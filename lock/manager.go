@@ -5,9 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/renewal"
 )
 
 // Manager runs functions under locks of a Provider, holding them as one
@@ -28,7 +28,22 @@ type Manager struct {
 // NewManager returns a Manager over provider, or an error for a
 // configuration that cannot work: a *lease.Error with Code
 // lease.CodeInvalidArgument whose Field names the argument or the option at
-// fault (such as "WithSafetyMargin") and whose Detail gives the values.
+// fault (such as "WithSafetyMargin") and whose Detail gives the rule and the
+// values. It refuses
+//
+//   - a nil provider;
+//   - a lease so short that its renewal interval, a third of it, rounds to
+//     zero (WithLeaseDuration);
+//   - a safety margin that is not shorter than what is left of the lease
+//     at its first renewal, duration - duration/3, which would give a
+//     healthy lock up there (WithSafetyMargin);
+//   - a retry interval that is not shorter than the time from the first
+//     renewal to the safety deadline, duration - duration/3 - margin, so
+//     that a failed renewal could never be retried (WithRetryInterval).
+//
+// Option constructors panic instead on values that are never valid on
+// their own, such as a negative duration or a nil function: those are
+// mistakes in the program, not in its configuration.
 func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	if provider == nil {
 		return nil, invalid(opNewManager, "provider", "must not be nil")
@@ -38,13 +53,19 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 		opt.apply(&o)
 	}
 	if o.margin < 0 {
-		o.margin = o.duration / 10
+		o.margin = o.duration / 10 // always fits: Validate checks it all the same
 	}
-	if o.margin >= o.duration {
-		return nil, invalid(opNewManager, "WithSafetyMargin", fmt.Sprintf("safety margin %v is not shorter than the lease duration %v", o.margin, o.duration))
-	}
+	retryNote := ""
 	if o.retry == 0 {
 		o.retry = max(o.duration/10, 1)
+		retryNote = "; that is the default retry interval, a tenth of the lease duration: set a shorter one"
+	}
+	if bad := renewal.Validate(o.duration, o.margin, o.retry); bad != nil {
+		detail := bad.Detail
+		if bad.Param == renewal.ParamRetry {
+			detail += retryNote
+		}
+		return nil, invalid(opNewManager, optionOf[bad.Param], detail)
 	}
 	if o.executionID == "" {
 		o.executionID = randomID()
@@ -53,6 +74,13 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 }
 
 const opNewManager = "NewManager"
+
+// optionOf names the option that sets each parameter of the schedule.
+var optionOf = [...]string{
+	renewal.ParamDuration: "WithLeaseDuration",
+	renewal.ParamMargin:   "WithSafetyMargin",
+	renewal.ParamRetry:    "WithRetryInterval",
+}
 
 // ExecutionID returns the executionID the Manager holds locks as.
 func (m *Manager) ExecutionID() string { return m.opts.executionID }

@@ -279,17 +279,27 @@ func TestOptionPanics(t *testing.T) {
 }
 
 // A configuration that cannot work is an invalid-argument error naming the
-// argument or option at fault.
+// argument or option at fault, with the values in its detail, as
+// client-go's leader election checks its durations.
 func TestNewManagerRejects(t *testing.T) {
 	mem := lock.NewMemory(lease.New())
+	d := lock.WithLeaseDuration
 	cases := []struct {
 		name     string
 		provider lock.Provider
 		opts     []lock.Option
 		field    string
+		detail   string // a part of the detail
 	}{
-		{"nil provider", nil, nil, "provider"},
-		{"margin >= duration", mem, []lock.Option{lock.WithLeaseDuration(time.Second), lock.WithSafetyMargin(time.Second)}, "WithSafetyMargin"},
+		{"nil provider", nil, nil, "provider", "must not be nil"},
+		{"margin >= duration", mem, []lock.Option{d(time.Second), lock.WithSafetyMargin(time.Second)}, "WithSafetyMargin", "safety margin 1s"},
+		{"margin lost at the first renewal", mem, []lock.Option{d(30 * time.Second), lock.WithSafetyMargin(20 * time.Second)},
+			"WithSafetyMargin", "safety margin 20s is not shorter than 20s, what is left of a 30s lease at its first renewal (after 10s)"},
+		{"renewal interval rounds to zero", mem, []lock.Option{d(2)}, "WithLeaseDuration", "lease duration 2ns is too short"},
+		{"retry that can never land", mem, []lock.Option{d(30 * time.Second), lock.WithRetryInterval(17 * time.Second)},
+			"WithRetryInterval", "retry interval 17s is not shorter than 17s"},
+		{"default retry that can never land", mem, []lock.Option{d(30 * time.Second), lock.WithSafetyMargin(19 * time.Second)},
+			"WithRetryInterval", "retry interval 3s is not shorter than 1s, the time from the first renewal (after 10s) to the safety deadline (30s lease, 19s margin): a failed renewal could never be retried; that is the default retry interval"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -299,7 +309,23 @@ func TestNewManagerRejects(t *testing.T) {
 			var le *lease.Error
 			require.ErrorAs(t, err, &le)
 			assert.Equal(t, c.field, le.Field)
+			assert.Contains(t, le.Detail, c.detail)
 		})
+	}
+}
+
+// The edges of the rules are accepted.
+func TestNewManagerAccepts(t *testing.T) {
+	mem := lock.NewMemory(lease.New())
+	for name, opts := range map[string][]lock.Option{
+		"defaults":                   nil,
+		"shortest lease":             {lock.WithLeaseDuration(3)},
+		"margin just short":          {lock.WithLeaseDuration(30 * time.Second), lock.WithSafetyMargin(20*time.Second - 2), lock.WithRetryInterval(1)},
+		"retry just short":           {lock.WithLeaseDuration(30 * time.Second), lock.WithRetryInterval(17*time.Second - 1)},
+		"zero margin and long retry": {lock.WithLeaseDuration(30 * time.Second), lock.WithSafetyMargin(0), lock.WithRetryInterval(19 * time.Second)},
+	} {
+		_, err := lock.NewManager(mem, opts...)
+		assert.NoError(t, err, name)
 	}
 }
 

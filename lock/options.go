@@ -31,7 +31,8 @@ type managerOptions struct {
 
 // WithLeaseDuration sets the duration of the leases the Manager acquires
 // and renews (default 30 s). It renews them every third of it. It panics if
-// d is not positive.
+// d is not positive; NewManager returns an error if d is so short (under
+// 3 ns) that its third is zero.
 func WithLeaseDuration(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("lock: WithLeaseDuration(%v): not positive", d))
@@ -62,7 +63,8 @@ func WithClock(c lease.Clock) Option {
 // Manager gives a lock up if no renewal has succeeded (default a tenth of
 // the lease duration), to absorb clock drift and the time the function needs
 // to notice. It panics if m is negative; NewManager returns an error unless
-// it is shorter than the lease duration.
+// m is shorter than what is left of the lease at its first renewal
+// (duration - duration/3).
 func WithSafetyMargin(m time.Duration) Option {
 	if m < 0 {
 		panic(fmt.Sprintf("lock: WithSafetyMargin(%v): negative", m))
@@ -72,7 +74,8 @@ func WithSafetyMargin(m time.Duration) Option {
 
 // WithRetryInterval sets how soon a renewal that failed with an error is
 // retried (default a tenth of the lease duration). It panics if r is not
-// positive.
+// positive; NewManager returns an error unless a retry can land before the
+// safety deadline: r must be shorter than duration - duration/3 - margin.
 func WithRetryInterval(r time.Duration) Option {
 	if r <= 0 {
 		panic(fmt.Sprintf("lock: WithRetryInterval(%v): not positive", r))
