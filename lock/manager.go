@@ -140,10 +140,10 @@ func Do[T any](ctx context.Context, m *Manager, name string, fn func(ctx context
 	}
 	h := m.hold(ctx, *l, sent)
 	defer h.finish()
-	if h.lostAtStart() {
+	if h.loop.Err() != nil {
 		return none, ErrLockLost
 	}
-	v, err := fn(h.ctx, *l)
+	v, err := fn(h.loop.Context(), *l)
 	return Result[T]{Acquired: true, Value: v}, h.outcome(err)
 }
 
