@@ -52,7 +52,8 @@ func ExampleManager_TryLock_lost() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	svc := lease.New(lease.WithClock(clock))
 	defer svc.Close()
-	m, err := lock.NewManager(lock.NewMemory(svc), lock.WithClock(clock), lock.WithLeaseDuration(30*time.Second))
+	// The Manager counts on the Memory's time: its service's clock.
+	m, err := lock.NewManager(lock.NewMemory(svc), lock.WithLeaseDuration(30*time.Second))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -32,6 +32,9 @@ type Manager struct {
 // values. It refuses
 //
 //   - a nil provider;
+//   - WithClock for a provider that has its own time base (a TimeBase,
+//     such as Memory): the Manager must count on the time the leases
+//     expire on, not on a second clock;
 //   - a lease so short that its renewal interval, a third of it, rounds to
 //     zero (WithLeaseDuration);
 //   - a safety margin that is not shorter than what is left of the lease
@@ -48,10 +51,15 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	if provider == nil {
 		return nil, invalid(opNewManager, "provider", "must not be nil")
 	}
-	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, clock: lease.SystemClock()}
+	o := managerOptions{duration: DefaultLeaseDuration, margin: -1}
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	clock, err := managerClock(provider, o.clock)
+	if err != nil {
+		return nil, err
+	}
+	o.clock = clock
 	if o.margin < 0 {
 		o.margin = o.duration / 10 // always fits: Validate checks it all the same
 	}
@@ -74,6 +82,27 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 }
 
 const opNewManager = "NewManager"
+
+// managerClock returns the clock a Manager over p times its renewals on:
+// p's time base if it has one, and otherwise a never-backwards view of the
+// clock given with WithClock (nil if none was), by default the system's.
+func managerClock(p Provider, given lease.Clock) (lease.Clock, error) {
+	tb, ok := p.(TimeBase)
+	switch {
+	case ok && given != nil:
+		return nil, invalid(opNewManager, "WithClock",
+			"the provider has its own time base (it implements TimeBase, as Memory does), which the Manager reads; a second clock would disagree with it")
+	case ok:
+		c := tb.Clock()
+		if c == nil {
+			return nil, invalid(opNewManager, "provider", "its Clock (TimeBase) returned nil")
+		}
+		return c, nil
+	case given == nil:
+		given = lease.SystemClock()
+	}
+	return lease.MonotonicClock(given), nil
+}
 
 // optionOf names the option that sets each parameter of the schedule.
 var optionOf = [...]string{

@@ -144,7 +144,7 @@ func TestTryLockRetrySucceeds(t *testing.T) {
 // the next renewal finds out.
 func TestTryLockLostToRevocation(t *testing.T) {
 	svc, clock := newFakeService(t)
-	m := newManager(t, lock.NewMemory(svc), lock.WithClock(clock), lock.WithLeaseDuration(testLease))
+	m := newManager(t, lock.NewMemory(svc), lock.WithLeaseDuration(testLease))
 	_, err := m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
 		_, err := svc.Revoke(context.Background(), lease.ID(l.Token))
 		require.NoError(t, err)
@@ -292,6 +292,9 @@ func TestNewManagerRejects(t *testing.T) {
 		detail   string // a part of the detail
 	}{
 		{"nil provider", nil, nil, "provider", "must not be nil"},
+		{"a second clock for a provider with a time base", mem, []lock.Option{lock.WithClock(lease.SystemClock())},
+			"WithClock", "the provider has its own time base"},
+		{"a time base that is nil", nilBase{mem}, nil, "provider", "its Clock (TimeBase) returned nil"},
 		{"margin >= duration", mem, []lock.Option{d(time.Second), lock.WithSafetyMargin(time.Second)}, "WithSafetyMargin", "safety margin 1s"},
 		{"margin lost at the first renewal", mem, []lock.Option{d(30 * time.Second), lock.WithSafetyMargin(20 * time.Second)},
 			"WithSafetyMargin", "safety margin 20s is not shorter than 20s, what is left of a 30s lease at its first renewal (after 10s)"},
@@ -313,6 +316,10 @@ func TestNewManagerRejects(t *testing.T) {
 		})
 	}
 }
+
+type nilBase struct{ *lock.Memory }
+
+func (nilBase) Clock() lease.Clock { return nil }
 
 // The edges of the rules are accepted.
 func TestNewManagerAccepts(t *testing.T) {

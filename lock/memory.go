@@ -54,6 +54,11 @@ func NewMemory(svc *lease.Service, opts ...MemoryOption) *Memory {
 	}
 }
 
+// Clock returns the time base the Memory's locks expire on: its service's
+// Clock. It makes Memory a TimeBase, so a Manager over it counts on the
+// service's time.
+func (m *Memory) Clock() lease.Clock { return m.svc.Clock() }
+
 // Acquire grants a lease of d to executionID and attaches the lock's key to
 // it, only if the key is absent; a held lock gets nil, nil. With a
 // lock-delay, a name whose last lease expired (rather than being released)

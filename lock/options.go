@@ -50,8 +50,13 @@ func WithExecutionID(id string) Option {
 	return optionFunc(func(o *managerOptions) { o.executionID = id })
 }
 
-// WithClock sets the clock the Manager times renewals and safety deadlines
-// on (default lease.SystemClock()). It panics if c is nil.
+// WithClock sets the clock a Manager over a provider without a time base
+// (one that is not a TimeBase, such as a database) times renewals and
+// safety deadlines on; the default is lease.SystemClock(). The Manager reads
+// it through lease.MonotonicClock, so a step back of c reads as time
+// standing still. A provider with its own time base (Memory) gives the
+// Manager that one: NewManager returns an error if WithClock is given too.
+// It panics if c is nil.
 func WithClock(c lease.Clock) Option {
 	if c == nil {
 		panic("lock: WithClock: nil clock")
