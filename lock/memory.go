@@ -28,8 +28,9 @@ type Memory struct {
 	prefix  string
 	purpose lease.Purpose
 
-	// Only with a lock-delay: mu serialises the operations that read or
-	// change the expiry records.
+	// Only with a lock-delay: the record of the leases that held each name,
+	// guarded by mu. mu is never held across a call into the service, whose
+	// notifications run user code that may call back into the Memory.
 	delay time.Duration
 	mu    sync.Mutex
 	ended delayRecord
@@ -68,50 +69,92 @@ func (m *Memory) Acquire(ctx context.Context, name, executionID string, d time.D
 		return nil, err
 	}
 	if m.delay <= 0 {
-		return m.grant(ctx, name, executionID, d)
+		l, _, err := m.grant(ctx, name, executionID, d)
+		return l, err
+	}
+	// Ask first, so that a lock in its delay is refused without a grant.
+	now := m.svc.Clock().Now()
+	if delayed, err := m.delayed(name, now); delayed || err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.svc.Clock().Now()
-	if m.delayed(name, now) {
-		return nil, nil
+	m.ended.begin(name, now.Add(d))
+	m.mu.Unlock()
+	l, at, err := m.grant(ctx, name, executionID, d)
+	m.mu.Lock()
+	m.ended.end(name)
+	m.mu.Unlock()
+	if l == nil {
+		return nil, err
 	}
-	l, err := m.grant(ctx, name, executionID, d)
-	if l != nil {
-		m.ended.held(name, lease.ID(l.Token), l.ExpiresAt, now, m.delay)
-	}
-	return l, err
-}
-
-// delayed reports whether name is in its lock-delay at now. The service
-// settles expiries on every call, so asking it about the last holder's lease
-// sees an expiry that nobody has observed yet: there is no window between
-// an expiry and its delay.
-func (m *Memory) delayed(name string, now time.Time) bool {
-	r, ok := m.ended.get(name)
-	if !ok {
-		return false
-	}
-	_, err := m.svc.Info(r.id)
-	switch {
-	case err == nil:
-		return false // still held: the grant reports contention
-	case errors.Is(err, lease.ErrExpired) && now.Before(r.expiresAt.Add(m.delay)):
-		return true
-	}
-	m.ended.forget(name, r.id)
-	return false
-}
-
-func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Duration) (*Lease, error) {
-	l, err := m.svc.GrantWithKey(ctx, executionID, m.purpose, d, m.prefix+name, []byte(executionID))
-	if err != nil {
-		if errors.Is(err, lease.ErrKeyExists) {
-			return nil, nil
+	// Ask again, as of the grant: the last holder's lease may have expired
+	// between the first answer and the grant. Holding the key, we are the
+	// only one asking.
+	delayed, err := m.delayed(name, at)
+	if delayed || err != nil {
+		// Hand the grant back: a revoked lease leaves no delay, and the
+		// record still names the lease whose delay runs.
+		if _, rerr := m.svc.Revoke(context.WithoutCancel(ctx), lease.ID(l.Token)); rerr != nil && !ended(rerr) {
+			err = rerr
 		}
 		return nil, err
 	}
-	return &Lease{Name: name, ExecutionID: executionID, ExpiresAt: l.ExpiresAt, Token: uint64(l.ID)}, nil
+	m.mu.Lock()
+	m.ended.held(name, lease.ID(l.Token), l.ExpiresAt, at, m.delay)
+	m.mu.Unlock()
+	return l, nil
+}
+
+// delayed reports whether name is in its lock-delay at the instant at on
+// the service's time: the lease last recorded holding it expired (rather
+// than being revoked) less than the delay before at. The service settles
+// expiries on every call, so asking it about that lease sees an expiry
+// that nobody has observed yet: there is no window between an expiry and
+// its delay.
+//
+// While a call that may have extended a lease of the name is under way,
+// the recorded expiry may be behind the service's; if that call could have
+// set an expiry at or before at, the answer is yes, to be safe, until it
+// has recorded what it learnt. It is called without mu held.
+func (m *Memory) delayed(name string, at time.Time) (bool, error) {
+	m.mu.Lock()
+	r := m.ended.get(name)
+	m.mu.Unlock()
+	if r.underWay > 0 && !at.Before(r.earliest) {
+		return true, nil
+	}
+	if r.id == 0 {
+		return false, nil
+	}
+	if at.Before(r.expiresAt.Add(m.delay)) {
+		_, err := m.svc.Info(r.id)
+		switch {
+		case err == nil:
+			return false, nil // still held: the grant reports contention
+		case errors.Is(err, lease.ErrExpired):
+			return true, nil
+		case errors.Is(err, lease.ErrClosed):
+			return false, err
+		}
+	}
+	// Released, or its delay is over: the record has served.
+	m.mu.Lock()
+	m.ended.forget(name, r.id)
+	m.mu.Unlock()
+	return false, nil
+}
+
+// grant grants the lock's lease if its key is absent, and returns it with
+// the instant of the grant on the service's time; contention is nil, nil.
+func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Duration) (*Lease, time.Time, error) {
+	l, err := m.svc.GrantWithKey(ctx, executionID, m.purpose, d, m.prefix+name, []byte(executionID))
+	if err != nil {
+		if errors.Is(err, lease.ErrKeyExists) {
+			return nil, time.Time{}, nil
+		}
+		return nil, time.Time{}, err
+	}
+	return &Lease{Name: name, ExecutionID: executionID, ExpiresAt: l.ExpiresAt, Token: uint64(l.ID)}, l.GrantedAt, nil
 }
 
 // Renew extends the given leases that still hold their locks to now+d and
@@ -122,17 +165,13 @@ func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]
 	if err := CheckRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
-	if m.delay > 0 {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-	}
 	var out []Lease
 	for _, l := range leases {
 		id, ok := m.holding(l)
 		if !ok {
 			continue
 		}
-		got, err := m.svc.RenewTTL(ctx, id, d)
+		got, err := m.renew(ctx, l.Name, id, d)
 		if ended(err) {
 			continue
 		}
@@ -141,11 +180,28 @@ func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]
 		}
 		l.ExpiresAt = got.ExpiresAt
 		out = append(out, l)
-		if m.delay > 0 {
-			m.ended.held(l.Name, id, got.ExpiresAt, got.RenewedAt, m.delay)
-		}
 	}
 	return out, nil
+}
+
+// renew renews lease id of the lock name for d. With a lock-delay the call
+// is counted as under way until its answer is recorded.
+func (m *Memory) renew(ctx context.Context, name string, id lease.ID, d time.Duration) (lease.Lease, error) {
+	if m.delay <= 0 {
+		return m.svc.RenewTTL(ctx, id, d)
+	}
+	sent := m.svc.Clock().Now()
+	m.mu.Lock()
+	m.ended.begin(name, sent.Add(d))
+	m.mu.Unlock()
+	got, err := m.svc.RenewTTL(ctx, id, d)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil {
+		m.ended.held(name, id, got.ExpiresAt, got.RenewedAt, m.delay) // before end: it reads crowded
+	}
+	m.ended.end(name)
+	return got, err
 }
 
 // Release revokes the leases of the given locks that are still held by them.
@@ -155,20 +211,21 @@ func (m *Memory) Release(ctx context.Context, leases []Lease) error {
 	if err := CheckRelease(ctx, leases); err != nil {
 		return err
 	}
-	if m.delay > 0 {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-	}
 	for _, l := range leases {
 		id, ok := m.holding(l)
 		if !ok {
 			continue
 		}
-		if _, err := m.svc.Revoke(ctx, id); err != nil && !ended(err) {
+		_, err := m.svc.Revoke(ctx, id)
+		if err != nil && !ended(err) {
 			return err
 		}
-		if m.delay > 0 {
-			m.ended.forget(l.Name, id) // a clean release has no delay
+		if err == nil && m.delay > 0 {
+			// A clean release has no delay. A lease that expired before
+			// the revocation keeps its record: its delay runs.
+			m.mu.Lock()
+			m.ended.forget(l.Name, id)
+			m.mu.Unlock()
 		}
 	}
 	return nil

@@ -319,3 +319,61 @@ func TestStopRacesTimers(t *testing.T) {
 		}
 	})
 }
+
+// reentrantClock calls back into a Loop from Now, AfterFunc and Stop, as a
+// user's clock may (a wrapper that logs the state of what it times).
+type reentrantClock struct {
+	*leasetest.FakeClock
+	loop  atomic.Pointer[renewal.Loop]
+	calls atomic.Int32
+}
+
+func (c *reentrantClock) poke() {
+	if l := c.loop.Load(); l != nil {
+		_ = l.Err()
+		c.calls.Add(1)
+	}
+}
+
+func (c *reentrantClock) Now() time.Time {
+	c.poke()
+	return c.FakeClock.Now()
+}
+
+func (c *reentrantClock) AfterFunc(d time.Duration, f func()) lease.Timer {
+	c.poke()
+	return reentrantTimer{c, c.FakeClock.AfterFunc(d, f)}
+}
+
+type reentrantTimer struct {
+	c *reentrantClock
+	t lease.Timer
+}
+
+func (t reentrantTimer) Stop() bool {
+	t.c.poke()
+	return t.t.Stop()
+}
+
+// The Loop never holds its lock while it calls its clock.
+func TestClockMayCallBack(t *testing.T) {
+	clock := &reentrantClock{FakeClock: leasetest.NewFakeClock(epoch)}
+	s := &script{clock: clock}
+	l := renewal.Start(context.Background(), config(clock, s.renew), epoch)
+	clock.loop.Store(l)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		clock.Advance(15 * time.Second) // a renewal
+		s.set(errDown)
+		clock.Advance(time.Minute) // retries, then the deadline
+		l.Stop()
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the Loop deadlocked on a clock that calls back into it")
+	}
+	assert.Same(t, errExpired, l.Err())
+	assert.Positive(t, clock.calls.Load())
+}
