@@ -100,9 +100,9 @@ func New(opts ...Option) *Service {
 }
 
 // Close stops the service: its timer is stopped, every keep-alive context is
-// cancelled with cause ErrClosed, and later calls fail with LS_CLOSED. Leases
-// do not expire after Close and no hook runs. Close is idempotent and always
-// returns nil.
+// cancelled with cause ErrClosed, Done is closed, and later calls fail with
+// LS_CLOSED. Leases do not expire after Close and no hook runs. Close is
+// idempotent and always returns nil.
 func (s *Service) Close() error {
 	s.mu.Lock()
 	defer s.unlock()
@@ -110,6 +110,7 @@ func (s *Service) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.done)
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
