@@ -2,8 +2,10 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/renewal"
 )
 
@@ -35,9 +37,13 @@ func (m *Manager) hold(ctx context.Context, l Lease, sent time.Time) *holding {
 }
 
 // renew is the loop's Renew: a renewal that succeeds without returning the
-// lease means the lock is no longer ours.
+// lease means the lock is no longer ours, and so does a closed service,
+// which will never renew it again.
 func (h *holding) renew(ctx context.Context) error {
 	got, err := h.m.provider.Renew(ctx, []Lease{h.lease}, h.m.opts.duration)
+	if errors.Is(err, lease.ErrClosed) {
+		return renewal.Lost(ErrLockLost)
+	}
 	if err != nil {
 		return err
 	}

@@ -160,14 +160,23 @@ func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Dur
 // Renew extends the given leases that still hold their locks to now+d and
 // returns them, in input order. An error (a cancelled context, a closed
 // service, d outside the service's TTL bounds) stops it; the leases renewed
-// before it are returned with it.
+// before it are returned with it. On a closed service it fails with an
+// error matching lease.ErrClosed, whatever the leases: a closed service
+// cannot say whether they are held.
 func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]Lease, error) {
+	const op = "renew"
 	if err := CheckRenew(ctx, leases, d); err != nil {
+		return nil, err
+	}
+	if err := m.open(op); err != nil {
 		return nil, err
 	}
 	var out []Lease
 	for _, l := range leases {
-		id, ok := m.holding(l)
+		id, ok, err := m.holding(op, l)
+		if err != nil {
+			return out, err
+		}
 		if !ok {
 			continue
 		}
@@ -206,17 +215,26 @@ func (m *Memory) renew(ctx context.Context, name string, id lease.ID, d time.Dur
 
 // Release revokes the leases of the given locks that are still held by them.
 // Leases that are released, expired, unknown or superseded are skipped. An
-// error (a cancelled context, a closed service) stops it.
+// error (a cancelled context, a closed service) stops it. On a closed
+// service it fails with an error matching lease.ErrClosed, whatever the
+// leases: nothing can be released there.
 func (m *Memory) Release(ctx context.Context, leases []Lease) error {
+	const op = "release"
 	if err := CheckRelease(ctx, leases); err != nil {
 		return err
 	}
+	if err := m.open(op); err != nil {
+		return err
+	}
 	for _, l := range leases {
-		id, ok := m.holding(l)
+		id, ok, err := m.holding(op, l)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}
-		_, err := m.svc.Revoke(ctx, id)
+		_, err = m.svc.Revoke(ctx, id)
 		if err != nil && !ended(err) {
 			return err
 		}
@@ -234,13 +252,28 @@ func (m *Memory) Release(ctx context.Context, leases []Lease) error {
 // holding returns the lease ID holding l's lock if it is l's: the key is
 // attached to the lease whose ID is l's token and its value is l's
 // executionID. The ID names one grant, so acting on it later is safe even if
-// the lock changes hands meanwhile: the act fails on the ended lease.
-func (m *Memory) holding(l Lease) (lease.ID, bool) {
+// the lock changes hands meanwhile: the act fails on the ended lease. The
+// service answers a lookup after Close as if the key were absent, so a miss
+// is checked against Close.
+func (m *Memory) holding(op string, l Lease) (lease.ID, bool, error) {
 	value, id, ok := m.svc.Get(m.prefix + l.Name)
-	if !ok || id == 0 || uint64(id) != l.Token || string(value) != l.ExecutionID {
-		return 0, false
+	if !ok {
+		return 0, false, m.open(op)
 	}
-	return id, true
+	if id == 0 || uint64(id) != l.Token || string(value) != l.ExecutionID {
+		return 0, false, nil
+	}
+	return id, true, nil
+}
+
+// open returns the error of op on a closed service, nil while it is open.
+func (m *Memory) open(op string) error {
+	select {
+	case <-m.svc.Done():
+		return &lease.Error{Code: lease.CodeClosed, Op: op}
+	default:
+		return nil
+	}
 }
 
 // ended reports whether err says the lease is no longer active, which
