@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/callback"
 	"github.com/leasehold/lease/internal/renewal"
 )
 
@@ -38,9 +39,16 @@ func (m *Manager) hold(ctx context.Context, l Lease, sent time.Time) *holding {
 
 // renew is the loop's Renew: a renewal that succeeds without returning the
 // lease means the lock is no longer ours, and so does a closed service,
-// which will never renew it again.
+// which will never renew it again. A provider that panics is reported, and
+// its renewal counts as failed.
 func (h *holding) renew(ctx context.Context) error {
-	got, err := h.m.provider.Renew(ctx, []Lease{h.lease}, h.m.opts.duration)
+	var got []Lease
+	var err error
+	if callback.Call("provider renew", h.m.reportPanic, func() {
+		got, err = h.m.provider.Renew(ctx, []Lease{h.lease}, h.m.opts.duration)
+	}) {
+		return errRenewPanicked
+	}
 	if errors.Is(err, lease.ErrClosed) {
 		return renewal.Lost(ErrLockLost)
 	}
@@ -56,6 +64,8 @@ func (h *holding) renew(ctx context.Context) error {
 	return renewal.Lost(ErrLockLost)
 }
 
+var errRenewPanicked = errors.New("lock: the provider's Renew panicked")
+
 // outcome is the error Do returns for fn's err.
 func (h *holding) outcome(err error) error {
 	if h.loop.Err() != nil {
@@ -70,7 +80,8 @@ func (h *holding) finish() {
 	h.loop.Stop()
 	// Release even a lost lease: a renewal that failed with an error may
 	// have left it held, and Release never frees another holder's lock.
-	if err := h.m.provider.Release(context.WithoutCancel(h.parent), []Lease{h.lease}); err != nil && h.m.opts.onReleaseError != nil {
-		h.m.opts.onReleaseError(h.lease, err)
+	err := h.m.provider.Release(context.WithoutCancel(h.parent), []Lease{h.lease})
+	if f := h.m.opts.onReleaseError; err != nil && f != nil {
+		callback.Call("release error handler", h.m.reportPanic, func() { f(h.lease, err) })
 	}
 }

@@ -51,7 +51,7 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	if provider == nil {
 		return nil, invalid(opNewManager, "provider", "must not be nil")
 	}
-	o := managerOptions{duration: DefaultLeaseDuration, margin: -1}
+	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, onPanic: lease.LogPanic}
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
@@ -109,6 +109,12 @@ var optionOf = [...]string{
 	renewal.ParamDuration: "WithLeaseDuration",
 	renewal.ParamMargin:   "WithSafetyMargin",
 	renewal.ParamRetry:    "WithRetryInterval",
+}
+
+// reportPanic reports a panic recovered from a callback to the panic
+// handler.
+func (m *Manager) reportPanic(name string, value any, stack []byte) {
+	m.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
 }
 
 // ExecutionID returns the executionID the Manager holds locks as.

@@ -25,8 +25,9 @@ type managerOptions struct {
 	margin         time.Duration // < 0: duration/10
 	retry          time.Duration // 0: duration/10
 	executionID    string        // "": a random one
-	clock          lease.Clock
+	clock          lease.Clock   // nil: the provider's time base, or the system clock
 	onReleaseError func(Lease, error)
+	onPanic        func(*lease.PanicError)
 }
 
 // WithLeaseDuration sets the duration of the leases the Manager acquires
@@ -91,7 +92,33 @@ func WithRetryInterval(r time.Duration) Option {
 // WithReleaseErrorHandler sets a function called with the lease and the
 // error when releasing a lock after its function returned fails. Such an
 // error is not returned by TryLock or Do, since the function's outcome
-// stands and the lease expires on its own; by default it is dropped.
+// stands and the lease expires on its own; by default it is dropped. f runs
+// on the goroutine of the TryLock or Do, with no lock of the Manager held,
+// and may call back into it. If f panics, the panic is recovered and
+// reported to the panic handler (WithPanicHandler) and TryLock or Do
+// returns as if f had returned. It panics with "lock:
+// WithReleaseErrorHandler: nil handler" if f is nil.
 func WithReleaseErrorHandler(f func(Lease, error)) Option {
+	if f == nil {
+		panic("lock: WithReleaseErrorHandler: nil handler")
+	}
 	return optionFunc(func(o *managerOptions) { o.onReleaseError = f })
+}
+
+// WithPanicHandler sets the function that receives the panics the Manager
+// recovers from the code it calls back (default lease.LogPanic): the
+// release-error handler ("release error handler") and the provider's
+// Renew when a renewal timer calls it ("provider renew"; the renewal then
+// counts as failed and is retried). This is the module's one policy for a
+// panicking callback: recover, report, go on as if it had returned. The
+// function a TryLock or Do runs is not a callback: its panic reaches the
+// caller once the lock is released. h runs on the goroutine of the
+// callback that panicked, with no lock of the Manager held; it must not
+// panic itself. It panics with "lock: WithPanicHandler: nil handler" if h
+// is nil.
+func WithPanicHandler(h func(*lease.PanicError)) Option {
+	if h == nil {
+		panic("lock: WithPanicHandler: nil handler")
+	}
+	return optionFunc(func(o *managerOptions) { o.onPanic = h })
 }
