@@ -53,7 +53,8 @@ type Provider interface {
 // A Manager over such a provider reads time from it, so that it counts
 // renewals and safety deadlines on the very time the leases expire on, and
 // NewManager refuses WithClock for it. A provider that wraps one should
-// implement TimeBase too, by forwarding.
+// implement TimeBase too, by forwarding (embedding *Memory does). Clock
+// may be called from any goroutine.
 type TimeBase interface {
 	// Clock returns the provider's time base: a lease.Clock whose Now never
 	// runs backwards, such as a lease.Service's Clock.

@@ -16,10 +16,12 @@ import (
 // LockManager.
 //
 // A Manager starts no goroutine of its own: renewals run as callbacks of
-// its clock, so with a leasetest.FakeClock they run inside Advance, and no
-// callback outlives the TryLock or Do that armed it.
+// its clock (its provider's time base, or the clock of WithClock), so with
+// a leasetest.FakeClock they run inside Advance, and no callback outlives
+// the TryLock or Do that armed it.
 //
-// A Manager is safe for concurrent use.
+// A Manager is safe for concurrent use; its functions, callbacks and
+// provider may call back into it.
 type Manager struct {
 	provider Provider
 	opts     managerOptions
@@ -147,11 +149,13 @@ func (m *Manager) TryLock(ctx context.Context, name string, fn func(ctx context.
 // provider's error.
 //
 // While fn runs the lease is renewed every third of the lease duration; a
-// renewal that fails with an error is retried. fn's context is cancelled,
-// with context.Cause ErrLockLost, as soon as a renewal shows the lock lost
-// and at the latest the safety margin before the last confirmed expiry,
-// which is counted on the Manager's clock from when the confirming call was
-// made, never from the provider's clock. fn must stop using the resource
+// renewal that fails with an error is retried while a retry can land before
+// the safety deadline. fn's context is cancelled, with context.Cause
+// ErrLockLost, as soon as a renewal shows the lock lost (it does not return
+// the lease, or the provider says lease.ErrClosed) and at the latest the
+// safety margin before the last confirmed expiry, which is counted on the
+// Manager's clock from when the confirming call was sent, never from the
+// provider's clock. fn must stop using the resource
 // then; a Fence on the resource catches it if it does not. If the lock was
 // lost while fn ran, the error returned matches ErrLockLost even if fn
 // returned nil.

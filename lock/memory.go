@@ -20,9 +20,14 @@ import (
 // and an ID names exactly one grant, which makes Renew and Release by ID
 // immune to a take-over racing them.
 //
+// A Memory reads time only from its service (its Clock), and is a TimeBase
+// for a Manager over it. Once the service is closed, Acquire, Renew and
+// Release fail with an error matching lease.ErrClosed.
+//
 // Locks must be renewed and released only through the Memory (or a Manager
 // on it); use one Memory per service and key prefix. A Memory is safe for
-// concurrent use.
+// concurrent use, and holds no lock of its own while it calls the service,
+// so the service's notifications may call back into it.
 type Memory struct {
 	svc     *lease.Service
 	prefix  string

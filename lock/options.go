@@ -7,7 +7,15 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// Option configures a Manager.
+// Option configures a Manager. Options are plain values, safe to share and
+// reuse across NewManager calls.
+//
+// The rule for bad options: an option constructor panics on a value that
+// can never be valid on its own (a duration that is not positive, an empty
+// execution ID, a nil clock or function), which is a mistake in the
+// program; NewManager returns an error for a configuration whose values do
+// not work together or with the provider, which may come from a file or a
+// flag. See NewManager for the rules.
 type Option interface {
 	apply(*managerOptions)
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // Config is what a Loop renews and on which schedule. Check the durations
-// with Validate first: Start trusts them.
+// with Validate first: Start trusts them. A Config is a plain value; Start
+// copies it.
 type Config struct {
 	// Clock times the renewals and the safety deadline. Give it a clock
 	// whose Now never runs backwards (a service's Clock, or

@@ -10,7 +10,8 @@ import (
 func Interval(d time.Duration) time.Duration { return d / 3 }
 
 // Param names one parameter of a Loop's schedule, so that a caller can name
-// it as its own users know it (an option, a struct field).
+// it as its own users know it (an option, a struct field). It is a plain
+// value.
 type Param uint8
 
 // The parameters Validate checks.
