@@ -34,6 +34,7 @@ func Example() {
 	// Renewed every TTL/3 until work is done; alive is done (context.Cause
 	// says why) if the lease ends first.
 	work, stop := context.WithCancel(ctx)
+	defer stop()
 	alive, err := svc.KeepAlive(work, l.ID)
 	if err != nil {
 		fmt.Println(err)

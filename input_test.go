@@ -136,9 +136,19 @@ func TestClosed(t *testing.T) {
 	kctx, err := s.KeepAlive(ctx, l.ID)
 	require.NoError(t, err)
 	audit := s.Audit()
+	select {
+	case <-s.Done():
+		t.Fatal("Done is closed before Close")
+	default:
+	}
 
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "Close is idempotent")
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("Done is not closed by Close")
+	}
 	require.ErrorIs(t, context.Cause(kctx), lease.ErrClosed)
 	require.Zero(t, clk.Pending(), "Close stops the timer")
 

@@ -75,6 +75,21 @@ func (c *FakeClock) Set(t time.Time) {
 	c.advanceTo(t)
 }
 
+// Rewind moves the clock back by d without running anything, as an NTP
+// step or a restored snapshot moves a wall clock: Now reads d earlier, and
+// pending timers keep their deadlines, so they run only once Advance or Set
+// brings the clock back to them. It panics if d is negative.
+func (c *FakeClock) Rewind(d time.Duration) {
+	if d < 0 {
+		panic("leasetest: FakeClock.Rewind with a negative duration")
+	}
+	c.advancing.Lock()
+	defer c.advancing.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(-d)
+}
+
 func (c *FakeClock) advanceTo(target time.Time) {
 	for {
 		c.mu.Lock()

@@ -345,3 +345,22 @@ func TestStalledNeverFires(t *testing.T) {
 	require.Zero(t, c.Pending(), "schedules nothing on the fake clock")
 	require.True(t, timer.Stop())
 }
+
+// Rewind moves Now back and runs nothing; timers keep their deadlines, so
+// they run when the clock comes back to them, not d later.
+func TestFakeClockRewind(t *testing.T) {
+	clk := leasetest.NewFakeClock(start)
+	r := &recorder{clk: clk}
+	clk.AfterFunc(10, r.cb("a"))
+	clk.Advance(5)
+	clk.Rewind(3)
+	assert.Equal(t, start.Add(2), clk.Now())
+	assert.Empty(t, r.runs(), "a rewind runs nothing")
+	clk.AfterFunc(4, r.cb("b")) // due at 6, counted from the rewound time
+	clk.Advance(7)
+	assert.Equal(t, []fired{{"b", 6}}, r.runs(), "a is still due at 10")
+	assert.Equal(t, 1, clk.Pending())
+	clk.Advance(1)
+	assert.Equal(t, []fired{{"b", 6}, {"a", 10}}, r.runs())
+	assert.Panics(t, func() { clk.Rewind(-1) })
+}

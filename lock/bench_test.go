@@ -12,20 +12,23 @@ import (
 )
 
 // BenchmarkMemoryAcquireRelease is an uncontended Acquire and Release, on
-// a default service and on one that retains no audit trail.
+// a default service, on one that retains no audit trail, and with a
+// lock-delay.
 func BenchmarkMemoryAcquireRelease(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		opts []lease.Option
+		mem  []lock.MemoryOption
 	}{
-		{"audit", nil},
-		{"noaudit", []lease.Option{lease.WithAuditCapacity(0)}},
+		{"audit", nil, nil},
+		{"noaudit", []lease.Option{lease.WithAuditCapacity(0)}, nil},
+		{"delay", nil, []lock.MemoryOption{lock.WithLockDelay(time.Second)}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			svc := lease.New(c.opts...)
 			defer svc.Close()
-			mem := lock.NewMemory(svc)
+			mem := lock.NewMemory(svc, c.mem...)
 			b.ReportAllocs()
 			for b.Loop() {
 				l, err := mem.Acquire(ctx, "job", "a", time.Minute)
@@ -83,7 +86,7 @@ func BenchmarkTryLock(b *testing.B) {
 	ctx := context.Background()
 	svc := lease.New()
 	defer svc.Close()
-	m := lock.NewManager(lock.NewMemory(svc))
+	m := newManager(b, lock.NewMemory(svc))
 	fn := func(context.Context, lock.Lease) error { return nil }
 	b.ReportAllocs()
 	for b.Loop() {

@@ -17,5 +17,21 @@
 // A [Manager] runs a function under a lock: [Manager.TryLock] and [Do]
 // acquire, renew in the background while the function runs, cancel its
 // context with cause [ErrLockLost] when the lock is lost or about to be,
-// and release when it returns or panics.
+// and release when it returns or panics. [NewManager] checks its schedule
+// (lease duration, safety margin, retry interval) and returns an error for
+// one that cannot hold a lock.
+//
+// Time: a Manager over a provider with a time base ([TimeBase], such as
+// Memory, whose time is its service's) counts on that time base, so the
+// Manager and the leases agree on every instant even when the wall clock
+// steps back. A Manager over another provider counts on the clock given
+// with [WithClock] (the system's by default), read so that it never runs
+// backwards.
+//
+// Callbacks (the release-error handler, the provider's Renew when a timer
+// calls it, the service's notifications) never run under a lock of this
+// package, so they may call back into it. A callback that panics is
+// recovered and reported to the Manager's panic handler ([WithPanicHandler],
+// lease.LogPanic by default), and the Manager goes on as if it had
+// returned.
 package lock

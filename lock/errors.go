@@ -16,7 +16,7 @@ var ErrLockLost = errors.New("lock: lock lost")
 var ErrStaleToken = errors.New("lock: stale fencing token")
 
 // StaleTokenError is the error a Fence returns for a stale token. It matches
-// ErrStaleToken.
+// ErrStaleToken. It is a plain value, safe to share.
 type StaleTokenError struct {
 	Name    string // the lock name
 	Token   uint64 // the token refused

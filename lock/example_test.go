@@ -14,7 +14,11 @@ import (
 func ExampleManager_TryLock() {
 	svc := lease.New()
 	defer svc.Close()
-	m := lock.NewManager(lock.NewMemory(svc))
+	m, err := lock.NewManager(lock.NewMemory(svc))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	acquired, err := m.TryLock(context.Background(), "nightly-report", func(ctx context.Context, l lock.Lease) error {
 		fmt.Println("generating the report under token", l.Token)
@@ -29,7 +33,11 @@ func ExampleManager_TryLock() {
 func ExampleDo() {
 	svc := lease.New()
 	defer svc.Close()
-	m := lock.NewManager(lock.NewMemory(svc))
+	m, err := lock.NewManager(lock.NewMemory(svc))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	r, err := lock.Do(context.Background(), m, "counter", func(ctx context.Context, l lock.Lease) (int, error) {
 		return 42, nil
@@ -44,9 +52,14 @@ func ExampleManager_TryLock_lost() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	svc := lease.New(lease.WithClock(clock))
 	defer svc.Close()
-	m := lock.NewManager(lock.NewMemory(svc), lock.WithClock(clock), lock.WithLeaseDuration(30*time.Second))
+	// The Manager counts on the Memory's time: its service's clock.
+	m, err := lock.NewManager(lock.NewMemory(svc), lock.WithLeaseDuration(30*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
-	_, err := m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
+	_, err = m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
 		_, _ = svc.Revoke(ctx, lease.ID(l.Token)) // someone breaks the lock
 		clock.Advance(10 * time.Second)           // the next renewal finds out
 		fmt.Println("cause:", context.Cause(ctx))

@@ -7,10 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 )
+
+// newManager is NewManager for a configuration the test knows is valid.
+func newManager(t testing.TB, p lock.Provider, opts ...lock.Option) *lock.Manager {
+	t.Helper()
+	m, err := lock.NewManager(p, opts...)
+	require.NoError(t, err)
+	return m
+}
 
 // scripted wraps a Provider and lets a test replace Acquire or Renew, and
 // counts the calls.
@@ -97,7 +107,7 @@ func newFixture(t *testing.T, opts ...lock.Option) *fixture {
 	p := &scripted{Provider: mem}
 	mc := &countingClock{FakeClock: clock}
 	opts = append([]lock.Option{lock.WithClock(mc), lock.WithLeaseDuration(testLease), lock.WithExecutionID("me")}, opts...)
-	return &fixture{clock: clock, mc: mc, mem: mem, p: p, m: lock.NewManager(p, opts...)}
+	return &fixture{clock: clock, mc: mc, mem: mem, p: p, m: newManager(t, p, opts...)}
 }
 
 // held reports whether name is held, by trying to acquire it as someone

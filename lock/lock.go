@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"time"
+
+	"github.com/leasehold/lease"
 )
 
 // Lease is one holding of a named lock: the Distributed Lock API's
@@ -44,4 +46,17 @@ type Provider interface {
 	Acquire(ctx context.Context, name, executionID string, d time.Duration) (*Lease, error)
 	Renew(ctx context.Context, leases []Lease, d time.Duration) ([]Lease, error)
 	Release(ctx context.Context, leases []Lease) error
+}
+
+// TimeBase is implemented by a Provider whose leases expire on a clock of
+// this process, such as Memory, whose leases expire on its service's time.
+// A Manager over such a provider reads time from it, so that it counts
+// renewals and safety deadlines on the very time the leases expire on, and
+// NewManager refuses WithClock for it. A provider that wraps one should
+// implement TimeBase too, by forwarding (embedding *Memory does). Clock
+// may be called from any goroutine.
+type TimeBase interface {
+	// Clock returns the provider's time base: a lease.Clock whose Now never
+	// runs backwards, such as a lease.Service's Clock.
+	Clock() lease.Clock
 }

@@ -5,9 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/renewal"
 )
 
 // Manager runs functions under locks of a Provider, holding them as one
@@ -16,38 +16,107 @@ import (
 // LockManager.
 //
 // A Manager starts no goroutine of its own: renewals run as callbacks of
-// its clock, so with a leasetest.FakeClock they run inside Advance, and no
-// callback outlives the TryLock or Do that armed it.
+// its clock (its provider's time base, or the clock of WithClock), so with
+// a leasetest.FakeClock they run inside Advance, and no callback outlives
+// the TryLock or Do that armed it.
 //
-// A Manager is safe for concurrent use.
+// A Manager is safe for concurrent use; its functions, callbacks and
+// provider may call back into it.
 type Manager struct {
 	provider Provider
 	opts     managerOptions
 }
 
-// NewManager returns a Manager over p. It panics if p is nil or the safety
-// margin is not shorter than the lease duration.
-func NewManager(p Provider, opts ...Option) *Manager {
-	if p == nil {
-		panic("lock: NewManager: nil provider")
+// NewManager returns a Manager over provider, or an error for a
+// configuration that cannot work: a *lease.Error with Code
+// lease.CodeInvalidArgument whose Field names the argument or the option at
+// fault (such as "WithSafetyMargin") and whose Detail gives the rule and the
+// values. It refuses
+//
+//   - a nil provider;
+//   - WithClock for a provider that has its own time base (a TimeBase,
+//     such as Memory): the Manager must count on the time the leases
+//     expire on, not on a second clock;
+//   - a lease so short that its renewal interval, a third of it, rounds to
+//     zero (WithLeaseDuration);
+//   - a safety margin that is not shorter than what is left of the lease
+//     at its first renewal, duration - duration/3, which would give a
+//     healthy lock up there (WithSafetyMargin);
+//   - a retry interval that is not shorter than the time from the first
+//     renewal to the safety deadline, duration - duration/3 - margin, so
+//     that a failed renewal could never be retried (WithRetryInterval).
+//
+// Option constructors panic instead on values that are never valid on
+// their own, such as a negative duration or a nil function: those are
+// mistakes in the program, not in its configuration.
+func NewManager(provider Provider, opts ...Option) (*Manager, error) {
+	if provider == nil {
+		return nil, invalid(opNewManager, "provider", "must not be nil")
 	}
-	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, clock: lease.SystemClock()}
+	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, onPanic: lease.LogPanic}
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	clock, err := managerClock(provider, o.clock)
+	if err != nil {
+		return nil, err
+	}
+	o.clock = clock
 	if o.margin < 0 {
-		o.margin = o.duration / 10
+		o.margin = o.duration / 10 // always fits: Validate checks it all the same
 	}
-	if o.margin >= o.duration {
-		panic(fmt.Sprintf("lock: NewManager: safety margin %v is not shorter than the lease duration %v", o.margin, o.duration))
-	}
+	retryNote := ""
 	if o.retry == 0 {
 		o.retry = max(o.duration/10, 1)
+		retryNote = "; that is the default retry interval, a tenth of the lease duration: set a shorter one"
+	}
+	if bad := renewal.Validate(o.duration, o.margin, o.retry); bad != nil {
+		detail := bad.Detail
+		if bad.Param == renewal.ParamRetry {
+			detail += retryNote
+		}
+		return nil, invalid(opNewManager, optionOf[bad.Param], detail)
 	}
 	if o.executionID == "" {
 		o.executionID = randomID()
 	}
-	return &Manager{provider: p, opts: o}
+	return &Manager{provider: provider, opts: o}, nil
+}
+
+const opNewManager = "NewManager"
+
+// managerClock returns the clock a Manager over p times its renewals on:
+// p's time base if it has one, and otherwise a never-backwards view of the
+// clock given with WithClock (nil if none was), by default the system's.
+func managerClock(p Provider, given lease.Clock) (lease.Clock, error) {
+	tb, ok := p.(TimeBase)
+	switch {
+	case ok && given != nil:
+		return nil, invalid(opNewManager, "WithClock",
+			"the provider has its own time base (it implements TimeBase, as Memory does), which the Manager reads; a second clock would disagree with it")
+	case ok:
+		c := tb.Clock()
+		if c == nil {
+			return nil, invalid(opNewManager, "provider", "its Clock (TimeBase) returned nil")
+		}
+		return c, nil
+	case given == nil:
+		given = lease.SystemClock()
+	}
+	return lease.MonotonicClock(given), nil
+}
+
+// optionOf names the option that sets each parameter of the schedule.
+var optionOf = [...]string{
+	renewal.ParamDuration: "WithLeaseDuration",
+	renewal.ParamMargin:   "WithSafetyMargin",
+	renewal.ParamRetry:    "WithRetryInterval",
+}
+
+// reportPanic reports a panic recovered from a callback to the panic
+// handler.
+func (m *Manager) reportPanic(name string, value any, stack []byte) {
+	m.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
 }
 
 // ExecutionID returns the executionID the Manager holds locks as.
@@ -80,11 +149,13 @@ func (m *Manager) TryLock(ctx context.Context, name string, fn func(ctx context.
 // provider's error.
 //
 // While fn runs the lease is renewed every third of the lease duration; a
-// renewal that fails with an error is retried. fn's context is cancelled,
-// with context.Cause ErrLockLost, as soon as a renewal shows the lock lost
-// and at the latest the safety margin before the last confirmed expiry,
-// which is counted on the Manager's clock from when the confirming call was
-// made, never from the provider's clock. fn must stop using the resource
+// renewal that fails with an error is retried while a retry can land before
+// the safety deadline. fn's context is cancelled, with context.Cause
+// ErrLockLost, as soon as a renewal shows the lock lost (it does not return
+// the lease, or the provider says lease.ErrClosed) and at the latest the
+// safety margin before the last confirmed expiry, which is counted on the
+// Manager's clock from when the confirming call was sent, never from the
+// provider's clock. fn must stop using the resource
 // then; a Fence on the resource catches it if it does not. If the lock was
 // lost while fn ran, the error returned matches ErrLockLost even if fn
 // returned nil.
@@ -108,10 +179,10 @@ func Do[T any](ctx context.Context, m *Manager, name string, fn func(ctx context
 	}
 	h := m.hold(ctx, *l, sent)
 	defer h.finish()
-	if h.lostAtStart() {
+	if h.loop.Err() != nil {
 		return none, ErrLockLost
 	}
-	v, err := fn(h.ctx, *l)
+	v, err := fn(h.loop.Context(), *l)
 	return Result[T]{Acquired: true, Value: v}, h.outcome(err)
 }
 

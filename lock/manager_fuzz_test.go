@@ -89,7 +89,7 @@ func FuzzManagerTiming(f *testing.F) {
 		script = script[1:]
 		clock := leasetest.NewFakeClock(epoch)
 		p := &outcomes{clock: clock, script: script}
-		m := lock.NewManager(p, lock.WithClock(clock), lock.WithLeaseDuration(30*time.Second))
+		m := newManager(t, p, lock.WithClock(clock), lock.WithLeaseDuration(30*time.Second))
 		const horizon = 5 * time.Minute
 		end := (horizon + step - 1) / step * step // where fn's last step lands
 		wantCalls, wantLost := managerModel(script, end)

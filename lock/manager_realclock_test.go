@@ -20,7 +20,7 @@ func TestTryLockSystemClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc := lease.New()
 		defer svc.Close()
-		m := lock.NewManager(lock.NewMemory(svc), lock.WithLeaseDuration(3*time.Second))
+		m := newManager(t, lock.NewMemory(svc), lock.WithLeaseDuration(3*time.Second))
 		start := time.Now()
 		acquired, err := m.TryLock(t.Context(), "job", func(ctx context.Context, l lock.Lease) error {
 			<-time.After(10500 * time.Millisecond) // between renewals, which come every second
@@ -52,7 +52,7 @@ func TestTryLockHangingRenewal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc := lease.New()
 		defer svc.Close()
-		m := lock.NewManager(hanging{lock.NewMemory(svc)}, lock.WithLeaseDuration(3*time.Second))
+		m := newManager(t, hanging{lock.NewMemory(svc)}, lock.WithLeaseDuration(3*time.Second))
 		start := time.Now()
 		_, err := m.TryLock(t.Context(), "job", func(ctx context.Context, l lock.Lease) error {
 			<-ctx.Done()

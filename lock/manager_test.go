@@ -144,7 +144,7 @@ func TestTryLockRetrySucceeds(t *testing.T) {
 // the next renewal finds out.
 func TestTryLockLostToRevocation(t *testing.T) {
 	svc, clock := newFakeService(t)
-	m := lock.NewManager(lock.NewMemory(svc), lock.WithClock(clock), lock.WithLeaseDuration(testLease))
+	m := newManager(t, lock.NewMemory(svc), lock.WithLeaseDuration(testLease))
 	_, err := m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
 		_, err := svc.Revoke(context.Background(), lease.ID(l.Token))
 		require.NoError(t, err)
@@ -221,7 +221,7 @@ func TestReleaseErrorHandler(t *testing.T) {
 	f := newFixture(t)
 	failed := errors.New("release failed")
 	p := &failingRelease{Provider: f.p, err: failed}
-	m := lock.NewManager(p, lock.WithClock(f.clock), lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { got = append(got, err) }))
+	m := newManager(t, p, lock.WithClock(f.clock), lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { got = append(got, err) }))
 	acquired, err := m.TryLock(context.Background(), "job", func(context.Context, lock.Lease) error { return nil })
 	assert.True(t, acquired)
 	assert.NoError(t, err, "a failed release does not fail the run")
@@ -263,11 +263,10 @@ func TestTryLockBadInput(t *testing.T) {
 	assert.False(t, f.held(t, "job"))
 }
 
-func TestNewManagerPanics(t *testing.T) {
-	mem := lock.NewMemory(lease.New())
+// Values that can never be valid, whatever else is configured, panic in
+// the option constructors.
+func TestOptionPanics(t *testing.T) {
 	cases := map[string]func(){
-		"nil provider":        func() { lock.NewManager(nil) },
-		"margin >= duration":  func() { lock.NewManager(mem, lock.WithLeaseDuration(time.Second), lock.WithSafetyMargin(time.Second)) },
 		"zero duration":       func() { lock.WithLeaseDuration(0) },
 		"empty execution ID":  func() { lock.WithExecutionID("") },
 		"nil clock":           func() { lock.WithClock(nil) },
@@ -279,9 +278,67 @@ func TestNewManagerPanics(t *testing.T) {
 	}
 }
 
+// A configuration that cannot work is an invalid-argument error naming the
+// argument or option at fault, with the values in its detail, as
+// client-go's leader election checks its durations.
+func TestNewManagerRejects(t *testing.T) {
+	mem := lock.NewMemory(lease.New())
+	d := lock.WithLeaseDuration
+	cases := []struct {
+		name     string
+		provider lock.Provider
+		opts     []lock.Option
+		field    string
+		detail   string // a part of the detail
+	}{
+		{"nil provider", nil, nil, "provider", "must not be nil"},
+		{"a second clock for a provider with a time base", mem, []lock.Option{lock.WithClock(lease.SystemClock())},
+			"WithClock", "the provider has its own time base"},
+		{"a time base that is nil", nilBase{mem}, nil, "provider", "its Clock (TimeBase) returned nil"},
+		{"margin >= duration", mem, []lock.Option{d(time.Second), lock.WithSafetyMargin(time.Second)}, "WithSafetyMargin", "safety margin 1s"},
+		{"margin lost at the first renewal", mem, []lock.Option{d(30 * time.Second), lock.WithSafetyMargin(20 * time.Second)},
+			"WithSafetyMargin", "safety margin 20s is not shorter than 20s, what is left of a 30s lease at its first renewal (after 10s)"},
+		{"renewal interval rounds to zero", mem, []lock.Option{d(2)}, "WithLeaseDuration", "lease duration 2ns is too short"},
+		{"retry that can never land", mem, []lock.Option{d(30 * time.Second), lock.WithRetryInterval(17 * time.Second)},
+			"WithRetryInterval", "retry interval 17s is not shorter than 17s"},
+		{"default retry that can never land", mem, []lock.Option{d(30 * time.Second), lock.WithSafetyMargin(19 * time.Second)},
+			"WithRetryInterval", "retry interval 3s is not shorter than 1s, the time from the first renewal (after 10s) to the safety deadline (30s lease, 19s margin): a failed renewal could never be retried; that is the default retry interval"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := lock.NewManager(c.provider, c.opts...)
+			assert.Nil(t, m)
+			assert.ErrorIs(t, err, lease.ErrInvalidArgument)
+			var le *lease.Error
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, c.field, le.Field)
+			assert.Contains(t, le.Detail, c.detail)
+		})
+	}
+}
+
+type nilBase struct{ *lock.Memory }
+
+func (nilBase) Clock() lease.Clock { return nil }
+
+// The edges of the rules are accepted.
+func TestNewManagerAccepts(t *testing.T) {
+	mem := lock.NewMemory(lease.New())
+	for name, opts := range map[string][]lock.Option{
+		"defaults":                   nil,
+		"shortest lease":             {lock.WithLeaseDuration(3)},
+		"margin just short":          {lock.WithLeaseDuration(30 * time.Second), lock.WithSafetyMargin(20*time.Second - 2), lock.WithRetryInterval(1)},
+		"retry just short":           {lock.WithLeaseDuration(30 * time.Second), lock.WithRetryInterval(17*time.Second - 1)},
+		"zero margin and long retry": {lock.WithLeaseDuration(30 * time.Second), lock.WithSafetyMargin(0), lock.WithRetryInterval(19 * time.Second)},
+	} {
+		_, err := lock.NewManager(mem, opts...)
+		assert.NoError(t, err, name)
+	}
+}
+
 func TestDefaultExecutionIDIsUnique(t *testing.T) {
 	mem := lock.NewMemory(lease.New())
-	a, b := lock.NewManager(mem).ExecutionID(), lock.NewManager(mem).ExecutionID()
+	a, b := newManager(t, mem).ExecutionID(), newManager(t, mem).ExecutionID()
 	assert.Regexp(t, regexp.MustCompile(`^[0-9a-f]{32}$`), a)
 	assert.NotEqual(t, a, b)
 }

@@ -20,16 +20,22 @@ import (
 // and an ID names exactly one grant, which makes Renew and Release by ID
 // immune to a take-over racing them.
 //
+// A Memory reads time only from its service (its Clock), and is a TimeBase
+// for a Manager over it. Once the service is closed, Acquire, Renew and
+// Release fail with an error matching lease.ErrClosed.
+//
 // Locks must be renewed and released only through the Memory (or a Manager
 // on it); use one Memory per service and key prefix. A Memory is safe for
-// concurrent use.
+// concurrent use, and holds no lock of its own while it calls the service,
+// so the service's notifications may call back into it.
 type Memory struct {
 	svc     *lease.Service
 	prefix  string
 	purpose lease.Purpose
 
-	// Only with a lock-delay: mu serialises the operations that read or
-	// change the expiry records.
+	// Only with a lock-delay: the record of the leases that held each name,
+	// guarded by mu. mu is never held across a call into the service, whose
+	// notifications run user code that may call back into the Memory.
 	delay time.Duration
 	mu    sync.Mutex
 	ended delayRecord
@@ -54,6 +60,11 @@ func NewMemory(svc *lease.Service, opts ...MemoryOption) *Memory {
 	}
 }
 
+// Clock returns the time base the Memory's locks expire on: its service's
+// Clock. It makes Memory a TimeBase, so a Manager over it counts on the
+// service's time.
+func (m *Memory) Clock() lease.Clock { return m.svc.Clock() }
+
 // Acquire grants a lease of d to executionID and attaches the lock's key to
 // it, only if the key is absent; a held lock gets nil, nil. With a
 // lock-delay, a name whose last lease expired (rather than being released)
@@ -63,71 +74,118 @@ func (m *Memory) Acquire(ctx context.Context, name, executionID string, d time.D
 		return nil, err
 	}
 	if m.delay <= 0 {
-		return m.grant(ctx, name, executionID, d)
+		l, _, err := m.grant(ctx, name, executionID, d)
+		return l, err
+	}
+	// Ask first, so that a lock in its delay is refused without a grant.
+	now := m.svc.Clock().Now()
+	if delayed, err := m.delayed(name, now); delayed || err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.svc.Clock().Now()
-	if m.delayed(name, now) {
-		return nil, nil
+	m.ended.begin(name, now.Add(d))
+	m.mu.Unlock()
+	l, at, err := m.grant(ctx, name, executionID, d)
+	m.mu.Lock()
+	m.ended.end(name)
+	m.mu.Unlock()
+	if l == nil {
+		return nil, err
 	}
-	l, err := m.grant(ctx, name, executionID, d)
-	if l != nil {
-		m.ended.held(name, lease.ID(l.Token), l.ExpiresAt, now, m.delay)
-	}
-	return l, err
-}
-
-// delayed reports whether name is in its lock-delay at now. The service
-// settles expiries on every call, so asking it about the last holder's lease
-// sees an expiry that nobody has observed yet: there is no window between
-// an expiry and its delay.
-func (m *Memory) delayed(name string, now time.Time) bool {
-	r, ok := m.ended.get(name)
-	if !ok {
-		return false
-	}
-	_, err := m.svc.Info(r.id)
-	switch {
-	case err == nil:
-		return false // still held: the grant reports contention
-	case errors.Is(err, lease.ErrExpired) && now.Before(r.expiresAt.Add(m.delay)):
-		return true
-	}
-	m.ended.forget(name, r.id)
-	return false
-}
-
-func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Duration) (*Lease, error) {
-	l, err := m.svc.GrantWithKey(ctx, executionID, m.purpose, d, m.prefix+name, []byte(executionID))
-	if err != nil {
-		if errors.Is(err, lease.ErrKeyExists) {
-			return nil, nil
+	// Ask again, as of the grant: the last holder's lease may have expired
+	// between the first answer and the grant. Holding the key, we are the
+	// only one asking.
+	delayed, err := m.delayed(name, at)
+	if delayed || err != nil {
+		// Hand the grant back: a revoked lease leaves no delay, and the
+		// record still names the lease whose delay runs.
+		if _, rerr := m.svc.Revoke(context.WithoutCancel(ctx), lease.ID(l.Token)); rerr != nil && !ended(rerr) {
+			err = rerr
 		}
 		return nil, err
 	}
-	return &Lease{Name: name, ExecutionID: executionID, ExpiresAt: l.ExpiresAt, Token: uint64(l.ID)}, nil
+	m.mu.Lock()
+	m.ended.held(name, lease.ID(l.Token), l.ExpiresAt, at, m.delay)
+	m.mu.Unlock()
+	return l, nil
+}
+
+// delayed reports whether name is in its lock-delay at the instant at on
+// the service's time: the lease last recorded holding it expired (rather
+// than being revoked) less than the delay before at. The service settles
+// expiries on every call, so asking it about that lease sees an expiry
+// that nobody has observed yet: there is no window between an expiry and
+// its delay.
+//
+// While a call that may have extended a lease of the name is under way,
+// the recorded expiry may be behind the service's; if that call could have
+// set an expiry at or before at, the answer is yes, to be safe, until it
+// has recorded what it learnt. It is called without mu held.
+func (m *Memory) delayed(name string, at time.Time) (bool, error) {
+	m.mu.Lock()
+	r := m.ended.get(name)
+	m.mu.Unlock()
+	if r.underWay > 0 && !at.Before(r.earliest) {
+		return true, nil
+	}
+	if r.id == 0 {
+		return false, nil
+	}
+	if at.Before(r.expiresAt.Add(m.delay)) {
+		_, err := m.svc.Info(r.id)
+		switch {
+		case err == nil:
+			return false, nil // still held: the grant reports contention
+		case errors.Is(err, lease.ErrExpired):
+			return true, nil
+		case errors.Is(err, lease.ErrClosed):
+			return false, err
+		}
+	}
+	// Released, or its delay is over: the record has served.
+	m.mu.Lock()
+	m.ended.forget(name, r.id)
+	m.mu.Unlock()
+	return false, nil
+}
+
+// grant grants the lock's lease if its key is absent, and returns it with
+// the instant of the grant on the service's time; contention is nil, nil.
+func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Duration) (*Lease, time.Time, error) {
+	l, err := m.svc.GrantWithKey(ctx, executionID, m.purpose, d, m.prefix+name, []byte(executionID))
+	if err != nil {
+		if errors.Is(err, lease.ErrKeyExists) {
+			return nil, time.Time{}, nil
+		}
+		return nil, time.Time{}, err
+	}
+	return &Lease{Name: name, ExecutionID: executionID, ExpiresAt: l.ExpiresAt, Token: uint64(l.ID)}, l.GrantedAt, nil
 }
 
 // Renew extends the given leases that still hold their locks to now+d and
 // returns them, in input order. An error (a cancelled context, a closed
 // service, d outside the service's TTL bounds) stops it; the leases renewed
-// before it are returned with it.
+// before it are returned with it. On a closed service it fails with an
+// error matching lease.ErrClosed, whatever the leases: a closed service
+// cannot say whether they are held.
 func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]Lease, error) {
+	const op = "renew"
 	if err := CheckRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
-	if m.delay > 0 {
-		m.mu.Lock()
-		defer m.mu.Unlock()
+	if err := m.open(op); err != nil {
+		return nil, err
 	}
 	var out []Lease
 	for _, l := range leases {
-		id, ok := m.holding(l)
+		id, ok, err := m.holding(op, l)
+		if err != nil {
+			return out, err
+		}
 		if !ok {
 			continue
 		}
-		got, err := m.svc.RenewTTL(ctx, id, d)
+		got, err := m.renew(ctx, l.Name, id, d)
 		if ended(err) {
 			continue
 		}
@@ -136,34 +194,61 @@ func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]
 		}
 		l.ExpiresAt = got.ExpiresAt
 		out = append(out, l)
-		if m.delay > 0 {
-			m.ended.held(l.Name, id, got.ExpiresAt, got.RenewedAt, m.delay)
-		}
 	}
 	return out, nil
 }
 
+// renew renews lease id of the lock name for d. With a lock-delay the call
+// is counted as under way until its answer is recorded.
+func (m *Memory) renew(ctx context.Context, name string, id lease.ID, d time.Duration) (lease.Lease, error) {
+	if m.delay <= 0 {
+		return m.svc.RenewTTL(ctx, id, d)
+	}
+	sent := m.svc.Clock().Now()
+	m.mu.Lock()
+	m.ended.begin(name, sent.Add(d))
+	m.mu.Unlock()
+	got, err := m.svc.RenewTTL(ctx, id, d)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil {
+		m.ended.held(name, id, got.ExpiresAt, got.RenewedAt, m.delay) // before end: it reads crowded
+	}
+	m.ended.end(name)
+	return got, err
+}
+
 // Release revokes the leases of the given locks that are still held by them.
 // Leases that are released, expired, unknown or superseded are skipped. An
-// error (a cancelled context, a closed service) stops it.
+// error (a cancelled context, a closed service) stops it. On a closed
+// service it fails with an error matching lease.ErrClosed, whatever the
+// leases: nothing can be released there.
 func (m *Memory) Release(ctx context.Context, leases []Lease) error {
+	const op = "release"
 	if err := CheckRelease(ctx, leases); err != nil {
 		return err
 	}
-	if m.delay > 0 {
-		m.mu.Lock()
-		defer m.mu.Unlock()
+	if err := m.open(op); err != nil {
+		return err
 	}
 	for _, l := range leases {
-		id, ok := m.holding(l)
+		id, ok, err := m.holding(op, l)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}
-		if _, err := m.svc.Revoke(ctx, id); err != nil && !ended(err) {
+		_, err = m.svc.Revoke(ctx, id)
+		if err != nil && !ended(err) {
 			return err
 		}
-		if m.delay > 0 {
-			m.ended.forget(l.Name, id) // a clean release has no delay
+		if err == nil && m.delay > 0 {
+			// A clean release has no delay. A lease that expired before
+			// the revocation keeps its record: its delay runs.
+			m.mu.Lock()
+			m.ended.forget(l.Name, id)
+			m.mu.Unlock()
 		}
 	}
 	return nil
@@ -172,13 +257,28 @@ func (m *Memory) Release(ctx context.Context, leases []Lease) error {
 // holding returns the lease ID holding l's lock if it is l's: the key is
 // attached to the lease whose ID is l's token and its value is l's
 // executionID. The ID names one grant, so acting on it later is safe even if
-// the lock changes hands meanwhile: the act fails on the ended lease.
-func (m *Memory) holding(l Lease) (lease.ID, bool) {
+// the lock changes hands meanwhile: the act fails on the ended lease. The
+// service answers a lookup after Close as if the key were absent, so a miss
+// is checked against Close.
+func (m *Memory) holding(op string, l Lease) (lease.ID, bool, error) {
 	value, id, ok := m.svc.Get(m.prefix + l.Name)
-	if !ok || id == 0 || uint64(id) != l.Token || string(value) != l.ExecutionID {
-		return 0, false
+	if !ok {
+		return 0, false, m.open(op)
 	}
-	return id, true
+	if id == 0 || uint64(id) != l.Token || string(value) != l.ExecutionID {
+		return 0, false, nil
+	}
+	return id, true, nil
+}
+
+// open returns the error of op on a closed service, nil while it is open.
+func (m *Memory) open(op string) error {
+	select {
+	case <-m.svc.Done():
+		return &lease.Error{Code: lease.CodeClosed, Op: op}
+	default:
+		return nil
+	}
 }
 
 // ended reports whether err says the lease is no longer active, which

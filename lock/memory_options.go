@@ -7,7 +7,9 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// MemoryOption configures a Memory.
+// MemoryOption configures a Memory. Options are plain values, safe to share
+// and reuse. A value that can never be valid makes the option constructor
+// panic.
 type MemoryOption interface {
 	applyMemory(*memoryOptions)
 }

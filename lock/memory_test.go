@@ -110,19 +110,56 @@ func TestMemoryPanics(t *testing.T) {
 	assert.Panics(t, func() { lock.WithLockDelay(-1) })
 }
 
-// Provider failures are errors, not contention.
+// A closed service is a provider failure, not contention nor a lock lost
+// or freed: Acquire, Renew and Release all fail with an error matching
+// lease.ErrClosed (code LS_CLOSED), with or without a lock-delay, whether
+// the leases given are held or not.
 func TestMemoryClosedService(t *testing.T) {
-	ctx := context.Background()
-	svc, _ := newFakeService(t)
-	mem := lock.NewMemory(svc)
-	l, err := mem.Acquire(ctx, "job", "a", time.Minute)
-	require.NoError(t, err)
-	require.NoError(t, svc.Close())
-	_, err = mem.Acquire(ctx, "other", "a", time.Minute)
-	assert.ErrorIs(t, err, lease.ErrClosed)
-	got, err := mem.Renew(ctx, []lock.Lease{*l}, time.Minute)
-	assert.NoError(t, err)
-	assert.Empty(t, got, "nothing is held in a closed service")
+	for _, delay := range []time.Duration{0, time.Second} {
+		t.Run("delay "+delay.String(), func(t *testing.T) {
+			ctx := context.Background()
+			svc, _ := newFakeService(t)
+			mem := lock.NewMemory(svc, lock.WithLockDelay(delay))
+			l, err := mem.Acquire(ctx, "job", "a", time.Minute)
+			require.NoError(t, err)
+			stale := *l
+			stale.Token++ // a lease the service never granted
+			require.NoError(t, svc.Close())
+
+			_, err = mem.Acquire(ctx, "other", "a", time.Minute)
+			assertClosed(t, err, "Acquire")
+			for _, leases := range [][]lock.Lease{{*l}, {stale}, nil} {
+				got, err := mem.Renew(ctx, leases, time.Minute)
+				assertClosed(t, err, "Renew")
+				assert.Empty(t, got)
+				assertClosed(t, mem.Release(ctx, leases), "Release")
+			}
+		})
+	}
+}
+
+func assertClosed(t *testing.T, err error, op string) {
+	t.Helper()
+	assert.ErrorIs(t, err, lease.ErrClosed, op)
+	assert.Equal(t, lease.CodeClosed, lease.CodeOf(err), op)
+}
+
+// A Manager whose service closes while fn runs reports the lock lost at
+// the next renewal, and the final release's failure reaches the handler.
+func TestManagerClosedService(t *testing.T) {
+	svc, clock := newFakeService(t)
+	var releaseErr error
+	m := newManager(t, lock.NewMemory(svc), lock.WithLeaseDuration(testLease),
+		lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { releaseErr = err }))
+	acquired, err := m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
+		require.NoError(t, svc.Close())
+		clock.Advance(testLease / 3)
+		assert.Same(t, lock.ErrLockLost, context.Cause(ctx), "lost at the renewal after the close")
+		return nil
+	})
+	assert.True(t, acquired)
+	assert.ErrorIs(t, err, lock.ErrLockLost)
+	assertClosed(t, releaseErr, "the final release")
 }
 
 // The service's TTL bounds apply: a d outside them is the service's

@@ -76,7 +76,10 @@ func Example_manager() {
 	}
 	defer pool.Exec(ctx, "DROP TABLE example_manager_locks") // leave the database as it was
 
-	m := lock.NewManager(p, lock.WithLeaseDuration(15*time.Second))
+	m, err := lock.NewManager(p, lock.WithLeaseDuration(15*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
 	acquired, err := m.TryLock(ctx, "reports/daily", func(ctx context.Context, l lock.Lease) error {
 		fmt.Println("generating the report; stop when ctx is done")
 		return nil

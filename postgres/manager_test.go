@@ -17,8 +17,8 @@ import (
 
 func TestManagerTryLock(t *testing.T) {
 	p := newTestProvider(t)
-	a := lock.NewManager(p, lock.WithExecutionID("a"))
-	b := lock.NewManager(p, lock.WithExecutionID("b"))
+	a := newManager(t, p, lock.WithExecutionID("a"))
+	b := newManager(t, p, lock.WithExecutionID("b"))
 	ran := false
 	acquired, err := a.TryLock(ctx, "job", func(ctx context.Context, l lock.Lease) error {
 		ran = true
@@ -42,6 +42,15 @@ func TestManagerTryLock(t *testing.T) {
 	assert.Positive(t, r.Value)
 }
 
+// newManager is lock.NewManager for a configuration the test knows is
+// valid.
+func newManager(t *testing.T, p lock.Provider, opts ...lock.Option) *lock.Manager {
+	t.Helper()
+	m, err := lock.NewManager(p, opts...)
+	require.NoError(t, err)
+	return m
+}
+
 // waitCtx bounds a wait for an event.
 func waitCtx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -54,7 +63,7 @@ func TestManagerRenewsInBackground(t *testing.T) {
 	// Renewals every d/3 must each land within d-d/3-margin (830ms), which
 	// a loaded machine running -race can still manage.
 	const d = 2 * time.Second
-	m := lock.NewManager(p, lock.WithLeaseDuration(d), lock.WithSafetyMargin(500*time.Millisecond))
+	m := newManager(t, p, lock.WithLeaseDuration(d), lock.WithSafetyMargin(500*time.Millisecond))
 	acquired, err := m.TryLock(ctx, "job", func(fnCtx context.Context, l lock.Lease) error {
 		// Watch the row until the Manager has renewed the lease twice: the
 		// lock then outlived its first lease.
@@ -74,7 +83,7 @@ func TestManagerRenewsInBackground(t *testing.T) {
 
 func TestManagerCancelsWhenLockLost(t *testing.T) {
 	p := newTestProvider(t)
-	m := lock.NewManager(p, lock.WithLeaseDuration(300*time.Millisecond))
+	m := newManager(t, p, lock.WithLeaseDuration(300*time.Millisecond))
 	acquired, err := m.TryLock(ctx, "job", func(fnCtx context.Context, l lock.Lease) error {
 		// Someone takes the lock over behind the holder's back.
 		age(t, p, "job", 0)

@@ -36,7 +36,10 @@ func main() {
 	defer svc.Close()
 	mem := lock.NewMemory(svc)
 	newWorker := func(id string) *lock.Manager {
-		return lock.NewManager(mem, lock.WithClock(clock), lock.WithExecutionID(id), lock.WithLeaseDuration(30*time.Second))
+		// A Manager over a Memory times its renewals on the service's clock.
+		m, err := lock.NewManager(mem, lock.WithExecutionID(id), lock.WithLeaseDuration(30*time.Second))
+		check(err)
+		return m
 	}
 	alice, bob := newWorker("alice"), newWorker("bob")
 	var res store
@@ -54,8 +57,9 @@ func main() {
 
 	// 2. A lost lease: bob's renewals stop reaching the provider (a
 	// partition, say). Past the safety margin his context is cancelled.
-	cut := &partition{Provider: mem}
-	bobCut := lock.NewManager(cut, lock.WithClock(clock), lock.WithExecutionID("bob"), lock.WithLeaseDuration(30*time.Second))
+	cut := &partition{Memory: mem}
+	bobCut, err := lock.NewManager(cut, lock.WithExecutionID("bob"), lock.WithLeaseDuration(30*time.Second))
+	check(err)
 	var stale lock.Lease
 	_, err = bobCut.TryLock(ctx, "report", func(ctx context.Context, l lock.Lease) error {
 		stale = l
@@ -85,9 +89,10 @@ func main() {
 }
 
 // partition is a provider that bob cannot reach once it is down: his
-// renewals and his release fail.
+// renewals and his release fail. Embedding the Memory keeps its time base
+// (its Clock method), so the Manager still counts on the service's time.
 type partition struct {
-	lock.Provider
+	*lock.Memory
 	down bool
 }
 
@@ -95,14 +100,14 @@ func (p *partition) Renew(ctx context.Context, leases []lock.Lease, d time.Durat
 	if p.down {
 		return nil, errors.New("network unreachable")
 	}
-	return p.Provider.Renew(ctx, leases, d)
+	return p.Memory.Renew(ctx, leases, d)
 }
 
 func (p *partition) Release(ctx context.Context, leases []lock.Lease) error {
 	if p.down {
 		return errors.New("network unreachable")
 	}
-	return p.Provider.Release(ctx, leases)
+	return p.Memory.Release(ctx, leases)
 }
 
 func check(err error) {

@@ -91,10 +91,17 @@ func run(ctx context.Context, dsn string, out io.Writer) error {
 	if err := provider.Migrate(ctx); err != nil {
 		return err
 	}
-	worker := func(id string) *lock.Manager {
+	worker := func(id string) (*lock.Manager, error) {
 		return lock.NewManager(provider, lock.WithExecutionID(id), lock.WithLeaseDuration(10*time.Second))
 	}
-	alice, bob := worker("alice"), worker("bob")
+	alice, err := worker("alice")
+	if err != nil {
+		return err
+	}
+	bob, err := worker("bob")
+	if err != nil {
+		return err
+	}
 	var res report
 
 	// Alice wins; while she holds the lock, Bob is refused without error.
