@@ -131,14 +131,15 @@ func (t *Table[T]) Delete(id uint64) {
 	if c.used == 0 {
 		t.dropChunk(num)
 	}
-	if t.n*4 < t.peakN*3 && len(t.chunks)*thinChunk > t.n {
+	if t.n*4 < t.peakN*3 && len(t.chunks)*thinChunk > t.n-len(t.sparse) {
 		t.sweep()
 	}
 }
 
 // sweep moves the records of thin chunks to the sparse map and frees the
 // chunks. It runs when the table has lost a quarter of its records since
-// the last sweep and its chunks are on average less than a quarter full, so
+// the last sweep and its chunks are on average less than a quarter full
+// (counting the records in chunks, not those already in the map), so
 // its cost, a pass over the chunks, is paid once per such loss: O(1) per
 // delete, amortised. Chunks
 // being drained in ID order (the usual churn, where old records leave
