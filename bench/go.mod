@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/coreos/go-semver v0.3.1
 	github.com/jellydator/ttlcache/v3 v3.4.1
-	github.com/leasehold/lease v0.0.0
+	github.com/leasehold/lease v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
@@ -59,5 +59,3 @@ require (
 	google.golang.org/protobuf v1.36.11 // indirect
 	k8s.io/utils v0.0.0-20260108192941-914a6e750570 // indirect
 )
-
-replace github.com/leasehold/lease => ../

@@ -2,11 +2,9 @@ module github.com/leasehold/lease/postgres
 
 go 1.25.0
 
-replace github.com/leasehold/lease => ../
-
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/leasehold/lease v0.0.0-00010101000000-000000000000
+	github.com/leasehold/lease v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )

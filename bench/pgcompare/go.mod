@@ -2,16 +2,11 @@ module github.com/leasehold/lease/bench/pgcompare
 
 go 1.25.0
 
-replace (
-	github.com/leasehold/lease => ../../
-	github.com/leasehold/lease/postgres => ../../postgres
-)
-
 require (
 	cirello.io/pglock v1.16.0
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/leasehold/lease v0.0.0-00010101000000-000000000000
-	github.com/leasehold/lease/postgres v0.0.0-00010101000000-000000000000
+	github.com/leasehold/lease v0.1.0
+	github.com/leasehold/lease/postgres v0.1.0
 	github.com/lib/pq v1.10.9
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

@@ -1,19 +1,22 @@
-// Command compare runs every scenario of issue 6 against lease and its
-// peers, prints a table of medians with ratios against lease, and writes
-// docs/benchmarks.md with an SVG chart.
+// Command compare runs every benchmark scenario against lease and its peers
+// and prints a table of medians with ratios against lease. Asked to, with
+// -out, it also writes the report as benchmarks.md with an SVG chart,
+// benchmarks.svg; the committed docs/benchmarks.md is such a report of a
+// full run, and only a run with -out ../docs replaces it.
 //
 // Usage, from the bench directory:
 //
-//	go run ./cmd/compare            # the full run, 5 runs per scenario
-//	go run ./cmd/compare -quick     # smaller sizes, 1 run, under a minute
+//	go run ./cmd/compare                 # the full run, 5 runs per scenario; prints the table
+//	go run ./cmd/compare -quick          # smaller sizes, 1 run, under a minute; prints the table
+//	go run ./cmd/compare -out ../docs    # the full run, and rewrite docs/benchmarks.md and .svg
 //
 // Flags:
 //
 //	-quick        smaller sizes and one run, for smoke checks
 //	-runs N       runs per scenario and peer; medians are reported (default 5, 1 with -quick)
-//	-out DIR      where benchmarks.md and benchmarks.svg go (default ../docs; "" writes nothing)
+//	-out DIR      write benchmarks.md and benchmarks.svg into DIR (default: write nothing)
 //	-peers LIST   comma-separated peers to run: lease,etcd,ttlcache,map+heap (default all; lease always runs)
-//	-notes FILE   hand-written Markdown appended to the report, read when the run ends (default notes.md)
+//	-notes FILE   hand-written Markdown appended to the report, read when the run ends (default notes.md; only with -out)
 package main
 
 import (
@@ -44,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "smaller sizes and one run, for smoke checks")
 	runs := fs.Int("runs", 0, "runs per scenario and peer (default 5, 1 with -quick)")
-	out := fs.String("out", "../docs", `directory for benchmarks.md and benchmarks.svg ("" writes nothing)`)
+	out := fs.String("out", "", "directory to write benchmarks.md and benchmarks.svg into (default: write nothing)")
 	notes := fs.String("notes", "notes.md", "hand-written Markdown appended to the report, read when the run ends")
 	peerList := fs.String("peers", "", "comma-separated peers: lease,etcd,ttlcache,map+heap (default all)")
 	if err := fs.Parse(args); err != nil {

@@ -45,12 +45,44 @@ func TestBadFlags(t *testing.T) {
 		{"-peers", "zookeeper"},
 		{"extra"},
 		{"-nope"},
-		{"-notes", "/nonexistent/notes.md"},
+		{"-out", t.TempDir(), "-notes", "/nonexistent/notes.md"},
 	} {
 		tiny = true // should a case run after all, keep it short
 		t.Cleanup(func() { tiny = false })
 		var stdout, stderr bytes.Buffer
 		assert.Error(t, run(args, &stdout, &stderr), "%q", args)
 		assert.Empty(t, stdout.String(), "%q printed results", args)
+	}
+}
+
+// TestWritesNothingWithoutOut runs the command as `go run ./cmd/compare
+// -quick` runs in bench/, next to the committed docs/benchmarks.md, and
+// checks that it prints the table and writes nothing.
+func TestWritesNothingWithoutOut(t *testing.T) {
+	tiny = true
+	t.Cleanup(func() { tiny = false })
+	root := t.TempDir()
+	docs, benchDir := filepath.Join(root, "docs"), filepath.Join(root, "bench")
+	require.NoError(t, os.Mkdir(docs, 0o755))
+	require.NoError(t, os.Mkdir(benchDir, 0o755))
+	committed := []byte("# Benchmarks: the committed report\n")
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "benchmarks.md"), committed, 0o644))
+	t.Chdir(benchDir)
+
+	var stdout, stderr bytes.Buffer
+	require.NoError(t, run([]string{"-quick", "-peers", "map+heap"}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "lease (ours)")
+
+	md, err := os.ReadFile(filepath.Join(docs, "benchmarks.md"))
+	require.NoError(t, err)
+	assert.Equal(t, string(committed), string(md))
+	for _, dir := range []string{docs, benchDir} {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		assert.Subset(t, []string{"benchmarks.md"}, names, "files in %s", dir)
 	}
 }
