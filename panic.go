@@ -17,8 +17,9 @@ import (
 // see the event, and no state is lost. A PanicError is a plain value.
 type PanicError struct {
 	// Callback names the kind of callback: "audit sink", "expiry hook",
-	// "end subscriber", "trace id", "work handler", "release error handler",
-	// "jitter".
+	// "end subscriber", "trace id" (package lease); "work handler",
+	// "jitter" (package claim); "release error handler", "provider renew"
+	// (package lock).
 	Callback string
 	// Value is the value the callback panicked with.
 	Value any
