@@ -8,17 +8,18 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// FakeClock is a lease.Clock whose time moves only when Advance or Set is
-// called. AfterFunc callbacks run synchronously inside Advance, in deadline
-// order (ties in the order they were scheduled), with Now reading their
-// deadline while they run; callbacks that schedule new timers due by the
-// target time run too. So after Advance returns, everything due by the new
-// time has happened, and no goroutine is involved.
+// FakeClock is a lease.Clock whose time moves only when Advance, Set or
+// Rewind is called. AfterFunc callbacks run synchronously inside Advance, in
+// deadline order (ties in the order they were scheduled), with Now reading
+// their deadline while they run; callbacks that schedule new timers due by
+// the target time run too. So after Advance returns, everything due by the
+// new time has happened, and no goroutine is involved. Rewind steps the
+// clock back, as a wall clock can.
 //
-// A FakeClock is safe for concurrent use. Concurrent Advance calls are
-// serialised.
+// A FakeClock is safe for concurrent use. Concurrent Advance, Set and Rewind
+// calls are serialised.
 type FakeClock struct {
-	advancing sync.Mutex // serialises Advance so time never runs backwards
+	advancing sync.Mutex // serialises Advance, Set and Rewind
 
 	mu      sync.Mutex
 	now     time.Time
@@ -73,6 +74,23 @@ func (c *FakeClock) Set(t time.Time) {
 		panic("leasetest: FakeClock.Set to a time before Now")
 	}
 	c.advanceTo(t)
+}
+
+// Rewind moves the clock back by d, the way a wall clock steps back when
+// NTP corrects it or a virtual machine is restored from a snapshot. It runs
+// nothing, and pending timers keep their deadlines: they run once Advance
+// or Set brings the clock back to them. A lease.Service on the clock reads
+// the step as time standing still until the clock catches up. Rewind
+// panics if d is negative.
+func (c *FakeClock) Rewind(d time.Duration) {
+	if d < 0 {
+		panic("leasetest: FakeClock.Rewind with a negative duration")
+	}
+	c.advancing.Lock()
+	defer c.advancing.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(-d)
 }
 
 func (c *FakeClock) advanceTo(target time.Time) {

@@ -345,3 +345,31 @@ func TestStalledNeverFires(t *testing.T) {
 	require.Zero(t, c.Pending(), "schedules nothing on the fake clock")
 	require.True(t, timer.Stop())
 }
+
+// TestFakeClockRewind: a step back runs nothing and moves no deadline;
+// timers run when the clock reaches their deadlines again, including timers
+// scheduled after the step, which count from the rewound time.
+func TestFakeClockRewind(t *testing.T) {
+	clk := leasetest.NewFakeClock(start)
+	r := &recorder{clk: clk}
+	clk.AfterFunc(10, r.cb("before"))
+	clk.Advance(5)
+
+	clk.Rewind(5)
+	assert.Equal(t, start, clk.Now())
+	assert.Empty(t, r.runs(), "rewinding runs nothing")
+	clk.AfterFunc(3, r.cb("after"))
+	at, ok := clk.NextDeadline()
+	require.True(t, ok)
+	assert.Equal(t, start.Add(3), at)
+
+	clk.Advance(9)
+	assert.Equal(t, []fired{{"after", 3}}, r.runs(), "the earlier deadline is not due yet")
+	clk.Advance(1)
+	assert.Equal(t, []fired{{"after", 3}, {"before", 10}}, r.runs(), "kept its absolute deadline")
+
+	clk.Rewind(0)
+	assert.Equal(t, start.Add(10), clk.Now())
+	assert.Panics(t, func() { clk.Rewind(-1) })
+	assert.Equal(t, start.Add(10), clk.Now(), "a refused Rewind changes nothing")
+}
