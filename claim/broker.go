@@ -11,18 +11,17 @@ import (
 // lease.Service. Create one with New.
 //
 // A Broker is safe for concurrent use by multiple goroutines. It runs on the
-// service's clock, so a leasetest.FakeClock drives its delays and lease
-// expiries together.
+// service's time base (lease.Service.Clock), so a leasetest.FakeClock under
+// the service drives its delays and lease expiries together.
 type Broker struct {
 	svc     *lease.Service
-	clock   lease.Clock
+	clock   lease.Clock // svc.Clock(): the only source of time
 	opts    options
 	stopEnd func()
 
 	epoch time.Time // times are kept as nanoseconds since this instant
 
 	mu      sync.Mutex
-	last    int64 // the latest time read, so time never runs backwards
 	closed  bool
 	lastID  ItemID
 	queues  map[string]*queueState
@@ -46,10 +45,11 @@ func New(svc *lease.Service, opts ...Option) *Broker {
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	clock := svc.Clock()
 	b := &Broker{
 		svc:     svc,
-		clock:   svc.Clock(),
-		epoch:   svc.Clock().Now(),
+		clock:   clock,
+		epoch:   clock.Now(),
 		opts:    o,
 		queues:  make(map[string]*queueState),
 		byLease: make(map[lease.ID]*hold),
@@ -94,9 +94,9 @@ func (b *Broker) begin(op string) (int64, error) {
 
 // settle makes due delayed items visible and takes back the items of claims
 // whose lease has expired. Expiry is decided here from the claim's own
-// record of ExpiresAt, which mirrors the service's exactly, so the Broker
-// never shows an expired claim as live even before the service's ending
-// notification has reached it.
+// record of ExpiresAt, which mirrors the service's exactly (both are on the
+// service's time base), so the Broker never shows an expired claim as live
+// even before the service's ending notification has reached it.
 func (b *Broker) settle(now int64) {
 	for b.delayed.Len() > 0 && b.delayedHead() <= now {
 		it := b.delayed.pop()
