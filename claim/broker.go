@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/idtable"
 )
 
 // Broker holds named work queues whose claims are leases of one
@@ -24,11 +25,14 @@ type Broker struct {
 	mu      sync.Mutex
 	closed  bool
 	lastID  ItemID
-	queues  map[string]*queueState
-	items   itemIndex
-	byLease map[lease.ID]*hold
-	delayed itemHeap // delayed items of every queue, by VisibleAt
-	claims  itemHeap // items whose claim is live with no call under way, by expiry
+	queues  leanMap[string, *queueState]
+	retired []*queueState // unused queues to free, see retireIfUnused
+	keys    leanMap[queueKey, *item]
+	items   idtable.Table[item]      // see index.go
+	marks   [4]int                   // gone marks outstanding, by span
+	byLease leanMap[lease.ID, *hold] // live claims
+	delayed itemHeap                 // delayed items of every queue, by VisibleAt
+	claims  itemHeap                 // items whose claim is live with no call under way, by expiry
 
 	timer    lease.Timer // armed for the head of delayed
 	timerAt  int64
@@ -47,12 +51,10 @@ func New(svc *lease.Service, opts ...Option) *Broker {
 	}
 	clock := svc.Clock()
 	b := &Broker{
-		svc:     svc,
-		clock:   clock,
-		epoch:   clock.Now(),
-		opts:    o,
-		queues:  make(map[string]*queueState),
-		byLease: make(map[lease.ID]*hold),
+		svc:   svc,
+		clock: clock,
+		epoch: clock.Now(),
+		opts:  o,
 	}
 	b.stopEnd = svc.OnEnd(b.leaseEnded)
 	return b
@@ -73,7 +75,7 @@ func (b *Broker) Close() error {
 		b.timer.Stop()
 		b.timer = nil
 	}
-	for _, qs := range b.queues {
+	for _, qs := range b.queues.m {
 		qs.signal()
 	}
 	b.mu.Unlock()
@@ -160,7 +162,7 @@ func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
 	}
 	b.mu.Lock()
 	defer b.unlock()
-	c := b.byLease[l.ID]
+	c := b.byLease.get(l.ID)
 	if b.closed || c == nil || c.item.hold != c {
 		return
 	}
@@ -196,7 +198,7 @@ func (b *Broker) release(c *hold) {
 	it.hold = nil
 	it.qs.claimed--
 	if c.lease != 0 {
-		delete(b.byLease, c.lease)
+		b.byLease.delete(c.lease)
 	}
 }
 
@@ -223,24 +225,62 @@ func (b *Broker) place(it *item, at, now int64) {
 func (b *Broker) makeDead(it *item, at int64) {
 	it.state = Dead
 	it.deadAt = at
-	it.qs.dead[it.id] = it
+	it.qs.addDead(it)
 }
 
-// remove deletes an item that is in no heap and no claim.
+// remove deletes an item that is in no heap and no claim, and its queue if
+// that was its last item.
 func (b *Broker) remove(it *item) {
-	b.items.delete(it.id)
+	qs := it.qs
+	b.forget(it.id)
 	if it.key != "" {
-		delete(it.qs.keys, it.key)
+		b.keys.delete(queueKey{qs.name, it.key})
 	}
-	delete(it.qs.dead, it.id)
+	if it.state == Dead {
+		qs.removeDead(it)
+	}
+	b.retireIfUnused(qs)
 }
 
 // queue returns the named queue, creating it.
 func (b *Broker) queue(name string) *queueState {
-	qs := b.queues[name]
+	qs := b.queues.get(name)
 	if qs == nil {
-		qs = newQueueState(name)
-		b.queues[name] = qs
+		qs = &queueState{name: name}
+		b.queues.put(name, qs)
 	}
 	return qs
+}
+
+// retireIfUnused notes qs for freeing if it holds nothing and nobody waits
+// on it. Queues used once (one per tenant, say) then cost nothing once
+// drained, while a queue that drains and fills again at once, as a queue
+// whose workers keep up does, keeps its state: retired queues are freed in
+// batches, by freeRetired, if they are still unused by then.
+func (b *Broker) retireIfUnused(qs *queueState) {
+	if qs.retired || !qs.unused() {
+		return
+	}
+	qs.retired = true
+	b.retired = append(b.retired, qs)
+	if len(b.retired) >= retireBatch {
+		b.freeRetired()
+	}
+}
+
+// retireBatch bounds the queues retired and not yet freed.
+const retireBatch = 256
+
+// freeRetired frees the retired queues that are still unused. Nothing
+// refers to an unused queue but the Broker's map: its items are gone, and a
+// worker about to wait on it counts as a waiter.
+func (b *Broker) freeRetired() {
+	for _, qs := range b.retired {
+		qs.retired = false
+		if qs.unused() {
+			b.queues.delete(qs.name)
+		}
+	}
+	clear(b.retired)
+	b.retired = b.retired[:0]
 }

@@ -47,38 +47,56 @@ func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leas
 	return claims, err
 }
 
+// waiter is a worker's wait for a queue: it must call Broker.stopWaiting
+// with qs once wake is closed or it gives up.
+type waiter struct {
+	qs   *queueState
+	wake <-chan struct{}
+}
+
 // claim is Claim that, with wait, also returns when nothing was visible a
-// channel closed when something may have become visible.
-func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration, wait bool) ([]Claim, <-chan struct{}, error) {
+// waiter whose channel is closed when something may have become visible.
+func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration, wait bool) ([]Claim, waiter, error) {
 	if err := checkClaimArgs(ctx, queue, owner, limit, d); err != nil {
-		return nil, nil, err
+		return nil, waiter{}, err
 	}
 	b.mu.Lock()
 	if _, err := b.begin("claim"); err != nil {
 		b.mu.Unlock()
-		return nil, nil, err
+		return nil, waiter{}, err
 	}
-	qs := b.queues[queue]
-	if wait && qs == nil {
-		qs = b.queue(queue)
-	}
+	qs := b.queues.get(queue)
 	if qs == nil || qs.ready.Len() == 0 {
-		var wake <-chan struct{}
+		var w waiter
 		if wait {
-			wake = qs.waiter()
+			if qs == nil {
+				qs = b.queue(queue)
+			}
+			if qs.wake == nil {
+				qs.wake = make(chan struct{})
+			}
+			qs.waiters++
+			w = waiter{qs, qs.wake}
 		}
 		b.unlock()
-		return []Claim{}, wake, nil
+		return []Claim{}, w, nil
 	}
 	// Reserve the items, then grant their leases without the lock. The
-	// leases go straight into out, which nobody else sees yet.
-	holds := make([]hold, min(limit, qs.ready.Len()))
-	for i := range holds {
+	// leases go straight into out, which nobody else sees yet. Each claim
+	// gets a hold of its own, so that one that ends early is freed at once.
+	n := min(limit, qs.ready.Len())
+	var buf [8]*hold
+	holds := buf[:0]
+	if n > len(buf) {
+		holds = make([]*hold, 0, n)
+	}
+	for range n {
 		it := qs.ready.pop()
-		holds[i] = hold{item: it, owner: owner}
+		h := &hold{item: it, owner: owner}
 		it.state = Claimed
-		it.hold = &holds[i]
+		it.hold = h
 		qs.claimed++
+		holds = append(holds, h)
 	}
 	b.mu.Unlock()
 
@@ -98,35 +116,43 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 	b.mu.Lock()
 	if err != nil {
 		// Put the items back where they were, as if never claimed.
-		for i := range holds {
-			b.release(&holds[i])
-			b.makeVisible(holds[i].item, holds[i].item.visibleAt)
+		for _, h := range holds {
+			b.release(h)
+			b.makeVisible(h.item, h.item.visibleAt)
 		}
 		b.unlock()
 		for _, c := range out[:granted] {
 			_, _ = b.svc.Revoke(context.WithoutCancel(ctx), c.Ref.lease)
 		}
-		return nil, nil, err
+		return nil, waiter{}, err
 	}
-	for i := range holds {
-		c, it := &holds[i], holds[i].item
+	for i, h := range holds {
+		it := h.item
 		it.attempts++
-		c.attempt = it.attempts
-		c.lease = out[i].Ref.lease
-		c.expires = b.nanos(out[i].ExpiresAt)
-		b.byLease[c.lease] = c
-		b.claims.push(c.expires, it)
+		h.attempt = it.attempts
+		h.lease = out[i].Ref.lease
+		h.expires = b.nanos(out[i].ExpiresAt)
+		b.byLease.put(h.lease, h)
+		b.claims.push(h.expires, it)
 		out[i].Item = it.id
 		out[i].Ref.item = it.id
 		out[i].Payload = clone(it.payload)
-		out[i].Attempt = c.attempt
+		out[i].Attempt = h.attempt
 	}
 	// A lease may have ended before it was recorded here.
 	if !b.closed {
 		b.settle(b.now())
 	}
 	b.unlock()
-	return out, nil, nil
+	return out, waiter{}, nil
+}
+
+// stopWaiting ends a worker's wait on qs.
+func (b *Broker) stopWaiting(qs *queueState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	qs.waiters--
+	b.retireIfUnused(qs)
 }
 
 func checkClaimArgs(ctx context.Context, queue, owner string, limit int, d time.Duration) error {
@@ -292,7 +318,7 @@ func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, uint64, error) {
 	if _, err := b.begin(op); err != nil {
 		return nil, 0, err
 	}
-	it := b.items.get(r.item)
+	it := b.lookup(r.item)
 	if it == nil || it.hold == nil || it.hold.lease != r.lease {
 		return nil, 0, stale(op, r, "is no longer claimed by this claim")
 	}

@@ -111,7 +111,7 @@ func (b *Broker) Work(ctx context.Context, w Worker) error {
 // workLoop is one worker: claim, handle, settle, until ctx is done.
 func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
 	for {
-		claims, wake, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration, true)
+		claims, wait, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration, true)
 		switch {
 		case len(claims) > 0:
 			// Handled even if ctx is done by now: the handler sees that,
@@ -123,8 +123,11 @@ func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
 			return err
 		default:
 			select {
-			case <-wake:
+			case <-wait.wake:
 			case <-ctx.Done():
+			}
+			b.stopWaiting(wait.qs)
+			if ctx.Err() != nil {
 				return nil
 			}
 		}

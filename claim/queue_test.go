@@ -1,0 +1,96 @@
+package claim
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
+)
+
+var bg = context.Background()
+
+// newQueueBroker returns a Broker on a fake clock, and a function counting
+// its queue states once the retired ones are freed, as the next sweep would.
+func newQueueBroker(t *testing.T, opts ...Option) (*Broker, *leasetest.FakeClock, func() int) {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clk))
+	b := New(svc, opts...)
+	t.Cleanup(func() {
+		require.NoError(t, b.Close())
+		require.NoError(t, svc.Close())
+	})
+	return b, clk, func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.freeRetired()
+		return len(b.queues.m)
+	}
+}
+
+// TestQueueStateIsFreedWhenUnused: a queue's state exists while it has
+// items in any state or a waiting worker, and not after.
+func TestQueueStateIsFreedWhenUnused(t *testing.T) {
+	b, clk, queues := newQueueBroker(t, WithMaxAttempts(1))
+
+	_, err := b.Enqueue(bg, "t1", nil, Delay(time.Second))
+	require.NoError(t, err)
+	_, err = b.Enqueue(bg, "t2", nil, Key("k"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, queues())
+	clk.Advance(time.Second)
+	for _, q := range []string{"t1", "t2"} {
+		cs, err := b.Claim(bg, q, "w", 1, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, cs, 1)
+		if q == "t1" {
+			require.NoError(t, b.Complete(bg, cs[0]))
+			continue
+		}
+		_, err = b.Fail(bg, cs[0], "x", time.Second, time.Second)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, queues(), "t1 is empty; t2 holds a dead letter")
+	dead := b.DeadLetters("t2")
+	require.Len(t, dead, 1)
+	require.NoError(t, b.DeleteDead(bg, "t2", dead[0].ID))
+	assert.Zero(t, queues())
+	it, err := b.Enqueue(bg, "t2", nil, Key("k"))
+	require.NoError(t, err)
+	assert.NotEqual(t, dead[0].ID, it.ID, "the key went with the item")
+}
+
+// TestWorkerWaitingOnAFreedQueueStillWakes: a worker waiting on a queue
+// keeps its state alive, so an item enqueued after the queue drained (and
+// its retired state was swept) wakes it; once no worker waits, the state is
+// freed.
+func TestWorkerWaitingOnAFreedQueueStillWakes(t *testing.T) {
+	b, _, queues := newQueueBroker(t)
+	handled := make(chan string)
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	go func() {
+		done <- b.Work(ctx, Worker{Queue: "tenant", Handler: func(_ context.Context, c Claim) error {
+			handled <- string(c.Payload)
+			return nil
+		}})
+	}()
+	for _, p := range []string{"first", "second"} {
+		assert.LessOrEqual(t, queues(), 1)
+		_, err := b.Enqueue(bg, "tenant", []byte(p))
+		require.NoError(t, err)
+		select {
+		case got := <-handled:
+			assert.Equal(t, p, got)
+		case <-time.After(10 * time.Second):
+			require.FailNow(t, "the waiting worker did not wake")
+		}
+	}
+	cancel()
+	require.NoError(t, <-done)
+	assert.Zero(t, queues(), "freed once the worker stopped waiting")
+}
