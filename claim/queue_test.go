@@ -94,3 +94,34 @@ func TestWorkerWaitingOnAFreedQueueStillWakes(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Zero(t, queues(), "freed once the worker stopped waiting")
 }
+
+// cancelledOnCheck is a context that is cancelled by its first Err call,
+// which still answers nil: ctx is done just after the caller checked it.
+type cancelledOnCheck struct {
+	context.Context
+	cancel  context.CancelFunc
+	checked bool
+}
+
+func (c *cancelledOnCheck) Err() error {
+	if !c.checked {
+		c.checked = true
+		c.cancel()
+		return nil
+	}
+	return c.Context.Err()
+}
+
+// TestWorkerStoppedRightAfterItsClaimStillEndsItsWait: ctx is done
+// between the worker's claim, which found nothing and counted the worker
+// as waiting, and its look at ctx. The wait must still be ended, or the
+// queue is never freed.
+func TestWorkerStoppedRightAfterItsClaimStillEndsItsWait(t *testing.T) {
+	b, _, queues := newQueueBroker(t)
+	w, err := Worker{Queue: "tenant", Handler: func(context.Context, Claim) error { return nil }}.withDefaults()
+	require.NoError(t, err)
+	inner, cancel := context.WithCancel(bg)
+	defer cancel()
+	require.NoError(t, b.workLoop(&cancelledOnCheck{Context: inner, cancel: cancel}, w, "w"))
+	assert.Zero(t, queues(), "the worker's wait ended")
+}

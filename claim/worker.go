@@ -117,11 +117,9 @@ func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
 			// Handled even if ctx is done by now: the handler sees that,
 			// and the item is settled rather than left to expire.
 			b.handle(ctx, w, claims[0])
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			return err
-		default:
+		case wait.qs != nil:
+			// Counted as a waiter, which keeps the queue: end the wait
+			// however it ends, ctx done since the claim included.
 			select {
 			case <-wait.wake:
 			case <-ctx.Done():
@@ -130,6 +128,10 @@ func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+		case ctx.Err() != nil:
+			return nil
+		default:
+			return err
 		}
 	}
 }
