@@ -13,7 +13,7 @@ import (
 //
 // A Broker is safe for concurrent use by multiple goroutines. It runs on the
 // service's time base (lease.Service.Clock), so a leasetest.FakeClock under
-// the service drives its delays and lease expiries together.
+// the service drives its delays, heartbeats and lease expiries together.
 type Broker struct {
 	svc     *lease.Service
 	clock   lease.Clock // svc.Clock(): the only source of time
@@ -33,6 +33,7 @@ type Broker struct {
 	byLease leanMap[lease.ID, *hold] // live claims
 	delayed itemHeap                 // delayed items of every queue, by VisibleAt
 	claims  itemHeap                 // items whose claim is live with no call under way, by expiry
+	jobs    map[*job]struct{}        // Work handlers whose claim is live
 
 	timer    lease.Timer // armed for the head of delayed
 	timerAt  int64
@@ -55,15 +56,21 @@ func New(svc *lease.Service, opts ...Option) *Broker {
 		clock: clock,
 		epoch: clock.Now(),
 		opts:  o,
+		jobs:  make(map[*job]struct{}),
 	}
 	b.stopEnd = svc.OnEnd(b.leaseEnded)
 	return b
 }
 
-// Close stops the Broker: its timer is stopped, its subscription to the
-// service ends, workers return and later calls fail with an error matching
-// lease.ErrClosed. Leases of live claims are left to expire in the service,
-// which Close does not close. Close is idempotent and returns nil.
+// Close stops the Broker. When it returns, nothing of the Broker runs any
+// more: its timer and every heartbeat are stopped, the context of every
+// running Work handler is cancelled with a cause matching lease.ErrClosed,
+// no further claim is handed to a handler, and the Broker no longer acts on
+// the service's lease endings. Work returns once its handlers have; later
+// calls fail with an error matching lease.ErrClosed, and a call under way
+// that reaches the Broker again after Close returns that error too. Leases
+// of live claims are left to expire in the service, which Close does not
+// close. Close is idempotent and returns nil.
 func (b *Broker) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -74,6 +81,10 @@ func (b *Broker) Close() error {
 	if b.timer != nil {
 		b.timer.Stop()
 		b.timer = nil
+	}
+	cause := closedError("work")
+	for j := range b.jobs {
+		b.stopJob(j, cause)
 	}
 	for _, qs := range b.queues.m {
 		qs.signal()
@@ -180,8 +191,13 @@ func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
 
 // lose takes back the item of a claim whose lease ended without Complete or
 // Fail: visible at once (at the instant the lease ended), or dead when the
-// claim was its last attempt. c must not be in the claims heap.
+// claim was its last attempt. A Work handler running on the claim has its
+// context cancelled first, so it is told to stop before anyone can claim
+// the item again. c must not be in the claims heap.
 func (b *Broker) lose(c *hold, at int64, reason lease.EndReason) {
+	if c.job != nil {
+		b.stopJob(c.job, lost(c, reason))
+	}
 	it := c.item
 	b.release(c)
 	it.history = append(it.history, Failure{Attempt: c.attempt, Owner: c.owner, At: b.at(at), Reason: "lease " + reason.String(), Lost: true})

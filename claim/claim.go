@@ -41,9 +41,10 @@ func (r Ref) LeaseID() lease.ID { return r.lease }
 // granted to owner with purpose lease.Operation and TTL leaseDuration, so the
 // service's TTL bounds apply. Bad input (empty queue or owner, limit < 1,
 // leaseDuration <= 0) gets an error matching lease.ErrInvalidArgument that
-// names the field; on any error nothing is claimed.
+// names the field; on any error nothing is claimed, and so it is if the
+// Broker is closed while the leases are being granted.
 func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leaseDuration time.Duration) ([]Claim, error) {
-	claims, _, err := b.claim(ctx, queue, owner, limit, leaseDuration, false)
+	claims, _, err := b.claim(ctx, queue, owner, limit, leaseDuration, nil)
 	return claims, err
 }
 
@@ -54,9 +55,11 @@ type waiter struct {
 	wake <-chan struct{}
 }
 
-// claim is Claim that, with wait, also returns when nothing was visible a
-// waiter whose channel is closed when something may have become visible.
-func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration, wait bool) ([]Claim, waiter, error) {
+// claim is Claim, and for a Work worker (j not nil, limit 1) also: the
+// claim is recorded with j so that losing it stops j, and when nothing was
+// visible it returns a waiter whose channel is closed when something may
+// have become visible.
+func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration, j *job) ([]Claim, waiter, error) {
 	if err := checkClaimArgs(ctx, queue, owner, limit, d); err != nil {
 		return nil, waiter{}, err
 	}
@@ -68,7 +71,7 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 	qs := b.queues.get(queue)
 	if qs == nil || qs.ready.Len() == 0 {
 		var w waiter
-		if wait {
+		if j != nil {
 			if qs == nil {
 				qs = b.queue(queue)
 			}
@@ -114,8 +117,12 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 	}
 
 	b.mu.Lock()
+	if err == nil && b.closed {
+		err = closedError("claim")
+	}
 	if err != nil {
-		// Put the items back where they were, as if never claimed.
+		// Put the items back where they were, as if never claimed, and
+		// give back the leases already granted.
 		for _, h := range holds {
 			b.release(h)
 			b.makeVisible(h.item, h.item.visibleAt)
@@ -139,10 +146,11 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		out[i].Payload = clone(it.payload)
 		out[i].Attempt = h.attempt
 	}
-	// A lease may have ended before it was recorded here.
-	if !b.closed {
-		b.settle(b.now())
+	if j != nil {
+		b.startJob(j, holds[0], out[0])
 	}
+	// A lease may have ended before it was recorded here.
+	b.settle(b.now())
 	b.unlock()
 	return out, waiter{}, nil
 }
@@ -192,6 +200,9 @@ func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Dura
 
 	b.mu.Lock()
 	defer b.unlock()
+	if b.closed {
+		return Claim{}, closedError(op)
+	}
 	if err == nil {
 		expires := b.nanos(l.ExpiresAt)
 		if h.beats > 1 || h.beatsDone != beatsDone {
@@ -273,6 +284,9 @@ func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(i
 	b.mu.Lock()
 	defer b.unlock()
 	h.settling = false
+	if b.closed {
+		return closedError(op)
+	}
 	if err != nil {
 		b.finish(h, err)
 		return b.coreError(op, r, err)

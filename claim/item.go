@@ -132,6 +132,7 @@ type hold struct {
 	settling  bool            // a Complete or Fail owns the claim
 	ended     lease.EndReason // set when the lease ended while busy
 	endedAt   int64           // when it ended
+	job       *job            // the Work handler running on the claim, if any
 }
 
 // queueState is one named queue. It exists while the queue has items in any
