@@ -231,7 +231,11 @@ func (b *Broker) Complete(ctx context.Context, c Claim) error {
 	if err := b.checkClaim(ctx, op, c); err != nil {
 		return err
 	}
-	return b.settleClaim(ctx, op, c.Ref, func(it *item, _ *hold, _ int64) {
+	h, _, err := b.acquire(op, c.Ref, true)
+	if err != nil {
+		return err
+	}
+	return b.settleClaim(ctx, op, c.Ref, h, func(it *item) {
 		b.remove(it)
 	})
 }
@@ -256,30 +260,42 @@ func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, ma
 	case maxDelay < baseDelay:
 		return 0, invalid(op, "max_delay", maxDelay.String()+" is less than base_delay "+baseDelay.String())
 	}
-	var out Outcome
-	err := b.settleClaim(ctx, op, c.Ref, func(it *item, h *hold, now int64) {
+	h, _, err := b.acquire(op, c.Ref, true)
+	if err != nil {
+		return 0, err
+	}
+	// The claim is this call's now: its attempt and the item's maximum do
+	// not change, so the delay is computed here, outside the lock, where
+	// the jitter function may take its time or call the Broker.
+	last := h.attempt >= h.item.max
+	var delay time.Duration
+	if !last {
+		delay = b.delay(h.attempt, baseDelay, maxDelay)
+	}
+	err = b.settleClaim(ctx, op, c.Ref, h, func(it *item) {
+		now := b.now()
 		it.history = append(it.history, Failure{Attempt: h.attempt, Owner: h.owner, At: b.at(now), Reason: reason})
-		if it.attempts >= it.max {
+		if last {
 			b.makeDead(it, now)
-			out = DeadLettered
 			return
 		}
-		b.place(it, addSat(now, b.delay(h.attempt, baseDelay, maxDelay)), now)
-		out = Requeued
+		b.place(it, addSat(now, delay), now)
 	})
-	return out, err
+	if err != nil {
+		return 0, err
+	}
+	if last {
+		return DeadLettered, nil
+	}
+	return Requeued, nil
 }
 
-// settleClaim ends the live claim r refers to for a Complete or Fail: it
-// revokes the claim's lease and, if the service agrees the lease was live,
-// detaches the claim from its item and calls apply under the lock to decide
-// the item's fate.
-func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(it *item, h *hold, now int64)) error {
-	h, _, err := b.acquire(op, r, true)
-	if err != nil {
-		return err
-	}
-	_, err = b.svc.Revoke(ctx, r.lease)
+// settleClaim ends the live claim h (acquired for settling) for a Complete
+// or Fail: it revokes the claim's lease and, if the service agrees the lease
+// was live, detaches the claim from its item and calls apply under the lock
+// to decide the item's fate.
+func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, h *hold, apply func(it *item)) error {
+	_, err := b.svc.Revoke(ctx, r.lease)
 
 	b.mu.Lock()
 	defer b.unlock()
@@ -292,18 +308,24 @@ func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(i
 		return b.coreError(op, r, err)
 	}
 	h.busy--
+	it := h.item
 	b.release(h)
-	apply(h.item, h, b.now())
+	apply(it)
 	return nil
 }
 
-// delay is the backoff delay with the Broker's jitter applied.
+// delay is the backoff delay with the Broker's jitter applied. It calls
+// the jitter function, so it must not be called under the lock.
 func (b *Broker) delay(attempt int, base, maxDelay time.Duration) time.Duration {
 	d := Backoff(attempt, base, maxDelay)
-	if b.opts.jitter != nil {
-		d = min(max(b.opts.jitter(d), 0), maxDelay)
+	if b.opts.jitter == nil {
+		return d
 	}
-	return d
+	jittered := d
+	if b.call("jitter", func() { jittered = b.opts.jitter(d) }) {
+		return d
+	}
+	return min(max(jittered, 0), maxDelay)
 }
 
 // checkClaim validates the arguments common to the calls on a claim.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/callback"
 )
 
 // Defaults of a Worker's zero fields.
@@ -84,7 +85,8 @@ func (w Worker) withDefaults() (Worker, error) {
 // when none is visible, heartbeats on the service's clock every
 // LeaseDuration/3 while the handler runs, completes the item when the
 // handler returns nil and fails it when it returns an error or panics (the
-// reason is the error's text, or "panic: " and the value). An item whose handler returns
+// reason is the error's text, or "panic: " and the value; the panic is also
+// reported to the Broker's panic handler). An item whose handler returns
 // after ctx is done is still completed or failed. An item whose claim was
 // lost while its handler ran is not: it is back in the queue already.
 //
@@ -182,7 +184,17 @@ func (b *Broker) handle(j *job, w Worker, c Claim) {
 		// the item is not this worker's any more.
 		return
 	}
-	err := runHandler(j.ctx, w.Handler, c)
+	var (
+		err   error
+		value any
+	)
+	report := func(name string, v any, stack []byte) {
+		value = v
+		b.reportPanic(name, v, stack)
+	}
+	if callback.Call("work handler", report, func() { err = w.Handler(j.ctx, c) }) {
+		err = fmt.Errorf("panic: %v", value)
+	}
 	if b.endJob(j) {
 		return // the claim was lost, or the Broker closed
 	}
@@ -193,14 +205,15 @@ func (b *Broker) handle(j *job, w Worker, c Claim) {
 	_, _ = b.Fail(j.bg, c, err.Error(), w.BaseDelay, w.MaxDelay)
 }
 
-// runHandler calls h, turning a panic into an error.
-func runHandler(ctx context.Context, h Handler, c Claim) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return h(ctx, c)
+// call runs a user callback under the module's panic policy: a panic is
+// recovered and reported to the Broker's panic handler, and call reports
+// whether there was one.
+func (b *Broker) call(name string, f func()) (panicked bool) {
+	return callback.Call(name, b.reportPanic, f)
+}
+
+func (b *Broker) reportPanic(name string, value any, stack []byte) {
+	b.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
 }
 
 // job is a Work handler running on a claim. The Broker owns its heartbeat:

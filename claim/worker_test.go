@@ -123,7 +123,8 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 
 func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, _ := newRealBroker(t, claim.WithMaxAttempts(1))
+		var reported panics
+		b, _ := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(reported.handler))
 		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(_ context.Context, c claim.Claim) error {
 			switch string(c.Payload) {
 			case "error":
@@ -146,6 +147,7 @@ func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 		assert.Equal(t, "boom", dead[0].History[0].Reason)
 		assert.Equal(t, p.ID, dead[1].ID)
 		assert.Equal(t, "panic: kaboom", dead[1].History[0].Reason)
+		assert.Len(t, reported.all(), 1)
 	})
 }
 
