@@ -17,20 +17,21 @@ import (
 type Broker struct {
 	svc     *lease.Service
 	clock   lease.Clock // svc.Clock(): the only source of time
+	epoch   time.Time   // times are kept as nanoseconds since this instant
 	opts    options
 	stopEnd func()
-
-	epoch time.Time // times are kept as nanoseconds since this instant
 
 	mu      sync.Mutex
 	closed  bool
 	lastID  ItemID
 	queues  leanMap[string, *queueState]
+	lastQS  *queueState   // the queue found last
 	retired []*queueState // unused queues to free, see retireIfUnused
 	keys    leanMap[queueKey, *item]
 	items   idtable.Table[item]      // see index.go
 	marks   [4]int                   // gone marks outstanding, by span
 	byLease leanMap[lease.ID, *hold] // live claims
+	missed  uint64                   // endings of claim leases not in byLease
 	delayed itemHeap                 // delayed items of every queue, by VisibleAt
 	claims  itemHeap                 // items whose claim is live with no call under way, by expiry
 	jobs    map[*job]struct{}        // Work handlers whose claim is live
@@ -173,17 +174,27 @@ func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
 	}
 	b.mu.Lock()
 	defer b.unlock()
+	if b.closed {
+		return
+	}
 	c := b.byLease.get(l.ID)
-	if b.closed || c == nil || c.item.hold != c {
+	if c == nil {
+		// Perhaps a claim whose lease is being granted: let claim know.
+		b.missed++
+		return
+	}
+	if c.item.hold != c {
+		return
+	}
+	if c.busy > 0 {
+		// The call under way decides; when it finds the claim lost, it
+		// takes the expiry instant, or its own time for a revocation.
+		c.ended, c.endedAt = reason, b.nanos(l.ExpiresAt)
 		return
 	}
 	at := b.nanos(l.ExpiresAt)
 	if reason == lease.EndRevoked {
 		at = b.now()
-	}
-	if c.busy > 0 {
-		c.ended, c.endedAt = reason, at
-		return
 	}
 	b.claims.remove(c.item)
 	b.lose(c, at, reason)
@@ -245,7 +256,8 @@ func (b *Broker) makeDead(it *item, at int64) {
 }
 
 // remove deletes an item that is in no heap and no claim, and its queue if
-// that was its last item.
+// that was its last item. The record may live on in the Refs of old claims,
+// so it lets go of everything but its ID.
 func (b *Broker) remove(it *item) {
 	qs := it.qs
 	b.forget(it.id)
@@ -256,14 +268,29 @@ func (b *Broker) remove(it *item) {
 		qs.removeDead(it)
 	}
 	b.retireIfUnused(qs)
+	*it = item{id: it.id, index: -1}
+}
+
+// findQueue returns the named queue, or nil. Calls mostly name the queue
+// of the call before, so the last one found is tried first.
+func (b *Broker) findQueue(name string) *queueState {
+	if qs := b.lastQS; qs != nil && qs.name == name {
+		return qs
+	}
+	qs := b.queues.get(name)
+	if qs != nil {
+		b.lastQS = qs
+	}
+	return qs
 }
 
 // queue returns the named queue, creating it.
 func (b *Broker) queue(name string) *queueState {
-	qs := b.queues.get(name)
+	qs := b.findQueue(name)
 	if qs == nil {
 		qs = &queueState{name: name}
 		b.queues.put(name, qs)
+		b.lastQS = qs
 	}
 	return qs
 }
@@ -293,8 +320,12 @@ const retireBatch = 256
 func (b *Broker) freeRetired() {
 	for _, qs := range b.retired {
 		qs.retired = false
-		if qs.unused() {
-			b.queues.delete(qs.name)
+		if !qs.unused() {
+			continue
+		}
+		b.queues.delete(qs.name)
+		if b.lastQS == qs {
+			b.lastQS = nil
 		}
 	}
 	clear(b.retired)

@@ -24,10 +24,11 @@ type Claim struct {
 
 // Ref is the opaque reference of a Claim that Heartbeat, Complete and Fail
 // act on. The zero Ref refers to nothing. It is a comparable value, safe to
-// copy and to use from several goroutines.
+// copy and to use from several goroutines. A Ref kept after its claim ended
+// keeps a small record of the item alive, not its payload.
 type Ref struct {
 	broker *Broker
-	item   ItemID
+	item   *item
 	lease  lease.ID
 }
 
@@ -68,7 +69,7 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		b.mu.Unlock()
 		return nil, waiter{}, err
 	}
-	qs := b.queues.get(queue)
+	qs := b.findQueue(queue)
 	if qs == nil || qs.ready.Len() == 0 {
 		var w waiter
 		if j != nil {
@@ -85,8 +86,7 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		return []Claim{}, w, nil
 	}
 	// Reserve the items, then grant their leases without the lock. The
-	// leases go straight into out, which nobody else sees yet. Each claim
-	// gets a hold of its own, so that one that ends early is freed at once.
+	// leases go straight into out, which nobody else sees yet.
 	n := min(limit, qs.ready.Len())
 	var buf [8]*hold
 	holds := buf[:0]
@@ -101,6 +101,7 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		qs.claimed++
 		holds = append(holds, h)
 	}
+	missed := b.missed
 	b.mu.Unlock()
 
 	out := make([]Claim, len(holds))
@@ -142,15 +143,18 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		b.byLease.put(h.lease, h)
 		b.claims.push(h.expires, it)
 		out[i].Item = it.id
-		out[i].Ref.item = it.id
+		out[i].Ref.item = it
 		out[i].Payload = clone(it.payload)
 		out[i].Attempt = h.attempt
 	}
 	if j != nil {
 		b.startJob(j, holds[0], out[0])
 	}
-	// A lease may have ended before it was recorded here.
-	b.settle(b.now())
+	if b.missed != missed {
+		// A lease ended that the Broker did not know, perhaps one of
+		// these before it was recorded: if it expired, take it back now.
+		b.settle(b.now())
+	}
 	b.unlock()
 	return out, waiter{}, nil
 }
@@ -348,14 +352,18 @@ func (b *Broker) checkClaim(ctx context.Context, op string, c Claim) error {
 // the service's answer decides its fate meanwhile. For a heartbeat it also
 // returns how many heartbeats of the claim had finished, to tell whether
 // another one overlaps it.
+//
+// acquire does not read the clock: whether the lease is still live is for
+// the service to answer, and a claim that expired is taken back when that
+// answer comes.
 func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, uint64, error) {
 	b.mu.Lock()
-	defer b.unlock()
-	if _, err := b.begin(op); err != nil {
-		return nil, 0, err
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, 0, closedError(op)
 	}
-	it := b.lookup(r.item)
-	if it == nil || it.hold == nil || it.hold.lease != r.lease {
+	it := r.item // found without a lookup; once removed it has no hold
+	if it.hold == nil || it.hold.lease != r.lease {
 		return nil, 0, stale(op, r, "is no longer claimed by this claim")
 	}
 	h := it.hold
@@ -382,23 +390,28 @@ func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, uint64, error) {
 // or takes back its item if its lease ended meanwhile.
 func (b *Broker) finish(h *hold, err error) {
 	h.busy--
-	now := b.now()
 	if err != nil && leaseEnded(err) && h.ended == 0 {
 		// The ending notification has not arrived yet.
-		h.ended, h.endedAt = lease.EndExpired, min(h.expires, now)
+		h.ended, h.endedAt = lease.EndExpired, h.expires
 		if errors.Is(err, lease.ErrAlreadyRevoked) {
-			h.ended, h.endedAt = lease.EndRevoked, now
+			h.ended = lease.EndRevoked
 		}
 	}
 	if h.busy > 0 || h.item.hold != h {
 		return
 	}
 	if h.ended != 0 {
-		b.lose(h, h.endedAt, h.ended)
+		// An expiry ended the lease at its instant, no later than now; a
+		// revocation is dated now, when the Broker learns of it.
+		now := b.now()
+		at := min(h.endedAt, now)
+		if h.ended == lease.EndRevoked {
+			at = now
+		}
+		b.lose(h, at, h.ended)
 		return
 	}
 	b.claims.push(h.expires, h.item)
-	b.settle(now)
 }
 
 // coreError turns the service's error for a claim's lease into the Broker's:

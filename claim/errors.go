@@ -30,11 +30,12 @@ func (e lostError) Unwrap() []error { return []error{ErrClaimLost, e.err} }
 // lost returns the cause for a handler whose claim h was lost because its
 // lease ended for reason.
 func lost(h *hold, reason lease.EndReason) error {
-	r := Ref{item: h.item.id, lease: h.lease}
+	r := Ref{item: h.item, lease: h.lease}
 	return lostError{stale("work", r, "lost its claim: lease "+reason.String())}
 }
 
-// NotFoundError reports the item an operation could not find.
+// NotFoundError reports the item an operation could not find. It is a plain
+// value, safe to copy and to read from several goroutines.
 type NotFoundError struct {
 	Op    string // "requeue_dead", "delete_dead"
 	Queue string
@@ -60,7 +61,7 @@ func invalid(op, field, detail string) error {
 // LS_STALE_USE code.
 func stale(op string, r Ref, detail string) *lease.Error {
 	return &lease.Error{Code: lease.CodeStaleUse, Op: "claim." + op, LeaseID: r.lease,
-		Detail: "item " + strconv.FormatUint(uint64(r.item), 10) + " " + detail}
+		Detail: "item " + strconv.FormatUint(uint64(r.item.id), 10) + " " + detail}
 }
 
 // closedError reports an operation on a closed Broker.

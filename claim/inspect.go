@@ -14,7 +14,7 @@ func (b *Broker) Counts(queue string) Counts {
 	if _, err := b.begin("counts"); err != nil {
 		return Counts{}
 	}
-	qs := b.queues.get(queue)
+	qs := b.findQueue(queue)
 	if qs == nil {
 		return Counts{}
 	}
@@ -45,7 +45,7 @@ func (b *Broker) DeadLetters(queue string) []Item {
 	if _, err := b.begin("dead_letters"); err != nil {
 		return nil
 	}
-	qs := b.queues.get(queue)
+	qs := b.findQueue(queue)
 	if qs == nil || len(qs.dead) == 0 {
 		return nil
 	}

@@ -125,3 +125,39 @@ func TestWorkerStoppedRightAfterItsClaimStillEndsItsWait(t *testing.T) {
 	require.NoError(t, b.workLoop(&cancelledOnCheck{Context: inner, cancel: cancel}, w, "w"))
 	assert.Zero(t, queues(), "the worker's wait ended")
 }
+
+// TestLeaseExpiredBeforeItWasRecordedIsTakenBackAtOnce: the claim's lease
+// expires while Claim is granting it (the service's audit sink, which runs
+// inside the grant, moves the clock past its TTL), so its ending reaches
+// the Broker before the claim is recorded. Claim takes the item back before
+// it returns, as the ending would have: the item is visible again, and a
+// waiting worker would have been woken, without any later call settling.
+func TestLeaseExpiredBeforeItWasRecordedIsTakenBackAtOnce(t *testing.T) {
+	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var once bool
+	svc := lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+		if d.Action == lease.ActionGrant && !once {
+			once = true
+			clk.Advance(time.Second)
+		}
+	}))
+	b := New(svc)
+	t.Cleanup(func() {
+		require.NoError(t, b.Close())
+		require.NoError(t, svc.Close())
+	})
+	it, err := b.Enqueue(bg, "q", nil)
+	require.NoError(t, err)
+	cs, err := b.Claim(bg, "q", "w", 1, time.Second)
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+
+	b.mu.Lock() // look without settling, as no later call has
+	rec := b.lookup(it.ID)
+	state, history := rec.state, append([]Failure(nil), rec.history...)
+	b.mu.Unlock()
+	assert.Equal(t, Visible, state, "taken back by Claim itself")
+	require.Len(t, history, 1)
+	assert.Equal(t, "lease expired", history[0].Reason)
+	require.ErrorIs(t, b.Complete(bg, cs[0]), lease.ErrStaleUse)
+}
