@@ -106,6 +106,19 @@ func (b *Broker) begin(op string) (int64, error) {
 	return now, nil
 }
 
+// open starts, under the lock, an operation that needs no time of its own:
+// like begin, but it reads the clock only when something could be due, a
+// delayed item or a live claim.
+func (b *Broker) open(op string) error {
+	if b.closed {
+		return closedError(op)
+	}
+	if b.delayed.Len() > 0 || b.claims.Len() > 0 {
+		b.settle(b.now())
+	}
+	return nil
+}
+
 // settle makes due delayed items visible and takes back the items of claims
 // whose lease has expired. Expiry is decided here from the claim's own
 // record of ExpiresAt, which mirrors the service's exactly (both are on the

@@ -65,7 +65,7 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		return nil, waiter{}, err
 	}
 	b.mu.Lock()
-	if _, err := b.begin("claim"); err != nil {
+	if err := b.open("claim"); err != nil {
 		b.mu.Unlock()
 		return nil, waiter{}, err
 	}

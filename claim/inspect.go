@@ -11,7 +11,7 @@ import (
 func (b *Broker) Counts(queue string) Counts {
 	b.mu.Lock()
 	defer b.unlock()
-	if _, err := b.begin("counts"); err != nil {
+	if err := b.open("counts"); err != nil {
 		return Counts{}
 	}
 	qs := b.findQueue(queue)
@@ -26,7 +26,7 @@ func (b *Broker) Counts(queue string) Counts {
 func (b *Broker) Lookup(id ItemID) (Item, bool) {
 	b.mu.Lock()
 	defer b.unlock()
-	if _, err := b.begin("lookup"); err != nil {
+	if err := b.open("lookup"); err != nil {
 		return Item{}, false
 	}
 	it := b.lookup(id)
@@ -42,7 +42,7 @@ func (b *Broker) Lookup(id ItemID) (Item, bool) {
 func (b *Broker) DeadLetters(queue string) []Item {
 	b.mu.Lock()
 	defer b.unlock()
-	if _, err := b.begin("dead_letters"); err != nil {
+	if err := b.open("dead_letters"); err != nil {
 		return nil
 	}
 	qs := b.findQueue(queue)

@@ -19,7 +19,7 @@ import (
 func TestWallClockSteppingBackNeverHandsAnItemOutTwice(t *testing.T) {
 	b, svc, clk := newBroker(t)
 	clk.Advance(time.Hour)
-	assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q)) // the Broker reads T+1h
+	enqueue(t, b, "other", "x") // the Broker reads the clock at T+1h
 	clk.Rewind(time.Hour)
 
 	it := enqueue(t, b, q, "p")
