@@ -8,10 +8,18 @@ import (
 
 // BenchmarkEnqueueClaimComplete is the cost of one item's whole life, with
 // 100,000 other items queued ahead of it.
-func BenchmarkEnqueueClaimComplete(b *testing.B) {
+func BenchmarkEnqueueClaimComplete(b *testing.B) { benchItemLife(b, 100_000) }
+
+// BenchmarkEnqueueClaimCompleteIdle is the same with nothing else queued:
+// a queue whose items are handled as soon as they arrive.
+func BenchmarkEnqueueClaimCompleteIdle(b *testing.B) { benchItemLife(b, 0) }
+
+// benchItemLife enqueues, claims and completes one item per iteration, with
+// queued other items visible ahead of it.
+func benchItemLife(b *testing.B, queued int) {
 	br, _, _ := newBroker(b)
 	payload := []byte("payload")
-	for range 100_000 {
+	for range queued {
 		if _, err := br.Enqueue(ctx, q, payload); err != nil {
 			b.Fatal(err)
 		}
@@ -29,7 +37,7 @@ func BenchmarkEnqueueClaimComplete(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if got := br.Counts(q); got != (claim.Counts{Visible: 100_000}) {
+	if got := br.Counts(q); got != (claim.Counts{Visible: queued}) {
 		b.Fatalf("counts %+v", got)
 	}
 }

@@ -5,31 +5,36 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/idtable"
 )
 
 // Broker holds named work queues whose claims are leases of one
 // lease.Service. Create one with New.
 //
 // A Broker is safe for concurrent use by multiple goroutines. It runs on the
-// service's clock, so a leasetest.FakeClock drives its delays and lease
-// expiries together.
+// service's time base (lease.Service.Clock), so a leasetest.FakeClock under
+// the service drives its delays, heartbeats and lease expiries together.
 type Broker struct {
 	svc     *lease.Service
-	clock   lease.Clock
+	clock   lease.Clock // svc.Clock(): the only source of time
+	epoch   time.Time   // times are kept as nanoseconds since this instant
 	opts    options
 	stopEnd func()
 
-	epoch time.Time // times are kept as nanoseconds since this instant
-
 	mu      sync.Mutex
-	last    int64 // the latest time read, so time never runs backwards
 	closed  bool
 	lastID  ItemID
-	queues  map[string]*queueState
-	items   itemIndex
-	byLease map[lease.ID]*hold
-	delayed itemHeap // delayed items of every queue, by VisibleAt
-	claims  itemHeap // items whose claim is live with no call under way, by expiry
+	queues  leanMap[string, *queueState]
+	lastQS  *queueState   // the queue found last
+	retired []*queueState // unused queues to free, see retireIfUnused
+	keys    leanMap[queueKey, *item]
+	items   idtable.Table[item]      // see index.go
+	marks   [4]int                   // gone marks outstanding, by span
+	byLease leanMap[lease.ID, *hold] // live claims
+	missed  uint64                   // endings of claim leases not in byLease
+	delayed itemHeap                 // delayed items of every queue, by VisibleAt
+	claims  itemHeap                 // items whose claim is live with no call under way, by expiry
+	jobs    map[*job]struct{}        // Work handlers whose claim is live
 
 	timer    lease.Timer // armed for the head of delayed
 	timerAt  int64
@@ -46,22 +51,27 @@ func New(svc *lease.Service, opts ...Option) *Broker {
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	clock := svc.Clock()
 	b := &Broker{
-		svc:     svc,
-		clock:   svc.Clock(),
-		epoch:   svc.Clock().Now(),
-		opts:    o,
-		queues:  make(map[string]*queueState),
-		byLease: make(map[lease.ID]*hold),
+		svc:   svc,
+		clock: clock,
+		epoch: clock.Now(),
+		opts:  o,
+		jobs:  make(map[*job]struct{}),
 	}
 	b.stopEnd = svc.OnEnd(b.leaseEnded)
 	return b
 }
 
-// Close stops the Broker: its timer is stopped, its subscription to the
-// service ends, workers return and later calls fail with an error matching
-// lease.ErrClosed. Leases of live claims are left to expire in the service,
-// which Close does not close. Close is idempotent and returns nil.
+// Close stops the Broker. When it returns, nothing of the Broker runs any
+// more: its timer and every heartbeat are stopped, the context of every
+// running Work handler is cancelled with a cause matching lease.ErrClosed,
+// no further claim is handed to a handler, and the Broker no longer acts on
+// the service's lease endings. Work returns once its handlers have; later
+// calls fail with an error matching lease.ErrClosed, and a call under way
+// that reaches the Broker again after Close returns that error too. Leases
+// of live claims are left to expire in the service, which Close does not
+// close. Close is idempotent and returns nil.
 func (b *Broker) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -73,7 +83,11 @@ func (b *Broker) Close() error {
 		b.timer.Stop()
 		b.timer = nil
 	}
-	for _, qs := range b.queues {
+	cause := closedError("work")
+	for j := range b.jobs {
+		b.stopJob(j, cause)
+	}
+	for _, qs := range b.queues.m {
 		qs.signal()
 	}
 	b.mu.Unlock()
@@ -92,11 +106,24 @@ func (b *Broker) begin(op string) (int64, error) {
 	return now, nil
 }
 
+// open starts, under the lock, an operation that needs no time of its own:
+// like begin, but it reads the clock only when something could be due, a
+// delayed item or a live claim.
+func (b *Broker) open(op string) error {
+	if b.closed {
+		return closedError(op)
+	}
+	if b.delayed.Len() > 0 || b.claims.Len() > 0 {
+		b.settle(b.now())
+	}
+	return nil
+}
+
 // settle makes due delayed items visible and takes back the items of claims
 // whose lease has expired. Expiry is decided here from the claim's own
-// record of ExpiresAt, which mirrors the service's exactly, so the Broker
-// never shows an expired claim as live even before the service's ending
-// notification has reached it.
+// record of ExpiresAt, which mirrors the service's exactly (both are on the
+// service's time base), so the Broker never shows an expired claim as live
+// even before the service's ending notification has reached it.
 func (b *Broker) settle(now int64) {
 	for b.delayed.Len() > 0 && b.delayedHead() <= now {
 		it := b.delayed.pop()
@@ -160,17 +187,27 @@ func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
 	}
 	b.mu.Lock()
 	defer b.unlock()
-	c := b.byLease[l.ID]
-	if b.closed || c == nil || c.item.hold != c {
+	if b.closed {
+		return
+	}
+	c := b.byLease.get(l.ID)
+	if c == nil {
+		// Perhaps a claim whose lease is being granted: let claim know.
+		b.missed++
+		return
+	}
+	if c.item.hold != c {
+		return
+	}
+	if c.busy > 0 {
+		// The call under way decides; when it finds the claim lost, it
+		// takes the expiry instant, or its own time for a revocation.
+		c.ended, c.endedAt = reason, b.nanos(l.ExpiresAt)
 		return
 	}
 	at := b.nanos(l.ExpiresAt)
 	if reason == lease.EndRevoked {
 		at = b.now()
-	}
-	if c.busy > 0 {
-		c.ended, c.endedAt = reason, at
-		return
 	}
 	b.claims.remove(c.item)
 	b.lose(c, at, reason)
@@ -178,8 +215,13 @@ func (b *Broker) leaseEnded(l lease.Lease, reason lease.EndReason) {
 
 // lose takes back the item of a claim whose lease ended without Complete or
 // Fail: visible at once (at the instant the lease ended), or dead when the
-// claim was its last attempt. c must not be in the claims heap.
+// claim was its last attempt. A Work handler running on the claim has its
+// context cancelled first, so it is told to stop before anyone can claim
+// the item again. c must not be in the claims heap.
 func (b *Broker) lose(c *hold, at int64, reason lease.EndReason) {
+	if c.job != nil {
+		b.stopJob(c.job, lost(c, reason))
+	}
 	it := c.item
 	b.release(c)
 	it.history = append(it.history, Failure{Attempt: c.attempt, Owner: c.owner, At: b.at(at), Reason: "lease " + reason.String(), Lost: true})
@@ -196,7 +238,7 @@ func (b *Broker) release(c *hold) {
 	it.hold = nil
 	it.qs.claimed--
 	if c.lease != 0 {
-		delete(b.byLease, c.lease)
+		b.byLease.delete(c.lease)
 	}
 }
 
@@ -223,24 +265,82 @@ func (b *Broker) place(it *item, at, now int64) {
 func (b *Broker) makeDead(it *item, at int64) {
 	it.state = Dead
 	it.deadAt = at
-	it.qs.dead[it.id] = it
+	it.qs.addDead(it)
 }
 
-// remove deletes an item that is in no heap and no claim.
+// remove deletes an item that is in no heap and no claim, and its queue if
+// that was its last item. The record may live on in the Refs of old claims,
+// so it lets go of everything but its ID.
 func (b *Broker) remove(it *item) {
-	b.items.delete(it.id)
+	qs := it.qs
+	b.forget(it.id)
 	if it.key != "" {
-		delete(it.qs.keys, it.key)
+		b.keys.delete(queueKey{qs.name, it.key})
 	}
-	delete(it.qs.dead, it.id)
+	if it.state == Dead {
+		qs.removeDead(it)
+	}
+	b.retireIfUnused(qs)
+	*it = item{id: it.id, index: -1}
+}
+
+// findQueue returns the named queue, or nil. Calls mostly name the queue
+// of the call before, so the last one found is tried first.
+func (b *Broker) findQueue(name string) *queueState {
+	if qs := b.lastQS; qs != nil && qs.name == name {
+		return qs
+	}
+	qs := b.queues.get(name)
+	if qs != nil {
+		b.lastQS = qs
+	}
+	return qs
 }
 
 // queue returns the named queue, creating it.
 func (b *Broker) queue(name string) *queueState {
-	qs := b.queues[name]
+	qs := b.findQueue(name)
 	if qs == nil {
-		qs = newQueueState(name)
-		b.queues[name] = qs
+		qs = &queueState{name: name}
+		b.queues.put(name, qs)
+		b.lastQS = qs
 	}
 	return qs
+}
+
+// retireIfUnused notes qs for freeing if it holds nothing and nobody waits
+// on it. Queues used once (one per tenant, say) then cost nothing once
+// drained, while a queue that drains and fills again at once, as a queue
+// whose workers keep up does, keeps its state: retired queues are freed in
+// batches, by freeRetired, if they are still unused by then.
+func (b *Broker) retireIfUnused(qs *queueState) {
+	if qs.retired || !qs.unused() {
+		return
+	}
+	qs.retired = true
+	b.retired = append(b.retired, qs)
+	if len(b.retired) >= retireBatch {
+		b.freeRetired()
+	}
+}
+
+// retireBatch bounds the queues retired and not yet freed.
+const retireBatch = 256
+
+// freeRetired frees the retired queues that are still unused. Nothing
+// refers to an unused queue but the Broker's map: its items are gone, and a
+// worker about to wait on it counts as a waiter.
+func (b *Broker) freeRetired() {
+	for _, qs := range b.retired {
+		qs.retired = false
+		if !qs.unused() {
+			continue
+		}
+		b.queues.delete(qs.name)
+		if b.lastQS == qs {
+			b.lastQS = nil
+		}
+	}
+	clear(b.retired)
+	b.retired = b.retired[:0]
 }

@@ -24,10 +24,11 @@ type Claim struct {
 
 // Ref is the opaque reference of a Claim that Heartbeat, Complete and Fail
 // act on. The zero Ref refers to nothing. It is a comparable value, safe to
-// copy and to use from several goroutines.
+// copy and to use from several goroutines. A Ref kept after its claim ended
+// keeps a small record of the item alive, not its payload.
 type Ref struct {
 	broker *Broker
-	item   ItemID
+	item   *item
 	lease  lease.ID
 }
 
@@ -41,45 +42,66 @@ func (r Ref) LeaseID() lease.ID { return r.lease }
 // granted to owner with purpose lease.Operation and TTL leaseDuration, so the
 // service's TTL bounds apply. Bad input (empty queue or owner, limit < 1,
 // leaseDuration <= 0) gets an error matching lease.ErrInvalidArgument that
-// names the field; on any error nothing is claimed.
+// names the field; on any error nothing is claimed, and so it is if the
+// Broker is closed while the leases are being granted.
 func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leaseDuration time.Duration) ([]Claim, error) {
-	claims, _, err := b.claim(ctx, queue, owner, limit, leaseDuration, false)
+	claims, _, err := b.claim(ctx, queue, owner, limit, leaseDuration, nil)
 	return claims, err
 }
 
-// claim is Claim that, with wait, also returns when nothing was visible a
-// channel closed when something may have become visible.
-func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration, wait bool) ([]Claim, <-chan struct{}, error) {
+// waiter is a worker's wait for a queue: it must call Broker.stopWaiting
+// with qs once wake is closed or it gives up.
+type waiter struct {
+	qs   *queueState
+	wake <-chan struct{}
+}
+
+// claim is Claim, and for a Work worker (j not nil, limit 1) also: the
+// claim is recorded with j so that losing it stops j, and when nothing was
+// visible it returns a waiter whose channel is closed when something may
+// have become visible.
+func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d time.Duration, j *job) ([]Claim, waiter, error) {
 	if err := checkClaimArgs(ctx, queue, owner, limit, d); err != nil {
-		return nil, nil, err
+		return nil, waiter{}, err
 	}
 	b.mu.Lock()
-	if _, err := b.begin("claim"); err != nil {
+	if err := b.open("claim"); err != nil {
 		b.mu.Unlock()
-		return nil, nil, err
+		return nil, waiter{}, err
 	}
-	qs := b.queues[queue]
-	if wait && qs == nil {
-		qs = b.queue(queue)
-	}
+	qs := b.findQueue(queue)
 	if qs == nil || qs.ready.Len() == 0 {
-		var wake <-chan struct{}
-		if wait {
-			wake = qs.waiter()
+		var w waiter
+		if j != nil {
+			if qs == nil {
+				qs = b.queue(queue)
+			}
+			if qs.wake == nil {
+				qs.wake = make(chan struct{})
+			}
+			qs.waiters++
+			w = waiter{qs, qs.wake}
 		}
 		b.unlock()
-		return []Claim{}, wake, nil
+		return []Claim{}, w, nil
 	}
 	// Reserve the items, then grant their leases without the lock. The
 	// leases go straight into out, which nobody else sees yet.
-	holds := make([]hold, min(limit, qs.ready.Len()))
-	for i := range holds {
-		it := qs.ready.pop()
-		holds[i] = hold{item: it, owner: owner}
-		it.state = Claimed
-		it.hold = &holds[i]
-		qs.claimed++
+	n := min(limit, qs.ready.Len())
+	var buf [8]*hold
+	holds := buf[:0]
+	if n > len(buf) {
+		holds = make([]*hold, 0, n)
 	}
+	for range n {
+		it := qs.ready.pop()
+		h := &hold{item: it, owner: owner}
+		it.state = Claimed
+		it.hold = h
+		qs.claimed++
+		holds = append(holds, h)
+	}
+	missed := b.missed
 	b.mu.Unlock()
 
 	out := make([]Claim, len(holds))
@@ -96,37 +118,53 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 	}
 
 	b.mu.Lock()
+	if err == nil && b.closed {
+		err = closedError("claim")
+	}
 	if err != nil {
-		// Put the items back where they were, as if never claimed.
-		for i := range holds {
-			b.release(&holds[i])
-			b.makeVisible(holds[i].item, holds[i].item.visibleAt)
+		// Put the items back where they were, as if never claimed, and
+		// give back the leases already granted.
+		for _, h := range holds {
+			b.release(h)
+			b.makeVisible(h.item, h.item.visibleAt)
 		}
 		b.unlock()
 		for _, c := range out[:granted] {
 			_, _ = b.svc.Revoke(context.WithoutCancel(ctx), c.Ref.lease)
 		}
-		return nil, nil, err
+		return nil, waiter{}, err
 	}
-	for i := range holds {
-		c, it := &holds[i], holds[i].item
+	for i, h := range holds {
+		it := h.item
 		it.attempts++
-		c.attempt = it.attempts
-		c.lease = out[i].Ref.lease
-		c.expires = b.nanos(out[i].ExpiresAt)
-		b.byLease[c.lease] = c
-		b.claims.push(c.expires, it)
+		h.attempt = it.attempts
+		h.lease = out[i].Ref.lease
+		h.expires = b.nanos(out[i].ExpiresAt)
+		b.byLease.put(h.lease, h)
+		b.claims.push(h.expires, it)
 		out[i].Item = it.id
-		out[i].Ref.item = it.id
+		out[i].Ref.item = it
 		out[i].Payload = clone(it.payload)
-		out[i].Attempt = c.attempt
+		out[i].Attempt = h.attempt
 	}
-	// A lease may have ended before it was recorded here.
-	if !b.closed {
+	if j != nil {
+		b.startJob(j, holds[0], out[0])
+	}
+	if b.missed != missed {
+		// A lease ended that the Broker did not know, perhaps one of
+		// these before it was recorded: if it expired, take it back now.
 		b.settle(b.now())
 	}
 	b.unlock()
-	return out, nil, nil
+	return out, waiter{}, nil
+}
+
+// stopWaiting ends a worker's wait on qs.
+func (b *Broker) stopWaiting(qs *queueState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	qs.waiters--
+	b.retireIfUnused(qs)
 }
 
 func checkClaimArgs(ctx context.Context, queue, owner string, limit int, d time.Duration) error {
@@ -166,6 +204,9 @@ func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Dura
 
 	b.mu.Lock()
 	defer b.unlock()
+	if b.closed {
+		return Claim{}, closedError(op)
+	}
 	if err == nil {
 		expires := b.nanos(l.ExpiresAt)
 		if h.beats > 1 || h.beatsDone != beatsDone {
@@ -194,7 +235,11 @@ func (b *Broker) Complete(ctx context.Context, c Claim) error {
 	if err := b.checkClaim(ctx, op, c); err != nil {
 		return err
 	}
-	return b.settleClaim(ctx, op, c.Ref, func(it *item, _ *hold, _ int64) {
+	h, _, err := b.acquire(op, c.Ref, true)
+	if err != nil {
+		return err
+	}
+	return b.settleClaim(ctx, op, c.Ref, h, func(it *item) {
 		b.remove(it)
 	})
 }
@@ -219,51 +264,72 @@ func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, ma
 	case maxDelay < baseDelay:
 		return 0, invalid(op, "max_delay", maxDelay.String()+" is less than base_delay "+baseDelay.String())
 	}
-	var out Outcome
-	err := b.settleClaim(ctx, op, c.Ref, func(it *item, h *hold, now int64) {
+	h, _, err := b.acquire(op, c.Ref, true)
+	if err != nil {
+		return 0, err
+	}
+	// The claim is this call's now: its attempt and the item's maximum do
+	// not change, so the delay is computed here, outside the lock, where
+	// the jitter function may take its time or call the Broker.
+	last := h.attempt >= h.item.max
+	var delay time.Duration
+	if !last {
+		delay = b.delay(h.attempt, baseDelay, maxDelay)
+	}
+	err = b.settleClaim(ctx, op, c.Ref, h, func(it *item) {
+		now := b.now()
 		it.history = append(it.history, Failure{Attempt: h.attempt, Owner: h.owner, At: b.at(now), Reason: reason})
-		if it.attempts >= it.max {
+		if last {
 			b.makeDead(it, now)
-			out = DeadLettered
 			return
 		}
-		b.place(it, addSat(now, b.delay(h.attempt, baseDelay, maxDelay)), now)
-		out = Requeued
+		b.place(it, addSat(now, delay), now)
 	})
-	return out, err
+	if err != nil {
+		return 0, err
+	}
+	if last {
+		return DeadLettered, nil
+	}
+	return Requeued, nil
 }
 
-// settleClaim ends the live claim r refers to for a Complete or Fail: it
-// revokes the claim's lease and, if the service agrees the lease was live,
-// detaches the claim from its item and calls apply under the lock to decide
-// the item's fate.
-func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, apply func(it *item, h *hold, now int64)) error {
-	h, _, err := b.acquire(op, r, true)
-	if err != nil {
-		return err
-	}
-	_, err = b.svc.Revoke(ctx, r.lease)
+// settleClaim ends the live claim h (acquired for settling) for a Complete
+// or Fail: it revokes the claim's lease and, if the service agrees the lease
+// was live, detaches the claim from its item and calls apply under the lock
+// to decide the item's fate.
+func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, h *hold, apply func(it *item)) error {
+	_, err := b.svc.Revoke(ctx, r.lease)
 
 	b.mu.Lock()
 	defer b.unlock()
 	h.settling = false
+	if b.closed {
+		return closedError(op)
+	}
 	if err != nil {
 		b.finish(h, err)
 		return b.coreError(op, r, err)
 	}
 	h.busy--
+	it := h.item
 	b.release(h)
-	apply(h.item, h, b.now())
+	apply(it)
 	return nil
 }
 
-// delay is the backoff delay with the Broker's jitter applied.
+// delay is the backoff delay with the Broker's jitter applied. It calls
+// the jitter function, so it must not be called under the lock.
 func (b *Broker) delay(attempt int, base, maxDelay time.Duration) time.Duration {
 	d := Backoff(attempt, base, maxDelay)
-	if b.opts.jitter != nil {
-		d = min(max(b.opts.jitter(d), 0), maxDelay)
+	if b.opts.jitter == nil {
+		return d
 	}
-	return d
+	jittered := d
+	if b.call("jitter", func() { jittered = b.opts.jitter(d) }) {
+		return d
+	}
+	return min(max(jittered, 0), maxDelay)
 }
 
 // checkClaim validates the arguments common to the calls on a claim.
@@ -286,14 +352,18 @@ func (b *Broker) checkClaim(ctx context.Context, op string, c Claim) error {
 // the service's answer decides its fate meanwhile. For a heartbeat it also
 // returns how many heartbeats of the claim had finished, to tell whether
 // another one overlaps it.
+//
+// acquire does not read the clock: whether the lease is still live is for
+// the service to answer, and a claim that expired is taken back when that
+// answer comes.
 func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, uint64, error) {
 	b.mu.Lock()
-	defer b.unlock()
-	if _, err := b.begin(op); err != nil {
-		return nil, 0, err
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, 0, closedError(op)
 	}
-	it := b.items.get(r.item)
-	if it == nil || it.hold == nil || it.hold.lease != r.lease {
+	it := r.item // found without a lookup; once removed it has no hold
+	if it.hold == nil || it.hold.lease != r.lease {
 		return nil, 0, stale(op, r, "is no longer claimed by this claim")
 	}
 	h := it.hold
@@ -320,23 +390,28 @@ func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, uint64, error) {
 // or takes back its item if its lease ended meanwhile.
 func (b *Broker) finish(h *hold, err error) {
 	h.busy--
-	now := b.now()
 	if err != nil && leaseEnded(err) && h.ended == 0 {
 		// The ending notification has not arrived yet.
-		h.ended, h.endedAt = lease.EndExpired, min(h.expires, now)
+		h.ended, h.endedAt = lease.EndExpired, h.expires
 		if errors.Is(err, lease.ErrAlreadyRevoked) {
-			h.ended, h.endedAt = lease.EndRevoked, now
+			h.ended = lease.EndRevoked
 		}
 	}
 	if h.busy > 0 || h.item.hold != h {
 		return
 	}
 	if h.ended != 0 {
-		b.lose(h, h.endedAt, h.ended)
+		// An expiry ended the lease at its instant, no later than now; a
+		// revocation is dated now, when the Broker learns of it.
+		now := b.now()
+		at := min(h.endedAt, now)
+		if h.ended == lease.EndRevoked {
+			at = now
+		}
+		b.lose(h, at, h.ended)
 		return
 	}
 	b.claims.push(h.expires, h.item)
-	b.settle(now)
 }
 
 // coreError turns the service's error for a claim's lease into the Broker's:

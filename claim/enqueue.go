@@ -26,12 +26,12 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 	if err != nil {
 		return Item{}, err
 	}
-	qs := b.queue(queue)
 	if o.key != "" {
-		if it := qs.keys[o.key]; it != nil {
+		if it := b.keys.get(queueKey{queue, o.key}); it != nil {
 			return b.snapshot(it), nil
 		}
 	}
+	qs := b.queue(queue)
 	b.lastID++
 	it := &item{
 		id:       b.lastID,
@@ -45,11 +45,12 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 	if o.maxAttempts != 0 {
 		it.max = o.maxAttempts
 	}
-	b.items.put(it)
+	b.items.Put(uint64(it.id), it)
 	if o.key != "" {
-		qs.keys[o.key] = it
+		b.keys.put(queueKey{queue, o.key}, it)
 	}
 	b.place(it, addSat(now, o.delay), now)
+	b.sweep(it.id) // once the item is in its queue, which is then in use
 	return b.snapshot(it), nil
 }
 

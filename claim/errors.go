@@ -12,7 +12,30 @@ import (
 // that is not a dead letter of that queue).
 var ErrNotFound = errors.New("claim: item not found")
 
-// NotFoundError reports the item an operation could not find.
+// ErrClaimLost is matched by the cause of a Work handler's context when the
+// claim under the handler was lost: its lease expired or was revoked, by
+// anyone. The same cause also matches lease.ErrStaleUse and is a
+// *lease.Error (errors.As) naming the lease; its text says "expired" or
+// "revoked". The Broker cancels the context as it takes the item back, so
+// before anyone can claim the item again.
+var ErrClaimLost = errors.New("claim: claim lost")
+
+// lostError is the cause of a lost claim's handler context: a stale-use
+// error that also matches ErrClaimLost.
+type lostError struct{ err *lease.Error }
+
+func (e lostError) Error() string   { return e.err.Error() }
+func (e lostError) Unwrap() []error { return []error{ErrClaimLost, e.err} }
+
+// lost returns the cause for a handler whose claim h was lost because its
+// lease ended for reason.
+func lost(h *hold, reason lease.EndReason) error {
+	r := Ref{item: h.item, lease: h.lease}
+	return lostError{stale("work", r, "lost its claim: lease "+reason.String())}
+}
+
+// NotFoundError reports the item an operation could not find. It is a plain
+// value, safe to copy and to read from several goroutines.
 type NotFoundError struct {
 	Op    string // "requeue_dead", "delete_dead"
 	Queue string
@@ -36,9 +59,9 @@ func invalid(op, field, detail string) error {
 
 // stale reports a claim that is no longer live, with the core's
 // LS_STALE_USE code.
-func stale(op string, r Ref, detail string) error {
+func stale(op string, r Ref, detail string) *lease.Error {
 	return &lease.Error{Code: lease.CodeStaleUse, Op: "claim." + op, LeaseID: r.lease,
-		Detail: "item " + strconv.FormatUint(uint64(r.item), 10) + " " + detail}
+		Detail: "item " + strconv.FormatUint(uint64(r.item.id), 10) + " " + detail}
 }
 
 // closedError reports an operation on a closed Broker.

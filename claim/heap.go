@@ -5,7 +5,8 @@ package claim
 // the heap's own array, so sifting through 100,000 items compares without
 // touching the items. An item is in at most one heap at a time: its queue's
 // ready heap or the delayed heap (keyed by VisibleAt), or the claims heap
-// (keyed by its claim's expiry).
+// (keyed by its claim's expiry). The array shrinks when the heap falls to a
+// quarter of it.
 type itemHeap struct {
 	entries []heapEntry
 }
@@ -49,6 +50,7 @@ func (h *itemHeap) removeAt(i int) *item {
 			h.up(i)
 		}
 	}
+	h.entries = shrink(h.entries)
 	it.index = -1
 	return it
 }

@@ -28,12 +28,18 @@ func newBroker(t testing.TB, opts ...claim.Option) (*claim.Broker, *lease.Servic
 	t.Helper()
 	clk := leasetest.NewFakeClock(t0)
 	svc := lease.New(lease.WithClock(clk))
+	return newBrokerOn(t, svc, opts...), svc, clk
+}
+
+// newBrokerOn returns a Broker on svc, both closed when the test ends.
+func newBrokerOn(t testing.TB, svc *lease.Service, opts ...claim.Option) *claim.Broker {
+	t.Helper()
 	b := claim.New(svc, opts...)
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
 	})
-	return b, svc, clk
+	return b
 }
 
 // enqueue enqueues an item that must be accepted.

@@ -11,10 +11,10 @@ import (
 func (b *Broker) Counts(queue string) Counts {
 	b.mu.Lock()
 	defer b.unlock()
-	if _, err := b.begin("counts"); err != nil {
+	if err := b.open("counts"); err != nil {
 		return Counts{}
 	}
-	qs := b.queues[queue]
+	qs := b.findQueue(queue)
 	if qs == nil {
 		return Counts{}
 	}
@@ -26,10 +26,10 @@ func (b *Broker) Counts(queue string) Counts {
 func (b *Broker) Lookup(id ItemID) (Item, bool) {
 	b.mu.Lock()
 	defer b.unlock()
-	if _, err := b.begin("lookup"); err != nil {
+	if err := b.open("lookup"); err != nil {
 		return Item{}, false
 	}
-	it := b.items.get(id)
+	it := b.lookup(id)
 	if it == nil {
 		return Item{}, false
 	}
@@ -42,17 +42,14 @@ func (b *Broker) Lookup(id ItemID) (Item, bool) {
 func (b *Broker) DeadLetters(queue string) []Item {
 	b.mu.Lock()
 	defer b.unlock()
-	if _, err := b.begin("dead_letters"); err != nil {
+	if err := b.open("dead_letters"); err != nil {
 		return nil
 	}
-	qs := b.queues[queue]
+	qs := b.findQueue(queue)
 	if qs == nil || len(qs.dead) == 0 {
 		return nil
 	}
-	dead := make([]*item, 0, len(qs.dead))
-	for _, it := range qs.dead {
-		dead = append(dead, it)
-	}
+	dead := slices.Clone(qs.dead)
 	slices.SortFunc(dead, func(x, y *item) int {
 		return cmp.Or(cmp.Compare(x.deadAt, y.deadAt), cmp.Compare(x.id, y.id))
 	})
@@ -68,15 +65,15 @@ func (b *Broker) DeadLetters(queue string) []Item {
 // queue gets an error matching ErrNotFound and nothing changes.
 func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item, error) {
 	const op = "requeue_dead"
-	it, err := b.deadItem(ctx, op, queue, id)
+	it, now, err := b.deadItem(ctx, op, queue, id)
 	if err != nil {
 		return Item{}, err
 	}
 	defer b.unlock()
-	delete(it.qs.dead, it.id)
+	it.qs.removeDead(it)
 	it.attempts = 0
 	it.deadAt = 0
-	b.makeVisible(it, b.now())
+	b.makeVisible(it, now)
 	return b.snapshot(it), nil
 }
 
@@ -84,7 +81,7 @@ func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item
 // idempotency key. An item that is not a dead letter of queue gets an error
 // matching ErrNotFound and nothing changes.
 func (b *Broker) DeleteDead(ctx context.Context, queue string, id ItemID) error {
-	it, err := b.deadItem(ctx, "delete_dead", queue, id)
+	it, _, err := b.deadItem(ctx, "delete_dead", queue, id)
 	if err != nil {
 		return err
 	}
@@ -93,24 +90,25 @@ func (b *Broker) DeleteDead(ctx context.Context, queue string, id ItemID) error 
 	return nil
 }
 
-// deadItem validates a dead-letter operation and returns its item with the
-// lock held; on error the lock is released.
-func (b *Broker) deadItem(ctx context.Context, op, queue string, id ItemID) (*item, error) {
+// deadItem validates a dead-letter operation and returns its item and the
+// time with the lock held; on error the lock is released.
+func (b *Broker) deadItem(ctx context.Context, op, queue string, id ItemID) (*item, int64, error) {
 	if err := checkContext(ctx, op); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if queue == "" {
-		return nil, invalid(op, "queue", "must not be empty")
+		return nil, 0, invalid(op, "queue", "must not be empty")
 	}
 	b.mu.Lock()
-	if _, err := b.begin(op); err != nil {
+	now, err := b.begin(op)
+	if err != nil {
 		b.unlock()
-		return nil, err
+		return nil, 0, err
 	}
-	it := b.items.get(id)
+	it := b.lookup(id)
 	if it == nil || it.state != Dead || it.qs.name != queue {
 		b.unlock()
-		return nil, &NotFoundError{Op: op, Queue: queue, Item: id}
+		return nil, 0, &NotFoundError{Op: op, Queue: queue, Item: id}
 	}
-	return it, nil
+	return it, now, nil
 }

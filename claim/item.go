@@ -8,10 +8,11 @@ import (
 )
 
 // ItemID identifies an item of a Broker. IDs are issued in increasing order
-// starting at 1 and never reused; the order is the enqueue order.
+// starting at 1 and never reused; the order is the enqueue order. Like every
+// integer it is safe to copy and share.
 type ItemID uint64
 
-// State is where an item is in its life.
+// State is where an item is in its life, a plain value safe to share.
 type State uint8
 
 // The states of an item. A completed item no longer exists.
@@ -57,7 +58,8 @@ type Item struct {
 	History []Failure
 }
 
-// Failure is one failed attempt of an item, a plain value.
+// Failure is one failed attempt of an item. It is a plain value, safe to
+// copy and to use from several goroutines.
 type Failure struct {
 	Attempt int
 	Owner   string
@@ -67,13 +69,13 @@ type Failure struct {
 	Lost bool
 }
 
-// Counts are the numbers of items of one queue in each state, a plain
-// value.
+// Counts are the numbers of items of one queue in each state. It is a plain
+// value, safe to copy and to use from several goroutines.
 type Counts struct {
 	Visible, Delayed, Claimed, Dead int
 }
 
-// Outcome is what Fail did with the item.
+// Outcome is what Fail did with the item, a plain value safe to share.
 type Outcome uint8
 
 // The outcomes of Fail.
@@ -105,9 +107,11 @@ type item struct {
 	enqueued  int64 // times in nanoseconds since the Broker's epoch
 	visibleAt int64
 	deadAt    int64
-	index     int   // position in its heap, -1 when in none
-	hold      *hold // the current claim while Claimed
-	history   []Failure
+	// index is the item's position in its heap, or in its queue's dead
+	// letters while Dead; -1 when in neither.
+	index   int
+	hold    *hold // the current claim while Claimed
+	history []Failure
 }
 
 // hold is one claim of an item: the lease that backs it and the calls on
@@ -128,25 +132,42 @@ type hold struct {
 	settling  bool            // a Complete or Fail owns the claim
 	ended     lease.EndReason // set when the lease ended while busy
 	endedAt   int64           // when it ended
+	job       *job            // the Work handler running on the claim, if any
 }
 
-// queueState is one named queue.
+// queueState is one named queue. It exists while the queue has items in any
+// state or a worker waiting on it, and is freed some time after it has
+// neither (see Broker.retireIfUnused).
 type queueState struct {
 	name    string
 	ready   readyQueue // visible items in claim order
 	delayed int        // its items in the Broker's delayed heap
 	claimed int
-	dead    map[ItemID]*item
-	keys    map[string]*item
+	dead    []*item       // dead letters, each at its index
 	wake    chan struct{} // closed when an item may have become visible
+	waiters int           // workers waiting on wake
+	retired bool          // in the Broker's list of queues to free
 }
 
-func newQueueState(name string) *queueState {
-	return &queueState{
-		name: name,
-		dead: make(map[ItemID]*item),
-		keys: make(map[string]*item),
-	}
+// unused reports whether the queue holds nothing and nobody waits on it.
+func (qs *queueState) unused() bool {
+	return qs.ready.Len() == 0 && qs.delayed == 0 && qs.claimed == 0 && len(qs.dead) == 0 && qs.waiters == 0
+}
+
+// addDead adds a dead letter.
+func (qs *queueState) addDead(it *item) {
+	it.index = len(qs.dead)
+	qs.dead = append(qs.dead, it)
+}
+
+// removeDead removes the dead letter it.
+func (qs *queueState) removeDead(it *item) {
+	i, last := it.index, len(qs.dead)-1
+	qs.dead[i] = qs.dead[last]
+	qs.dead[i].index = i
+	qs.dead[last] = nil
+	qs.dead = shrink(qs.dead[:last])
+	it.index = -1
 }
 
 // signal wakes the workers waiting for this queue.
@@ -157,17 +178,12 @@ func (qs *queueState) signal() {
 	}
 }
 
-// waiter returns a channel closed at the next signal.
-func (qs *queueState) waiter() <-chan struct{} {
-	if qs.wake == nil {
-		qs.wake = make(chan struct{})
-	}
-	return qs.wake
-}
-
 func (qs *queueState) counts() Counts {
 	return Counts{Visible: qs.ready.Len(), Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead)}
 }
+
+// queueKey is an idempotency key of a queue.
+type queueKey struct{ queue, key string }
 
 func (b *Broker) snapshot(it *item) Item {
 	x := Item{

@@ -3,13 +3,17 @@ package claim
 import (
 	"fmt"
 	"time"
+
+	"github.com/leasehold/lease"
 )
 
 // DefaultMaxAttempts is the number of claims an item gets before a failure
 // or a lost claim dead-letters it, unless New or Enqueue says otherwise.
 const DefaultMaxAttempts = 25
 
-// Option configures a Broker. Options are applied in order by New.
+// Option configures a Broker. Options are applied in order by New. An
+// Option holds only the setting it applies, so it may be shared between
+// goroutines and Brokers.
 type Option interface {
 	apply(*options)
 }
@@ -21,10 +25,11 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	maxAttempts int
 	jitter      func(time.Duration) time.Duration
+	onPanic     func(*lease.PanicError)
 }
 
 func defaultOptions() options {
-	return options{maxAttempts: DefaultMaxAttempts}
+	return options{maxAttempts: DefaultMaxAttempts, onPanic: lease.LogPanic}
 }
 
 // WithMaxAttempts sets the default number of attempts of an item (default
@@ -41,9 +46,11 @@ func WithMaxAttempts(n int) Option {
 //
 //	claim.WithJitter(func(d time.Duration) time.Duration { return rand.N(d + 1) })
 //
-// f must be safe for concurrent use; it is called under the Broker's lock,
-// so it must not call the Broker. Without it delays are deterministic. It
-// panics if f is nil.
+// f is called by Fail on the caller's goroutine, before the item is
+// requeued and outside the Broker's lock, so it may call the Broker; it
+// must be safe for concurrent use. A panic in f is reported to the panic
+// handler (see WithPanicHandler) and the delay without jitter is used.
+// Without WithJitter delays are deterministic. It panics if f is nil.
 func WithJitter(f func(delay time.Duration) time.Duration) Option {
 	if f == nil {
 		panic("claim: WithJitter: nil func")
@@ -51,8 +58,25 @@ func WithJitter(f func(delay time.Duration) time.Duration) Option {
 	return optionFunc(func(o *options) { o.jitter = f })
 }
 
+// WithPanicHandler sets the function that receives the panics recovered from
+// the Broker's user callbacks: Work handlers (Callback "work handler") and
+// the jitter function ("jitter"). The default is lease.LogPanic. The module
+// treats every panicking callback alike: the panic is recovered and
+// reported, and the Broker goes on as if the callback had returned (a
+// handler's item is failed with reason "panic: " and the value; a jitter
+// function's delay is not jittered). h runs on the goroutine of the
+// callback that panicked, outside the Broker's lock; it must not panic
+// itself. It panics if h is nil.
+func WithPanicHandler(h func(*lease.PanicError)) Option {
+	if h == nil {
+		panic("claim: WithPanicHandler: nil handler")
+	}
+	return optionFunc(func(o *options) { o.onPanic = h })
+}
+
 // EnqueueOption configures one Enqueue call. Invalid values are reported by
-// Enqueue as errors.
+// Enqueue as errors. An EnqueueOption holds only the setting it applies, so
+// it may be shared between goroutines and calls.
 type EnqueueOption interface {
 	applyEnqueue(enqueueOptions) enqueueOptions
 }

@@ -5,7 +5,9 @@ package claim
 // settles everything due before it adds anything), so they go to a FIFO and
 // a claim takes the FIFO's head in O(1); the few that arrive out of order (a
 // rolled-back claim, a claim lost while a call was under way) go to a heap,
-// and a claim takes the lesser of the two heads.
+// and a claim takes the lesser of the two heads. Both give memory back when
+// the queue drains: the FIFO's array shrinks once its live part fills a
+// quarter of it, like the heap's.
 type readyQueue struct {
 	fifo []heapEntry // fifo[head:] in order
 	head int
@@ -34,7 +36,10 @@ func (r *readyQueue) pop() *item {
 	it := r.fifo[r.head].it
 	r.fifo[r.head] = heapEntry{}
 	r.head++
-	if r.head >= 1024 && r.head*2 >= len(r.fifo) {
+	switch live := len(r.fifo) - r.head; {
+	case cap(r.fifo) > minShrink && live <= cap(r.fifo)/4:
+		r.fifo, r.head = moved(r.fifo[r.head:]), 0
+	case r.head >= 1024 && r.head*2 >= len(r.fifo):
 		// Slide the live half down so the array does not grow forever.
 		n := copy(r.fifo, r.fifo[r.head:])
 		clear(r.fifo[n:])

@@ -2,19 +2,20 @@ package claim
 
 import "time"
 
-// The Broker keeps times as nanoseconds since its epoch, like the service:
-// comparisons in its heaps are then integer compares, and a time taken from
-// a lease (ExpiresAt) converts exactly.
+// The Broker reads time only from its service's Clock, the service's one
+// time base, and arms its timers (the delayed-item timer and Work's
+// heartbeats) on it too. That base never runs backwards: when the wall clock
+// steps back (an NTP correction, a restored virtual machine), time stands
+// still for the service and for the Broker alike until the clock catches
+// up, so the Broker never judges a claim expired that the service holds
+// live. The Broker keeps no reading of its own.
+//
+// Times are kept as nanoseconds since the Broker's epoch, an instant of that
+// base: comparisons in its heaps are then integer compares, and a time taken
+// from a lease (ExpiresAt) converts exactly.
 
-// now reads the clock, never going backwards. b.mu is held.
-func (b *Broker) now() int64 {
-	n := b.nanos(b.clock.Now())
-	if n < b.last {
-		return b.last
-	}
-	b.last = n
-	return n
-}
+// now reads the service's time base.
+func (b *Broker) now() int64 { return b.nanos(b.clock.Now()) }
 
 // nanos converts t to nanoseconds since the epoch, saturating.
 func (b *Broker) nanos(t time.Time) int64 { return int64(t.Sub(b.epoch)) }

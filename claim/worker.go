@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/callback"
 )
 
 // Defaults of a Worker's zero fields.
@@ -19,8 +20,15 @@ const (
 )
 
 // Handler processes one claimed item. Returning nil completes the item; an
-// error or a panic fails it. ctx is cancelled when the Worker stops or the
-// claim is lost (context.Cause then matches lease.ErrStaleUse).
+// error or a panic fails it. ctx is cancelled when the handler should stop:
+// when the Worker stops (ctx's parent is done), when the Broker closes
+// (context.Cause matches lease.ErrClosed), or when the claim is lost
+// because its lease expired or was revoked (context.Cause matches
+// ErrClaimLost and lease.ErrStaleUse). A lost claim's item may be handed
+// out again at once, so a handler must stop touching it then; the Broker
+// cancels ctx before the item can be claimed again. Work calls the handler
+// from its Concurrency workers at once, so it must be safe for concurrent
+// use.
 type Handler func(ctx context.Context, c Claim) error
 
 // Worker says how Broker.Work runs a handler on a queue. Zero fields take
@@ -33,8 +41,8 @@ type Worker struct {
 	Owner       string
 	Concurrency int // number of workers; default 1
 	// LeaseDuration is the lease of each claim, extended by a heartbeat
-	// every LeaseDuration/3 while the handler runs. Default
-	// DefaultLeaseDuration.
+	// every LeaseDuration/3 while the handler runs, so it must be at least
+	// 3ns. Default DefaultLeaseDuration.
 	LeaseDuration time.Duration
 	// BaseDelay and MaxDelay are the backoff of failed items, as for Fail.
 	// Defaults DefaultBaseDelay and DefaultMaxDelay.
@@ -53,6 +61,8 @@ func (w Worker) withDefaults() (Worker, error) {
 		return w, invalid(op, "concurrency", strconv.Itoa(w.Concurrency)+" is negative")
 	case w.LeaseDuration < 0:
 		return w, invalid(op, "lease_duration", w.LeaseDuration.String()+" is negative")
+	case w.LeaseDuration > 0 && w.LeaseDuration/3 == 0:
+		return w, invalid(op, "lease_duration", w.LeaseDuration.String()+" is too short to heartbeat every third of it; need at least 3ns")
 	case w.BaseDelay < 0:
 		return w, invalid(op, "base_delay", w.BaseDelay.String()+" is negative")
 	case w.MaxDelay < 0:
@@ -71,22 +81,33 @@ func (w Worker) withDefaults() (Worker, error) {
 
 // Work runs w.Handler on w.Queue with w.Concurrency workers until ctx is
 // done, then waits for the handlers under way to return and settles their
-// items before returning nil. Each worker claims one item at a time, waits
-// (without polling) when none is visible, heartbeats on the service's clock
-// every LeaseDuration/3 while the handler runs, completes the item when the
+// items. Each worker claims one item at a time, waits (without polling)
+// when none is visible, heartbeats on the service's clock every
+// LeaseDuration/3 while the handler runs, completes the item when the
 // handler returns nil and fails it when it returns an error or panics (the
-// reason is the error's text or "panic: " and the value). An item whose
-// handler returns after ctx is done is still completed or failed. Work returns an error for an invalid
-// Worker and, once its workers have stopped, the error that stopped them if
-// it was not ctx's: a closed Broker (noticed at once) or a closed service
-// (noticed at the next claim; close the Broker first).
+// reason is the error's text, or "panic: " and the value; the panic is also
+// reported to the Broker's panic handler). An item whose handler returns
+// after ctx is done is still completed or failed. An item whose claim was
+// lost while its handler ran is not: it is back in the queue already.
+//
+// Work returns nil whenever it stops because ctx is done, whether ctx was
+// done before Work was called or while it ran. It returns an error for a
+// nil ctx or an invalid Worker (matching lease.ErrInvalidArgument and
+// naming the field, whatever the state of ctx) and, once its workers have
+// stopped, the error that stopped them if it was not ctx's: a closed Broker
+// (noticed at once) or a closed service (noticed by idle workers when the
+// service's Done channel closes, by a running handler at its next
+// heartbeat, and by any worker at its next claim).
 func (b *Broker) Work(ctx context.Context, w Worker) error {
-	if err := checkContext(ctx, "work"); err != nil {
-		return err
+	if ctx == nil {
+		return invalid("work", "ctx", "must not be nil")
 	}
 	w, err := w.withDefaults()
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -110,114 +131,195 @@ func (b *Broker) Work(ctx context.Context, w Worker) error {
 
 // workLoop is one worker: claim, handle, settle, until ctx is done.
 func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
+	var j *job // ready for the next claim
+	defer func() {
+		if j != nil {
+			j.cancel(nil)
+		}
+	}()
 	for {
-		claims, wake, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration, true)
+		if j == nil {
+			j = newJob(ctx, w.LeaseDuration)
+		}
+		claims, wait, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration, j)
 		switch {
 		case len(claims) > 0:
 			// Handled even if ctx is done by now: the handler sees that,
 			// and the item is settled rather than left to expire.
-			b.handle(ctx, w, claims[0])
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			return err
-		default:
+			b.handle(j, w, claims[0])
+			j = nil
+		case wait.qs != nil:
+			// Counted as a waiter, which keeps the queue: end the wait
+			// however it ends, ctx done since the claim included.
+			var stop error
 			select {
-			case <-wake:
+			case <-wait.wake:
 			case <-ctx.Done():
+			case <-b.svc.Done():
+				stop = &lease.Error{Code: lease.CodeClosed, Op: "claim.work", Detail: "service closed"}
+			}
+			b.stopWaiting(wait.qs)
+			if ctx.Err() != nil {
 				return nil
 			}
+			if stop != nil {
+				return stop
+			}
+		case ctx.Err() != nil:
+			return nil
+		default:
+			return err
 		}
 	}
 }
 
-// handle runs the handler on c with heartbeats, then completes or fails c.
-// Settling uses a context that is not cancelled with ctx, so that an item
-// whose handler finished during shutdown is not left to expire.
-func (b *Broker) handle(ctx context.Context, w Worker, c Claim) {
-	hctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	bg := context.WithoutCancel(ctx)
-	hb := &heartbeat{b: b, ctx: bg, cancel: cancel, claim: c, d: w.LeaseDuration,
-		every: max(w.LeaseDuration/3, 1)}
-	hb.start()
-	err := runHandler(hctx, w.Handler, c)
-	if hb.stop() {
-		return // the claim was lost: its item is back in the queue already
+// handle runs the handler on c, which the Broker heartbeats meanwhile, then
+// completes or fails c unless the claim was lost. Settling uses a context
+// that is not cancelled with the handler's, so that an item whose handler
+// finished during shutdown is not left to expire.
+func (b *Broker) handle(j *job, w Worker, c Claim) {
+	defer j.cancel(nil)
+	if b.endedJob(j) {
+		// Lost already, or the Broker closed since the claim was made:
+		// the item is not this worker's any more.
+		return
+	}
+	var (
+		err   error
+		value any
+	)
+	report := func(name string, v any, stack []byte) {
+		value = v
+		b.reportPanic(name, v, stack)
+	}
+	if callback.Call("work handler", report, func() { err = w.Handler(j.ctx, c) }) {
+		err = fmt.Errorf("panic: %v", value)
+	}
+	if b.endJob(j) {
+		return // the claim was lost, or the Broker closed
 	}
 	if err == nil {
-		_ = b.Complete(bg, c) // a stale claim was taken back; nothing to do
+		_ = b.Complete(j.bg, c) // a stale claim was taken back; nothing to do
 		return
 	}
-	_, _ = b.Fail(bg, c, err.Error(), w.BaseDelay, w.MaxDelay)
+	_, _ = b.Fail(j.bg, c, err.Error(), w.BaseDelay, w.MaxDelay)
 }
 
-// runHandler calls h, turning a panic into an error.
-func runHandler(ctx context.Context, h Handler, c Claim) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return h(ctx, c)
+// call runs a user callback under the module's panic policy: a panic is
+// recovered and reported to the Broker's panic handler, and call reports
+// whether there was one.
+func (b *Broker) call(name string, f func()) (panicked bool) {
+	return callback.Call(name, b.reportPanic, f)
 }
 
-// heartbeat extends a claim every interval on the Broker's clock while its
-// handler runs. Each beat arms the next, so no goroutine waits in between.
-type heartbeat struct {
-	b      *Broker
-	ctx    context.Context
+func (b *Broker) reportPanic(name string, value any, stack []byte) {
+	b.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
+}
+
+// job is a Work handler running on a claim. The Broker owns its heartbeat:
+// a timer on the service's clock that renews the claim every interval,
+// each beat arming the next, so no goroutine waits in between. The Broker
+// stops the job (no more beats, the handler's context cancelled with the
+// reason) as it takes the claim's item back, when a heartbeat fails, and
+// when it closes.
+type job struct {
+	ctx    context.Context // the handler's
 	cancel context.CancelCauseFunc
-	d      time.Duration
+	bg     context.Context // ctx's values without its cancellation, to settle and heartbeat
+	lease  time.Duration
 	every  time.Duration
+	beat   func()
 
-	wg      sync.WaitGroup // beats armed or running
-	mu      sync.Mutex
-	claim   Claim
-	stopped bool
-	lost    bool // a heartbeat failed
-	timer   lease.Timer
+	// Guarded by the Broker's lock.
+	claim   Claim       // the claim, as of its last heartbeat
+	timer   lease.Timer // the next beat, nil when none is armed
+	done    bool        // no more beats
+	stopped bool        // stopped by the Broker: the claim is not the worker's to settle
 }
 
-func (h *heartbeat) start() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.arm()
+func newJob(ctx context.Context, d time.Duration) *job {
+	hctx, cancel := context.WithCancelCause(ctx)
+	return &job{ctx: hctx, cancel: cancel, bg: context.WithoutCancel(hctx), lease: d, every: d / 3}
 }
 
-// arm schedules the next beat; h.mu is held.
-func (h *heartbeat) arm() {
-	h.wg.Add(1)
-	h.timer = h.b.clock.AfterFunc(h.every, h.beat)
+// startJob records that j runs on the new claim h (c to the caller) and
+// arms its first heartbeat. b.mu is held.
+func (b *Broker) startJob(j *job, h *hold, c Claim) {
+	h.job = j
+	j.claim = c
+	j.beat = func() { b.beat(j) }
+	b.jobs[j] = struct{}{}
+	b.arm(j)
 }
 
-func (h *heartbeat) beat() {
-	defer h.wg.Done()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.stopped {
+// arm schedules j's next heartbeat. b.mu is held.
+func (b *Broker) arm(j *job) {
+	j.timer = b.clock.AfterFunc(j.every, j.beat)
+}
+
+// beat heartbeats j's claim, then arms the next beat unless the job was
+// stopped meanwhile; a failed heartbeat stops the job.
+func (b *Broker) beat(j *job) {
+	b.mu.Lock()
+	if j.done || b.closed {
+		b.mu.Unlock()
 		return
 	}
-	c, err := h.b.Heartbeat(h.ctx, h.claim, h.d)
-	if err != nil {
-		h.lost = true
-		h.cancel(err) // the claim is lost (or the Broker closed): stop the handler
-		return
+	j.timer = nil
+	c := j.claim
+	b.mu.Unlock()
+
+	c, err := b.Heartbeat(j.bg, c, j.lease)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case j.done: // the handler returned, or the claim was lost or the Broker closed meanwhile
+	case err != nil:
+		b.stopJob(j, err)
+	default:
+		j.claim = c
+		b.arm(j)
 	}
-	h.claim = c
-	h.arm()
 }
 
-// stop cancels the pending beat, waits for one under way and reports
-// whether a heartbeat failed.
-func (h *heartbeat) stop() (lost bool) {
-	h.mu.Lock()
-	h.stopped = true
-	if !h.lost && h.timer.Stop() {
-		h.wg.Done()
+// stopJob stops j for cause: no more heartbeats, and the handler's context
+// cancelled with cause (if the handler is still running). Cancelling a
+// context runs no user code, so it is done under the lock, in the critical
+// section that takes the claim's item back. b.mu is held.
+func (b *Broker) stopJob(j *job, cause error) {
+	if j.done {
+		return
 	}
-	lost = h.lost
-	h.mu.Unlock()
-	h.wg.Wait()
-	return lost
+	j.done, j.stopped = true, true
+	if j.timer != nil {
+		j.timer.Stop()
+		j.timer = nil
+	}
+	delete(b.jobs, j)
+	j.cancel(cause)
+}
+
+// endedJob reports whether the Broker has stopped j.
+func (b *Broker) endedJob(j *job) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return j.stopped
+}
+
+// endJob ends j once its handler has returned, and reports whether the
+// Broker had stopped it (the claim was lost, a heartbeat failed, or the
+// Broker closed), in which case the item is not the worker's to settle.
+func (b *Broker) endJob(j *job) (stopped bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !j.done {
+		j.done = true
+		if j.timer != nil {
+			j.timer.Stop()
+			j.timer = nil
+		}
+		delete(b.jobs, j)
+	}
+	return j.stopped
 }

@@ -123,7 +123,8 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 
 func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, _ := newRealBroker(t, claim.WithMaxAttempts(1))
+		var reported panics
+		b, _ := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(reported.handler))
 		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(_ context.Context, c claim.Claim) error {
 			switch string(c.Payload) {
 			case "error":
@@ -146,6 +147,7 @@ func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 		assert.Equal(t, "boom", dead[0].History[0].Reason)
 		assert.Equal(t, p.ID, dead[1].ID)
 		assert.Equal(t, "panic: kaboom", dead[1].History[0].Reason)
+		assert.Len(t, reported.all(), 1)
 	})
 }
 
@@ -227,15 +229,44 @@ func TestWorkHandlerLearnsItsClaimWasLost(t *testing.T) {
 	})
 }
 
-func TestWorkReturnsWhenTheBrokerCloses(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b, _ := newRealBroker(t)
-		done := make(chan error, 1)
-		go func() { done <- b.Work(ctx, claim.Worker{Queue: q, Concurrency: 2, Handler: nopHandler}) }()
-		synctest.Wait()
-		require.NoError(t, b.Close())
-		requireCode(t, <-done, lease.CodeClosed, lease.ErrClosed)
-	})
+// TestWorkReturnsWhenTheBrokerOrServiceCloses: idle workers notice at
+// once, the service's closing through its Done channel.
+func TestWorkReturnsWhenTheBrokerOrServiceCloses(t *testing.T) {
+	tests := []struct {
+		name  string
+		close func(*claim.Broker, *lease.Service) error
+	}{
+		{"broker", func(b *claim.Broker, _ *lease.Service) error { return b.Close() }},
+		{"service", func(_ *claim.Broker, svc *lease.Service) error { return svc.Close() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.name == "service" && !closesDone() {
+				t.Skip("this lease.Service does not close Done on Close, so idle workers cannot notice it")
+			}
+			synctest.Test(t, func(t *testing.T) {
+				b, svc := newRealBroker(t)
+				done := make(chan error, 1)
+				go func() { done <- b.Work(ctx, claim.Worker{Queue: q, Concurrency: 2, Handler: nopHandler}) }()
+				synctest.Wait()
+				require.NoError(t, tt.close(b, svc))
+				requireCode(t, <-done, lease.CodeClosed, lease.ErrClosed)
+			})
+		})
+	}
+}
+
+// closesDone reports whether a lease.Service closes its Done channel on
+// Close.
+func closesDone() bool {
+	svc := lease.New()
+	_ = svc.Close()
+	select {
+	case <-svc.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 func TestWorkWakesForDelayedItems(t *testing.T) {
@@ -276,4 +307,57 @@ func TestWorkHeartbeatsOnTheFakeClock(t *testing.T) {
 	close(release)
 	require.NoError(t, stop())
 	assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+}
+
+// TestWorkReturnsNilWhenCtxIsDone: Work stops for a done ctx without an
+// error, whether ctx was done before it started or while it ran; a Worker
+// it cannot run is still reported.
+func TestWorkReturnsNilWhenCtxIsDone(t *testing.T) {
+	b, _, _ := newBroker(t)
+	enqueue(t, b, q, "p")
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	ran := false
+	require.NoError(t, b.Work(done, claim.Worker{Queue: q, Handler: func(context.Context, claim.Claim) error {
+		ran = true
+		return nil
+	}}), "ctx done before Work started")
+	assert.False(t, ran, "no claim is made for a done ctx")
+	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+
+	err := b.Work(done, claim.Worker{Queue: q})
+	le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+	assert.Equal(t, "handler", le.Field, "a bad Worker is reported even with a done ctx")
+
+	stop := startWork(t, b, claim.Worker{Queue: q, Handler: nopHandler})
+	require.NoError(t, stop(), "ctx done while Work ran")
+}
+
+// TestWorkRejectsALeaseTooShortToHeartbeat: a heartbeat every
+// LeaseDuration/3 needs that to be at least a nanosecond, or the heartbeat
+// timer would spin.
+func TestWorkRejectsALeaseTooShortToHeartbeat(t *testing.T) {
+	for _, d := range []time.Duration{1, 2} {
+		t.Run(d.String(), func(t *testing.T) {
+			b, svc, _ := newBroker(t)
+			enqueue(t, b, q, "p")
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- b.Work(wctx, claim.Worker{Queue: q, Handler: nopHandler, LeaseDuration: d}) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				cancel()
+				err = <-done
+				t.Errorf("Work ran with a lease of %s", d)
+			}
+			le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+			assert.Equal(t, "lease_duration", le.Field)
+			assert.Contains(t, err.Error(), d.String())
+			assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q), "nothing changed")
+			assert.Zero(t, svc.ActiveCount())
+		})
+	}
 }

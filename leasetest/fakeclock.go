@@ -8,17 +8,18 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// FakeClock is a lease.Clock whose time moves only when Advance or Set is
-// called. AfterFunc callbacks run synchronously inside Advance, in deadline
-// order (ties in the order they were scheduled), with Now reading their
-// deadline while they run; callbacks that schedule new timers due by the
-// target time run too. So after Advance returns, everything due by the new
-// time has happened, and no goroutine is involved.
+// FakeClock is a lease.Clock whose time moves only when Advance, Set or
+// Rewind is called. AfterFunc callbacks run synchronously inside Advance, in
+// deadline order (ties in the order they were scheduled), with Now reading
+// their deadline while they run; callbacks that schedule new timers due by
+// the target time run too. So after Advance returns, everything due by the
+// new time has happened, and no goroutine is involved. Rewind steps the
+// clock back, as a wall clock can.
 //
-// A FakeClock is safe for concurrent use. Concurrent Advance calls are
-// serialised.
+// A FakeClock is safe for concurrent use. Concurrent Advance, Set and Rewind
+// calls are serialised.
 type FakeClock struct {
-	advancing sync.Mutex // serialises Advance so time never runs backwards
+	advancing sync.Mutex // serialises Advance, Set and Rewind
 
 	mu      sync.Mutex
 	now     time.Time
@@ -75,10 +76,12 @@ func (c *FakeClock) Set(t time.Time) {
 	c.advanceTo(t)
 }
 
-// Rewind moves the clock back by d without running anything, as an NTP
-// step or a restored snapshot moves a wall clock: Now reads d earlier, and
-// pending timers keep their deadlines, so they run only once Advance or Set
-// brings the clock back to them. It panics if d is negative.
+// Rewind moves the clock back by d, the way a wall clock steps back when
+// NTP corrects it or a virtual machine is restored from a snapshot. It runs
+// nothing, and pending timers keep their deadlines: they run once Advance
+// or Set brings the clock back to them. A lease.Service on the clock reads
+// the step as time standing still until the clock catches up. Rewind
+// panics if d is negative.
 func (c *FakeClock) Rewind(d time.Duration) {
 	if d < 0 {
 		panic("leasetest: FakeClock.Rewind with a negative duration")

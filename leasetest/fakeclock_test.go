@@ -346,21 +346,30 @@ func TestStalledNeverFires(t *testing.T) {
 	require.True(t, timer.Stop())
 }
 
-// Rewind moves Now back and runs nothing; timers keep their deadlines, so
-// they run when the clock comes back to them, not d later.
+// TestFakeClockRewind: a step back runs nothing and moves no deadline;
+// timers run when the clock reaches their deadlines again, including timers
+// scheduled after the step, which count from the rewound time.
 func TestFakeClockRewind(t *testing.T) {
 	clk := leasetest.NewFakeClock(start)
 	r := &recorder{clk: clk}
-	clk.AfterFunc(10, r.cb("a"))
+	clk.AfterFunc(10, r.cb("before"))
 	clk.Advance(5)
-	clk.Rewind(3)
-	assert.Equal(t, start.Add(2), clk.Now())
-	assert.Empty(t, r.runs(), "a rewind runs nothing")
-	clk.AfterFunc(4, r.cb("b")) // due at 6, counted from the rewound time
-	clk.Advance(7)
-	assert.Equal(t, []fired{{"b", 6}}, r.runs(), "a is still due at 10")
-	assert.Equal(t, 1, clk.Pending())
+
+	clk.Rewind(5)
+	assert.Equal(t, start, clk.Now())
+	assert.Empty(t, r.runs(), "rewinding runs nothing")
+	clk.AfterFunc(3, r.cb("after"))
+	at, ok := clk.NextDeadline()
+	require.True(t, ok)
+	assert.Equal(t, start.Add(3), at)
+
+	clk.Advance(9)
+	assert.Equal(t, []fired{{"after", 3}}, r.runs(), "the earlier deadline is not due yet")
 	clk.Advance(1)
-	assert.Equal(t, []fired{{"b", 6}, {"a", 10}}, r.runs())
+	assert.Equal(t, []fired{{"after", 3}, {"before", 10}}, r.runs(), "kept its absolute deadline")
+
+	clk.Rewind(0)
+	assert.Equal(t, start.Add(10), clk.Now())
 	assert.Panics(t, func() { clk.Rewind(-1) })
+	assert.Equal(t, start.Add(10), clk.Now(), "a refused Rewind changes nothing")
 }

@@ -2,7 +2,8 @@
 // leases. Part one runs on a fake clock, so it is instant and shows every
 // rule: claims, heartbeats, a crashed worker whose claim expires, failures
 // with backoff, a dead letter and its requeue. Part two runs the worker
-// helper on the real clock for a moment.
+// helper on the real clock for a moment. Part three shows a handler told to
+// stop when its claim is taken away.
 package main
 
 import (
@@ -26,6 +27,8 @@ func main() {
 	fakeClock(ctx, os.Stdout)
 	fmt.Println()
 	realClock(ctx, os.Stdout)
+	fmt.Println()
+	lostClaim(ctx, os.Stdout)
 }
 
 func fakeClock(ctx context.Context, w io.Writer) {
@@ -139,6 +142,49 @@ func realClock(ctx context.Context, w io.Writer) {
 	slices.Sort(done)
 	fmt.Fprintf(w, "real clock: workers returned %v after %s\n", err, strings.Join(done, " "))
 	fmt.Fprintf(w, "real clock: %+v\n", b.Counts("thumbnails"))
+}
+
+// lostClaim runs a worker whose handler hangs. An operator revokes the
+// claim's lease through the service: the Broker cancels the handler's
+// context, with the reason, before the item can be claimed again, and
+// another owner takes the item over.
+func lostClaim(ctx context.Context, w io.Writer) {
+	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clock))
+	defer svc.Close()
+	b := claim.New(svc)
+	defer b.Close()
+
+	running := make(chan claim.Claim)
+	stopped := make(chan error)
+	rescued := make(chan struct{})
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() {
+		done <- b.Work(wctx, claim.Worker{Queue: "reports", Owner: "hung", Handler: func(ctx context.Context, c claim.Claim) error {
+			running <- c
+			<-ctx.Done() // a handler that only stops when told to
+			stopped <- context.Cause(ctx)
+			<-rescued
+			return nil // too late: the item is not this worker's any more
+		}})
+	}()
+	must(b.Enqueue(ctx, "reports", []byte("q4")))
+	c := <-running
+	fmt.Fprintf(w, "%s runs %s under lease %d\n", c.Owner, c.Payload, c.Ref.LeaseID())
+
+	must(svc.Revoke(ctx, c.Ref.LeaseID())) // an operator takes the claim away
+	cause := <-stopped
+	fmt.Fprintf(w, "handler told to stop: %v\n", cause)
+	fmt.Fprintf(w, "claim lost: %t, stale: %t\n", errors.Is(cause, claim.ErrClaimLost), errors.Is(cause, lease.ErrStaleUse))
+
+	again := must(b.Claim(ctx, "reports", "rescuer", 1, time.Minute))[0]
+	fmt.Fprintf(w, "%s claims %s, attempt %d\n", again.Owner, again.Payload, again.Attempt)
+	close(rescued)
+	must(0, b.Complete(ctx, again))
+	cancel()
+	must(0, <-done)
+	fmt.Fprintf(w, "%+v\n", b.Counts("reports"))
 }
 
 func must[T any](v T, err error) T {

@@ -28,6 +28,17 @@ func Example_fakeClock() {
 	// 09:03:30  dead letters requeued              {Visible:1 Delayed:0 Claimed:0 Dead:0}
 }
 
+// The handler of a revoked claim is told why it must stop.
+func Example_lostClaim() {
+	lostClaim(context.Background(), os.Stdout)
+	// Output:
+	// hung-0 runs q4 under lease 1
+	// handler told to stop: lease: claim.work lease 1 stale lease use: item 1 lost its claim: lease revoked [LS_STALE_USE]
+	// claim lost: true, stale: true
+	// rescuer claims q4, attempt 2
+	// {Visible:0 Delayed:0 Claimed:0 Dead:0}
+}
+
 // TestRealClock runs the real-clock part in a synctest bubble, where time
 // moves only when every goroutine waits, so its output is exact.
 func TestRealClock(t *testing.T) {
