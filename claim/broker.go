@@ -29,7 +29,6 @@ type Broker struct {
 	retired []*queueState // unused queues to free, see retireIfUnused
 	keys    leanMap[queueKey, *item]
 	items   idtable.Table[item]      // see index.go
-	marks   [4]int                   // gone marks outstanding, by span
 	byLease leanMap[lease.ID, *hold] // live claims
 	missed  uint64                   // endings of claim leases not in byLease
 	delayed itemHeap                 // delayed items of every queue, by VisibleAt

@@ -94,6 +94,12 @@ func (t *Table[T]) Put(id uint64, v *T) {
 		if t.chunks == nil {
 			t.chunks = make(map[uint64]*chunk[T])
 		}
+		if num > t.top {
+			// The newest chunk receives no more IDs: if churn has
+			// already emptied most of it (items completed as soon as
+			// they were queued), its survivors move out now.
+			t.thin(t.top)
+		}
 		c = new(chunk[T])
 		t.chunks[num] = c
 		t.chunksPeak = max(t.chunksPeak, len(t.chunks))
@@ -111,9 +117,12 @@ func (t *Table[T]) Put(id uint64, v *T) {
 // Delete removes the record of id, if any.
 func (t *Table[T]) Delete(id uint64) {
 	num := id >> chunkBits
-	// Deletions mostly evict old IDs, far from the ones in use: look them
-	// up without disturbing the cached chunk.
-	c := t.chunks[num]
+	// Deletions of old IDs look their chunk up without disturbing the
+	// cached one; deletions of recent ones find it cached.
+	c := t.lastChunk
+	if c == nil || t.lastNum != num {
+		c = t.chunks[num]
+	}
 	if c == nil {
 		if _, ok := t.sparse[id]; ok {
 			delete(t.sparse, id)
@@ -128,7 +137,9 @@ func (t *Table[T]) Delete(id uint64) {
 	c.slots[id&chunkMask] = nil
 	c.used--
 	t.n--
-	if c.used == 0 {
+	if c.used == 0 && num != t.top {
+		// The newest chunk stays even when empty: the next IDs go there,
+		// and freeing it would mean allocating it again at the next put.
 		t.dropChunk(num)
 	}
 	if t.n*4 < t.peakN*3 && len(t.chunks)*thinChunk > t.n-len(t.sparse) {
@@ -146,27 +157,36 @@ func (t *Table[T]) Delete(id uint64) {
 // first) never trigger it, since the chunks stay full on average. The chunk
 // receiving new IDs is left alone.
 func (t *Table[T]) sweep() {
+	var thin []uint64 // collected first: thinning rebuilds the map
 	for num, c := range t.chunks {
-		if c.used > thinChunk || num >= t.top {
-			continue
+		if num < t.top && c.used <= thinChunk {
+			thin = append(thin, num)
 		}
-		if t.sparse == nil {
-			t.sparse = make(map[uint64]*T)
-		}
-		base := num << chunkBits
-		for i, v := range c.slots {
-			if v != nil {
-				t.sparse[base+uint64(i)] = v
-			}
-		}
-		delete(t.chunks, num)
-		if t.lastChunk == c {
-			t.lastChunk = nil
+	}
+	for _, num := range thin {
+		t.thin(num)
+	}
+	t.peakN = t.n
+}
+
+// thin moves the records of chunk num to the sparse map and frees it, if
+// it holds thinChunk records or fewer.
+func (t *Table[T]) thin(num uint64) {
+	c := t.chunks[num]
+	if c == nil || c.used > thinChunk {
+		return
+	}
+	if c.used > 0 && t.sparse == nil {
+		t.sparse = make(map[uint64]*T)
+	}
+	base := num << chunkBits
+	for i, v := range c.slots {
+		if v != nil {
+			t.sparse[base+uint64(i)] = v
 		}
 	}
 	t.sparsePeak = max(t.sparsePeak, len(t.sparse))
-	t.chunks = rebuilt(t.chunks, &t.chunksPeak)
-	t.peakN = t.n
+	t.dropChunk(num)
 }
 
 func (t *Table[T]) dropChunk(num uint64) {

@@ -106,3 +106,32 @@ func TestDrainingInOrderNeverSweeps(t *testing.T) {
 	assert.Empty(t, tab.sparse)
 	assert.Equal(t, window, tab.Len())
 }
+
+// TestCompletedInOrderKeepsOnlyTheNewestChunk puts records and deletes
+// each at once but one in 128, as a queue whose items mostly complete at
+// once does: the survivors end up in the map, the only chunk is the
+// newest, and it is not freed and reallocated as it empties.
+func TestCompletedInOrderKeepsOnlyTheNewestChunk(t *testing.T) {
+	var tab Table[int]
+	v := 0
+	for id := range uint64(100 * chunkSize) {
+		tab.Put(id, &v)
+		if id%128 != 0 {
+			tab.Delete(id)
+		}
+	}
+	assert.Len(t, tab.chunks, 1)
+	assert.Len(t, tab.sparse, 100*chunkSize/128-2, "all but the newest chunk's survivors")
+	assert.Equal(t, 100*chunkSize/128, tab.Len())
+	allocs := testing.AllocsPerRun(1000, func() {
+		id := uint64(100*chunkSize) + 1
+		tab.Put(id, &v)
+		tab.Delete(id)
+	})
+	assert.Zero(t, allocs, "an empty newest chunk is kept for the next put")
+	for id := range uint64(100 * chunkSize) {
+		if id%128 == 0 {
+			assert.Same(t, &v, tab.Get(id))
+		}
+	}
+}
