@@ -199,6 +199,9 @@ func ownKeys(l Lease) Lease {
 // traceID reads the trace ID of ctx for a decision, under the panic policy:
 // a panicking trace-ID function is reported and the decision has none.
 func (s *Service) traceID(ctx context.Context) (id string) {
+	if !s.opts.customTrace {
+		return TraceIDFromContext(ctx) // ours: cannot panic, needs no guard
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			id = ""

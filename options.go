@@ -31,6 +31,7 @@ type options struct {
 	auditSink     func(Decision)
 	onExpire      func(Lease)
 	traceID       func(context.Context) string
+	customTrace   bool // traceID is the user's, so calls to it are guarded
 	onPanic       func(*PanicError)
 	sinkBuffer    int
 }
@@ -127,5 +128,5 @@ func WithTraceIDFunc(f func(context.Context) string) Option {
 	if f == nil {
 		panic("lease: WithTraceIDFunc: nil func")
 	}
-	return optionFunc(func(o *options) { o.traceID = f })
+	return optionFunc(func(o *options) { o.traceID, o.customTrace = f, true })
 }
