@@ -5,8 +5,10 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,4 +52,63 @@ func types(e ast.Expr) string {
 		return id.Name
 	}
 	return ""
+}
+
+// TestDocSamplesAreExamples checks that every Go sample in README.md and
+// docs/ is taken from code that go test compiles and runs: its first line
+// names the function and file it comes from ("// Example in
+// example_test.go"), and its other lines appear, in order, in that
+// function. A sample edited by hand, or an Example changed without its
+// sample, fails here.
+func TestDocSamplesAreExamples(t *testing.T) {
+	docs, err := filepath.Glob("docs/*.md")
+	require.NoError(t, err)
+	block := regexp.MustCompile("(?s)```go\n(.*?)```")
+	source := regexp.MustCompile(`^// (\w+) in (\S+\.go)$`)
+	samples := 0
+	for _, doc := range append([]string{"README.md"}, docs...) {
+		b, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		for _, m := range block.FindAllStringSubmatch(string(b), -1) {
+			samples++
+			lines := strings.Split(strings.TrimRight(m[1], "\n"), "\n")
+			src := source.FindStringSubmatch(lines[0])
+			if !assert.NotNil(t, src, "%s: a sample must start with \"// Func in file.go\", not %q", doc, lines[0]) {
+				continue
+			}
+			body := funcBody(t, src[2], src[1])
+			i := 0
+			for _, line := range lines[1:] {
+				line = strings.TrimSpace(line)
+				if line == "" {
+					continue
+				}
+				for i < len(body) && body[i] != line {
+					i++
+				}
+				if !assert.Less(t, i, len(body), "%s: %q is not in %s, in that order", doc, line, src[1]) {
+					break
+				}
+				i++
+			}
+		}
+	}
+	assert.Greater(t, samples, 3)
+}
+
+// funcBody returns the trimmed lines of function name in file.
+func funcBody(t *testing.T, file, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	s := string(b)
+	start := strings.Index(s, "\nfunc "+name+"(")
+	require.GreaterOrEqual(t, start, 0, "no func %s in %s", name, file)
+	end := strings.Index(s[start+1:], "\n}\n")
+	require.GreaterOrEqual(t, end, 0)
+	var out []string
+	for _, line := range strings.Split(s[start+1:start+1+end+2], "\n") {
+		out = append(out, strings.TrimSpace(line))
+	}
+	return out
 }

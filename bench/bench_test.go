@@ -8,7 +8,7 @@ import (
 
 // The scenarios as testing.B benchmarks. They use the Quick sizes unless
 // -full is given; `go run ./cmd/compare` is the way to get the report.
-var full = flag.Bool("full", false, "benchmark with the sizes of issue 6 (1,000,000 leases)")
+var full = flag.Bool("full", false, "benchmark at full size (1,000,000 leases)")
 
 func benchConfig() Config {
 	if *full {

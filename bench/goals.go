@@ -2,7 +2,7 @@ package bench
 
 import "fmt"
 
-// Goal is one target of issue 6 and where ours stands against it.
+// Goal is one performance target and where ours stands against it.
 type Goal struct {
 	Goal   string
 	Met    bool
@@ -21,7 +21,7 @@ func (g Goal) Verdict() string {
 	return "MISSED"
 }
 
-// Goals evaluates the targets of issue 6 against the report.
+// Goals evaluates the performance targets against the report.
 func (r *Report) Goals() []Goal {
 	etcd, ttl, base := r.peerIndex("etcd lessor"), r.peerIndex("ttlcache v3"), r.peerIndex("map+heap")
 	var out []Goal

@@ -65,7 +65,7 @@ func (r *Report) WriteMarkdown(w io.Writer, m Machine, command, chart, notes str
 		}
 	}
 
-	b.WriteString("\n## Goals of issue 6\n\n| goal | verdict | detail |\n|---|---|---|\n")
+	b.WriteString("\n## Goals\n\n| goal | verdict | detail |\n|---|---|---|\n")
 	for _, g := range r.Goals() {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", g.Goal, g.Verdict(), g.Detail)
 	}

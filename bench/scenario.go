@@ -2,10 +2,10 @@ package bench
 
 import "time"
 
-// Scenario identifies one measurement of issue 6.
+// Scenario identifies one measurement of the comparison.
 type Scenario int
 
-// The scenarios, in the issue's order; 5 and 7 come with and without keys.
+// The scenarios, numbered; 5 and 7 come with and without keys.
 const (
 	GrantRevoke      Scenario = iota + 1 // 1. grant + revoke pairs, one goroutine
 	RenewLive                            // 2. renew with many live leases
@@ -84,7 +84,7 @@ type Config struct {
 	SlowKeyed int
 }
 
-// Full is the configuration of issue 6.
+// Full is the configuration of a full comparison run.
 func Full() Config {
 	return Config{
 		Live: 1_000_000, Burst: 1_000_000, Lag: 100_000,
