@@ -78,7 +78,7 @@ func TestReadyQueueAgainstSort(t *testing.T) {
 			at, _ := slices.BinarySearchFunc(ref, e, byKeyID)
 			ref = slices.Insert(ref, at, e)
 		} else {
-			late = max(late, r.late.Len())
+			late = max(late, r.lateLen())
 			got := r.pop()
 			require.Same(t, ref[0].Val, got)
 			require.Equal(t, -1, got.index)
