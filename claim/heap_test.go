@@ -12,15 +12,19 @@ import (
 	"github.com/leasehold/lease/internal/idtable"
 )
 
+// byKeyID is claim order: by key, then ID.
+func byKeyID(a, b itemEntry) int {
+	return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Val.id, b.Val.id))
+}
+
 // TestItemHeapAgainstSort pushes, pops and removes at random and checks the
-// heap against a sorted slice, and every item's recorded index.
+// heap against a sorted slice: the heap itself is internal/heap's (tested
+// there); this checks how claim wires it, with the item's ID breaking ties
+// and every item's index kept where Remove needs it.
 func TestItemHeapAgainstSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var h itemHeap
-	var ref []heapEntry
-	sortRef := func() {
-		slices.SortFunc(ref, func(a, b heapEntry) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) })
-	}
+	var ref []itemEntry
 	var next ItemID
 	for range 5000 {
 		switch r := rng.IntN(10); {
@@ -29,24 +33,24 @@ func TestItemHeapAgainstSort(t *testing.T) {
 			it := &item{id: next, index: -1}
 			key := rng.Int64N(50)
 			h.push(key, it)
-			ref = append(ref, heapEntry{key: key, id: it.id, it: it})
+			ref = append(ref, itemEntry{Key: key, Val: it})
 		case r < 8:
-			sortRef()
-			require.Same(t, ref[0].it, h.pop())
-			require.Equal(t, -1, ref[0].it.index)
+			slices.SortFunc(ref, byKeyID)
+			key, it := h.head()
+			require.Equal(t, ref[0].Key, key)
+			require.Same(t, ref[0].Val, it)
+			require.Same(t, it, h.pop())
+			require.Equal(t, -1, ref[0].Val.index)
 			ref = ref[1:]
 		default:
 			i := rng.IntN(len(ref))
-			h.remove(ref[i].it)
-			require.Equal(t, -1, ref[i].it.index)
+			h.remove(ref[i].Val)
+			require.Equal(t, -1, ref[i].Val.index)
 			ref = slices.Delete(ref, i, i+1)
 		}
 		require.Equal(t, len(ref), h.Len())
-		for i, e := range h.entries {
-			require.Equal(t, i, e.it.index)
-			if i > 0 {
-				require.False(t, e.less(h.entries[(i-1)/2]), "heap order at %d", i)
-			}
+		for _, e := range ref {
+			require.Same(t, e.Val, h.h.At(e.Val.index).Val, "index of item %d", e.Val.id)
 		}
 	}
 }
@@ -56,10 +60,10 @@ func TestItemHeapAgainstSort(t *testing.T) {
 func TestReadyQueueAgainstSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var r readyQueue
-	var ref []heapEntry // kept sorted
-	byKeyID := func(a, b heapEntry) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) }
+	var ref []itemEntry // kept sorted
 	var next ItemID
 	var clock int64
+	late := 0
 	for i := range 6000 {
 		if (rng.IntN(3) > 0 && i < 5000) || len(ref) == 0 {
 			next++
@@ -70,15 +74,19 @@ func TestReadyQueueAgainstSort(t *testing.T) {
 			}
 			it := &item{id: next, index: -1}
 			r.push(key, it)
-			e := heapEntry{key: key, id: it.id, it: it}
+			e := itemEntry{Key: key, Val: it}
 			at, _ := slices.BinarySearchFunc(ref, e, byKeyID)
 			ref = slices.Insert(ref, at, e)
 		} else {
-			require.Same(t, ref[0].it, r.pop())
+			late = max(late, r.lateLen())
+			got := r.pop()
+			require.Same(t, ref[0].Val, got)
+			require.Equal(t, -1, got.index)
 			ref = ref[1:]
 		}
 		require.Equal(t, len(ref), r.Len())
 	}
+	assert.Positive(t, late, "the late heap was used")
 }
 
 // TestItemTableAgainstMap adds items in ID order, as Enqueue does, and
@@ -108,15 +116,14 @@ func TestItemTableAgainstMap(t *testing.T) {
 	require.Equal(t, len(ref), x.Len())
 }
 
-// TestArraysShrinkAfterAPeak: a heap and a ready queue that held many
-// items and fell to a few keep an array in proportion to the few.
+// TestArraysShrinkAfterAPeak: a ready queue that held many items and fell
+// to a few keeps a FIFO array in proportion to the few, and items keep their
+// heap positions when a heap gives its array back (internal/heap checks
+// the size of that array).
 func TestArraysShrinkAfterAPeak(t *testing.T) {
 	const peak, left = 10000, 10
-	var (
-		h     itemHeap
-		r     readyQueue
-		items []*item
-	)
+	var items []*item
+	var h itemHeap
 	for i := range peak {
 		it := &item{id: ItemID(i + 1), index: -1}
 		items = append(items, it)
@@ -126,14 +133,14 @@ func TestArraysShrinkAfterAPeak(t *testing.T) {
 		h.remove(it)
 	}
 	require.Equal(t, left, h.Len())
-	assert.LessOrEqual(t, cap(h.entries), minShrink, "heap array after the peak")
-	for i, e := range h.entries {
-		require.Equal(t, i, e.it.index, "positions survive the move")
+	for _, it := range items[:left] {
+		require.Same(t, it, h.h.At(it.index).Val, "positions survive the move")
 	}
 	for range left {
 		h.pop()
 	}
 
+	var r readyQueue
 	for i, it := range items {
 		r.push(int64(i), it)
 	}

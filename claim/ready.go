@@ -7,18 +7,30 @@ package claim
 // rolled-back claim, a claim lost while a call was under way) go to a heap,
 // and a claim takes the lesser of the two heads. Both give memory back when
 // the queue drains: the FIFO's array shrinks once its live part fills a
-// quarter of it, like the heap's.
+// quarter of it, the heap's as internal/heap does. The heap is made on the
+// first item out of order, so that the many queues that never see one do
+// not carry it. The zero readyQueue is empty and ready to use.
 type readyQueue struct {
-	fifo []heapEntry // fifo[head:] in order
+	fifo []itemEntry // fifo[head:] in order
 	head int
-	late itemHeap
+	late *itemHeap // nil until an item arrives out of order
 }
 
-func (r *readyQueue) Len() int { return len(r.fifo) - r.head + r.late.Len() }
+func (r *readyQueue) Len() int { return len(r.fifo) - r.head + r.lateLen() }
+
+func (r *readyQueue) lateLen() int {
+	if r.late == nil {
+		return 0
+	}
+	return r.late.Len()
+}
 
 func (r *readyQueue) push(key int64, it *item) {
-	e := heapEntry{key: key, id: it.id, it: it}
-	if n := len(r.fifo); n > r.head && e.less(r.fifo[n-1]) {
+	e := itemEntry{Key: key, Seq: uint64(it.id), Val: it}
+	if n := len(r.fifo); n > r.head && before(&e, &r.fifo[n-1]) {
+		if r.late == nil {
+			r.late = new(itemHeap)
+		}
 		r.late.push(key, it)
 		return
 	}
@@ -30,11 +42,11 @@ func (r *readyQueue) push(key int64, it *item) {
 
 // pop removes and returns the first item; r must not be empty.
 func (r *readyQueue) pop() *item {
-	if r.head == len(r.fifo) || (r.late.Len() > 0 && r.late.entries[0].less(r.fifo[r.head])) {
+	if r.head == len(r.fifo) || (r.lateLen() > 0 && before(r.late.h.At(0), &r.fifo[r.head])) {
 		return r.late.pop()
 	}
-	it := r.fifo[r.head].it
-	r.fifo[r.head] = heapEntry{}
+	it := r.fifo[r.head].Val
+	r.fifo[r.head] = itemEntry{}
 	r.head++
 	switch live := len(r.fifo) - r.head; {
 	case cap(r.fifo) > minShrink && live <= cap(r.fifo)/4:

@@ -22,13 +22,15 @@ const (
 // Handler processes one claimed item. Returning nil completes the item; an
 // error or a panic fails it. ctx is cancelled when the handler should stop:
 // when the Worker stops (ctx's parent is done), when the Broker closes
-// (context.Cause matches lease.ErrClosed), or when the claim is lost
-// because its lease expired or was revoked (context.Cause matches
-// ErrClaimLost and lease.ErrStaleUse). A lost claim's item may be handed
-// out again at once, so a handler must stop touching it then; the Broker
-// cancels ctx before the item can be claimed again. Work calls the handler
-// from its Concurrency workers at once, so it must be safe for concurrent
-// use.
+// (context.Cause matches lease.ErrClosed), when a heartbeat finds the
+// service closed (that error), when the claim is lost because its lease
+// expired or was revoked (context.Cause matches ErrClaimLost and
+// lease.ErrStaleUse), and, with the same kind of cause, when no heartbeat
+// could confirm the claim by the Worker's SafetyMargin before its last
+// confirmed expiry. A lost claim's item may be handed out again at once, so
+// a handler must stop touching it then; the Broker cancels ctx before the
+// item can be claimed again. Work calls the handler from its Concurrency
+// workers at once, so it must be safe for concurrent use.
 type Handler func(ctx context.Context, c Claim) error
 
 // Worker says how Broker.Work runs a handler on a queue. Zero fields take
@@ -42,8 +44,18 @@ type Worker struct {
 	Concurrency int // number of workers; default 1
 	// LeaseDuration is the lease of each claim, extended by a heartbeat
 	// every LeaseDuration/3 while the handler runs, so it must be at least
-	// 3ns. Default DefaultLeaseDuration.
+	// 3ns. A heartbeat that fails is retried every LeaseDuration/10 (at
+	// least 1ns). Default DefaultLeaseDuration.
 	LeaseDuration time.Duration
+	// SafetyMargin is how long before its claim's last confirmed expiry a
+	// handler is told to stop if no heartbeat has confirmed the claim since
+	// (a heartbeat hangs or keeps failing): its context is cancelled with a
+	// cause matching ErrClaimLost, so that it stops before the item can be
+	// handed out again. It must leave a failed heartbeat time to be retried:
+	// shorter than LeaseDuration - LeaseDuration/3 - the retry interval,
+	// about 57% of LeaseDuration. It must not be negative. Default (zero)
+	// LeaseDuration/10, as lock.Manager.
+	SafetyMargin time.Duration
 	// BaseDelay and MaxDelay are the backoff of failed items, as for Fail.
 	// Defaults DefaultBaseDelay and DefaultMaxDelay.
 	BaseDelay, MaxDelay time.Duration
@@ -61,8 +73,8 @@ func (w Worker) withDefaults() (Worker, error) {
 		return w, invalid(op, "concurrency", strconv.Itoa(w.Concurrency)+" is negative")
 	case w.LeaseDuration < 0:
 		return w, invalid(op, "lease_duration", w.LeaseDuration.String()+" is negative")
-	case w.LeaseDuration > 0 && w.LeaseDuration/3 == 0:
-		return w, invalid(op, "lease_duration", w.LeaseDuration.String()+" is too short to heartbeat every third of it; need at least 3ns")
+	case w.SafetyMargin < 0:
+		return w, invalid(op, "safety_margin", w.SafetyMargin.String()+" is negative")
 	case w.BaseDelay < 0:
 		return w, invalid(op, "base_delay", w.BaseDelay.String()+" is negative")
 	case w.MaxDelay < 0:
@@ -71,6 +83,10 @@ func (w Worker) withDefaults() (Worker, error) {
 	w.Owner = cmp.Or(w.Owner, "worker")
 	w.Concurrency = cmp.Or(w.Concurrency, 1)
 	w.LeaseDuration = cmp.Or(w.LeaseDuration, DefaultLeaseDuration)
+	w.SafetyMargin = cmp.Or(w.SafetyMargin, w.LeaseDuration/10)
+	if err := w.scheduleError(); err != nil {
+		return w, err
+	}
 	w.BaseDelay = cmp.Or(w.BaseDelay, DefaultBaseDelay)
 	w.MaxDelay = cmp.Or(w.MaxDelay, max(DefaultMaxDelay, w.BaseDelay))
 	if w.MaxDelay < w.BaseDelay {
@@ -83,7 +99,9 @@ func (w Worker) withDefaults() (Worker, error) {
 // done, then waits for the handlers under way to return and settles their
 // items. Each worker claims one item at a time, waits (without polling)
 // when none is visible, heartbeats on the service's clock every
-// LeaseDuration/3 while the handler runs, completes the item when the
+// LeaseDuration/3 while the handler runs (stopping the handler at
+// SafetyMargin before the claim's last confirmed expiry if no heartbeat
+// confirmed it since), completes the item when the
 // handler returns nil and fails it when it returns an error or panics (the
 // reason is the error's text, or "panic: " and the value; the panic is also
 // reported to the Broker's panic handler). An item whose handler returns
@@ -132,14 +150,9 @@ func (b *Broker) Work(ctx context.Context, w Worker) error {
 // workLoop is one worker: claim, handle, settle, until ctx is done.
 func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
 	var j *job // ready for the next claim
-	defer func() {
-		if j != nil {
-			j.cancel(nil)
-		}
-	}()
 	for {
 		if j == nil {
-			j = newJob(ctx, w.LeaseDuration)
+			j = newJob(ctx, w)
 		}
 		claims, wait, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration, j)
 		switch {
@@ -173,36 +186,33 @@ func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
 	}
 }
 
-// handle runs the handler on c, which the Broker heartbeats meanwhile, then
+// handle runs the handler on c, which the job heartbeats meanwhile, then
 // completes or fails c unless the claim was lost. Settling uses a context
 // that is not cancelled with the handler's, so that an item whose handler
 // finished during shutdown is not left to expire.
 func (b *Broker) handle(j *job, w Worker, c Claim) {
-	defer j.cancel(nil)
-	if b.endedJob(j) {
-		// Lost already, or the Broker closed since the claim was made:
-		// the item is not this worker's any more.
-		return
+	var err error
+	// Lost already, or the Broker closed since the claim was made: the
+	// item is not this worker's any more, so the handler does not run.
+	if !b.endedJob(j) {
+		var value any
+		report := func(name string, v any, stack []byte) {
+			value = v
+			b.reportPanic(name, v, stack)
+		}
+		if callback.Call("work handler", report, func() { err = w.Handler(j.ctx, c) }) {
+			err = fmt.Errorf("panic: %v", value)
+		}
 	}
-	var (
-		err   error
-		value any
-	)
-	report := func(name string, v any, stack []byte) {
-		value = v
-		b.reportPanic(name, v, stack)
-	}
-	if callback.Call("work handler", report, func() { err = w.Handler(j.ctx, c) }) {
-		err = fmt.Errorf("panic: %v", value)
-	}
-	if b.endJob(j) {
+	if b.finishJob(j) {
 		return // the claim was lost, or the Broker closed
 	}
+	bg := context.WithoutCancel(j.ctx)
 	if err == nil {
-		_ = b.Complete(j.bg, c) // a stale claim was taken back; nothing to do
+		_ = b.Complete(bg, c) // a stale claim was taken back; nothing to do
 		return
 	}
-	_, _ = b.Fail(j.bg, c, err.Error(), w.BaseDelay, w.MaxDelay)
+	_, _ = b.Fail(bg, c, err.Error(), w.BaseDelay, w.MaxDelay)
 }
 
 // call runs a user callback under the module's panic policy: a panic is
@@ -214,112 +224,4 @@ func (b *Broker) call(name string, f func()) (panicked bool) {
 
 func (b *Broker) reportPanic(name string, value any, stack []byte) {
 	b.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
-}
-
-// job is a Work handler running on a claim. The Broker owns its heartbeat:
-// a timer on the service's clock that renews the claim every interval,
-// each beat arming the next, so no goroutine waits in between. The Broker
-// stops the job (no more beats, the handler's context cancelled with the
-// reason) as it takes the claim's item back, when a heartbeat fails, and
-// when it closes.
-type job struct {
-	ctx    context.Context // the handler's
-	cancel context.CancelCauseFunc
-	bg     context.Context // ctx's values without its cancellation, to settle and heartbeat
-	lease  time.Duration
-	every  time.Duration
-	beat   func()
-
-	// Guarded by the Broker's lock.
-	claim   Claim       // the claim, as of its last heartbeat
-	timer   lease.Timer // the next beat, nil when none is armed
-	done    bool        // no more beats
-	stopped bool        // stopped by the Broker: the claim is not the worker's to settle
-}
-
-func newJob(ctx context.Context, d time.Duration) *job {
-	hctx, cancel := context.WithCancelCause(ctx)
-	return &job{ctx: hctx, cancel: cancel, bg: context.WithoutCancel(hctx), lease: d, every: d / 3}
-}
-
-// startJob records that j runs on the new claim h (c to the caller) and
-// arms its first heartbeat. b.mu is held.
-func (b *Broker) startJob(j *job, h *hold, c Claim) {
-	h.job = j
-	j.claim = c
-	j.beat = func() { b.beat(j) }
-	b.jobs[j] = struct{}{}
-	b.arm(j)
-}
-
-// arm schedules j's next heartbeat. b.mu is held.
-func (b *Broker) arm(j *job) {
-	j.timer = b.clock.AfterFunc(j.every, j.beat)
-}
-
-// beat heartbeats j's claim, then arms the next beat unless the job was
-// stopped meanwhile; a failed heartbeat stops the job.
-func (b *Broker) beat(j *job) {
-	b.mu.Lock()
-	if j.done || b.closed {
-		b.mu.Unlock()
-		return
-	}
-	j.timer = nil
-	c := j.claim
-	b.mu.Unlock()
-
-	c, err := b.Heartbeat(j.bg, c, j.lease)
-
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case j.done: // the handler returned, or the claim was lost or the Broker closed meanwhile
-	case err != nil:
-		b.stopJob(j, err)
-	default:
-		j.claim = c
-		b.arm(j)
-	}
-}
-
-// stopJob stops j for cause: no more heartbeats, and the handler's context
-// cancelled with cause (if the handler is still running). Cancelling a
-// context runs no user code, so it is done under the lock, in the critical
-// section that takes the claim's item back. b.mu is held.
-func (b *Broker) stopJob(j *job, cause error) {
-	if j.done {
-		return
-	}
-	j.done, j.stopped = true, true
-	if j.timer != nil {
-		j.timer.Stop()
-		j.timer = nil
-	}
-	delete(b.jobs, j)
-	j.cancel(cause)
-}
-
-// endedJob reports whether the Broker has stopped j.
-func (b *Broker) endedJob(j *job) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return j.stopped
-}
-
-// endJob ends j once its handler has returned, and reports whether the
-// Broker had stopped it (the claim was lost, a heartbeat failed, or the
-// Broker closed), in which case the item is not the worker's to settle.
-func (b *Broker) endJob(j *job) (stopped bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !j.done {
-		j.done = true
-		if j.timer != nil {
-			j.timer.Stop()
-			j.timer = nil
-		}
-		delete(b.jobs, j)
-	}
-	return j.stopped
 }

@@ -1,11 +1,11 @@
 package leasetest
 
 import (
-	"container/heap"
 	"sync"
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/heap"
 )
 
 // FakeClock is a lease.Clock whose time moves only when Advance, Set or
@@ -16,21 +16,27 @@ import (
 // new time has happened, and no goroutine is involved. Rewind steps the
 // clock back, as a wall clock can.
 //
-// A FakeClock is safe for concurrent use. Concurrent Advance, Set and Rewind
-// calls are serialised.
+// Make one with NewFakeClock. A FakeClock is safe for concurrent use.
+// Concurrent Advance, Set and Rewind calls are serialised.
 type FakeClock struct {
 	advancing sync.Mutex // serialises Advance, Set and Rewind
 
-	mu      sync.Mutex
-	now     time.Time
-	seq     uint64
-	waiters waiterHeap
+	mu    sync.Mutex
+	now   time.Time
+	start time.Time // the waiters' keys count from here
+	seq   uint64
+	// waiters are the pending callbacks in the module's indexed heap, keyed
+	// by their deadline in nanoseconds since start, ties in the order they
+	// were scheduled (seq).
+	waiters heap.Heap[*waiter]
 }
 
 // NewFakeClock returns a FakeClock reading start.
 func NewFakeClock(start time.Time) *FakeClock {
-	return &FakeClock{now: start}
+	return &FakeClock{now: start, start: start, waiters: heap.New(setWaiterIndex)}
 }
+
+func setWaiterIndex(w *waiter, i int) { w.index = i }
 
 // Now returns the fake time.
 func (c *FakeClock) Now() time.Time {
@@ -41,13 +47,17 @@ func (c *FakeClock) Now() time.Time {
 
 // AfterFunc schedules f to run when the clock reaches Now()+d. f never runs
 // inside AfterFunc: a timer with d <= 0 runs on the next Advance (Advance(0)
-// included).
+// included). Deadlines are ordered to the nanosecond within about 292 years
+// either side of the time the clock was made with; deadlines beyond that
+// range count as its end and run in the order they were scheduled.
 func (c *FakeClock) AfterFunc(d time.Duration, f func()) lease.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	w := &waiter{clock: c, at: c.now.Add(d), seq: c.seq, f: f}
-	heap.Push(&c.waiters, w)
+	w := &waiter{clock: c, at: c.now.Add(d), f: f}
+	// Sub saturates at the range of a Duration, so a clock Set far ahead
+	// still gets an ordered key.
+	c.waiters.Push(int64(w.at.Sub(c.start)), c.seq, w)
 	return w
 }
 
@@ -96,12 +106,12 @@ func (c *FakeClock) Rewind(d time.Duration) {
 func (c *FakeClock) advanceTo(target time.Time) {
 	for {
 		c.mu.Lock()
-		if len(c.waiters) == 0 || c.waiters[0].at.After(target) {
+		if c.waiters.Len() == 0 || c.waiters.At(0).Val.at.After(target) {
 			c.now = target
 			c.mu.Unlock()
 			return
 		}
-		w := heap.Pop(&c.waiters).(*waiter)
+		w := c.waiters.Pop().Val
 		if w.at.After(c.now) {
 			c.now = w.at
 		}
@@ -115,23 +125,22 @@ func (c *FakeClock) advanceTo(target time.Time) {
 func (c *FakeClock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.waiters)
+	return c.waiters.Len()
 }
 
 // NextDeadline returns the earliest pending deadline, if any.
 func (c *FakeClock) NextDeadline() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.waiters) == 0 {
+	if c.waiters.Len() == 0 {
 		return time.Time{}, false
 	}
-	return c.waiters[0].at, true
+	return c.waiters.At(0).Val.at, true
 }
 
 type waiter struct {
 	clock *FakeClock
 	at    time.Time
-	seq   uint64
 	f     func()
 	index int // position in the heap, -1 once run or stopped
 }
@@ -144,35 +153,6 @@ func (w *waiter) Stop() bool {
 	if w.index < 0 {
 		return false
 	}
-	heap.Remove(&c.waiters, w.index)
+	c.waiters.Remove(w.index)
 	return true
-}
-
-type waiterHeap []*waiter
-
-func (h waiterHeap) Len() int { return len(h) }
-func (h waiterHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h waiterHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *waiterHeap) Push(x any) {
-	w := x.(*waiter)
-	w.index = len(*h)
-	*h = append(*h, w)
-}
-func (h *waiterHeap) Pop() any {
-	old := *h
-	n := len(old) - 1
-	w := old[n]
-	old[n] = nil
-	w.index = -1
-	*h = old[:n]
-	return w
 }

@@ -14,7 +14,8 @@
 // so on a leasetest.FakeClock everything due runs inside Advance; between
 // ticks nothing waits. A timer that fires before its instant, which happens
 // when the clock stepped back, checks the time, re-arms and does nothing
-// else. Stop waits for a callback under way, and nothing runs after it.
+// else. Stop waits for a callback under way, and nothing runs after it;
+// Cancel ends the Loop without waiting, for callers that cannot wait.
 //
 // Validate holds the rules that make a schedule workable, for the
 // constructors that take one from their users.

@@ -126,6 +126,28 @@ func (l *Loop) Err() error {
 // cause of the loss if the hold was lost, nil otherwise. Stop is
 // idempotent; it must not be called from Renew.
 func (l *Loop) Stop() error {
+	l.halt()
+	l.wg.Wait()
+	l.cancel(context.Canceled)
+	return l.Err()
+}
+
+// Cancel ends the Loop like Stop but does not wait: no renewal starts
+// after it, its timer is stopped, a renewal under way has its context
+// cancelled (its outcome is ignored), and the Loop's context is cancelled.
+// It runs no user code but the clock's Timer.Stop, so, unlike Stop, it may
+// be called from Renew and under a lock that Renew takes: a holder that
+// must end the hold inside such a critical section cancels there and calls
+// Stop later, outside it, to wait for the renewal under way. Cancel is
+// idempotent.
+func (l *Loop) Cancel() {
+	l.halt()
+	l.cancel(context.Canceled)
+}
+
+// halt marks the Loop stopped, cancels a renewal under way and stops the
+// timer.
+func (l *Loop) halt() {
 	l.mu.Lock()
 	l.stopped = true
 	t, rcancel := l.timer, l.rcancel
@@ -135,9 +157,6 @@ func (l *Loop) Stop() error {
 		rcancel()
 	}
 	l.stopTimer(t)
-	l.wg.Wait()
-	l.cancel(context.Canceled)
-	return l.Err()
 }
 
 // confirmedLocked moves the schedule after a call sent at sent confirmed

@@ -377,3 +377,39 @@ func TestClockMayCallBack(t *testing.T) {
 	assert.Same(t, errExpired, l.Err())
 	assert.Positive(t, clock.calls.Load())
 }
+
+// Cancel ends the Loop without waiting, so Renew itself may call it (as a
+// holder does when the renewal's own call learns the hold is over): the
+// Loop's context is cancelled, the renewal's outcome is ignored, nothing
+// runs again, and Stop then returns at once.
+func TestCancelFromRenew(t *testing.T) {
+	clock := leasetest.NewFakeClock(epoch)
+	var l *renewal.Loop
+	calls := 0
+	l = renewal.Start(context.Background(), config(clock, func(ctx context.Context) error {
+		calls++
+		l.Cancel()
+		assert.ErrorIs(t, ctx.Err(), context.Canceled, "the renewal's context is cancelled")
+		return errDown
+	}), epoch)
+	clock.Advance(10 * time.Second)
+	assert.Equal(t, 1, calls)
+	assert.ErrorIs(t, l.Context().Err(), context.Canceled)
+	assert.Zero(t, clock.Pending(), "no timer left behind")
+	clock.Advance(time.Hour)
+	assert.Equal(t, 1, calls, "nothing runs after Cancel")
+	assert.NoError(t, l.Stop(), "cancelled, not lost")
+	l.Cancel() // idempotent
+}
+
+// Cancel between renewals stops the timer at once.
+func TestCancelBetweenRenewals(t *testing.T) {
+	l, clock, s := start(t)
+	clock.Advance(15 * time.Second)
+	l.Cancel()
+	assert.Zero(t, clock.Pending())
+	assert.ErrorIs(t, l.Context().Err(), context.Canceled)
+	clock.Advance(time.Hour)
+	assert.Equal(t, secs(10), s.called())
+	assert.NoError(t, l.Err())
+}
