@@ -14,10 +14,12 @@ var ErrNotFound = errors.New("claim: item not found")
 
 // ErrClaimLost is matched by the cause of a Work handler's context when the
 // claim under the handler was lost: its lease expired or was revoked, by
-// anyone. The same cause also matches lease.ErrStaleUse and is a
+// anyone, or no heartbeat confirmed it up to the Worker's safety margin
+// before its expiry. The same cause also matches lease.ErrStaleUse and is a
 // *lease.Error (errors.As) naming the lease; its text says "expired" or
-// "revoked". The Broker cancels the context as it takes the item back, so
-// before anyone can claim the item again.
+// "revoked" (for the margin: "treated as expired" and why). The Broker
+// cancels the context as it takes the item back, so before anyone can claim
+// the item again; the margin cancels it earlier still.
 var ErrClaimLost = errors.New("claim: claim lost")
 
 // lostError is the cause of a lost claim's handler context: a stale-use
