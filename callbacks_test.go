@@ -11,36 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 )
-
-// panics collects what a panic handler receives.
-type panics struct {
-	mu  sync.Mutex
-	got []*lease.PanicError
-}
-
-func (p *panics) handle(e *lease.PanicError) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.got = append(p.got, e)
-}
-
-func (p *panics) callbacks() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for _, e := range p.got {
-		out = append(out, e.Callback)
-	}
-	return out
-}
 
 // TestPanickingSubscriberLosesNothingForOthers has the first of two ending
 // subscribers panic: the panic is reported, the second subscriber (the claim
 // broker, in real use) still sees the ending, and the service goes on.
 func TestPanickingSubscriberLosesNothingForOthers(t *testing.T) {
-	var p panics
-	s, _ := newService(t, lease.WithPanicHandler(p.handle))
+	var p leasetest.PanicRecorder
+	s, _ := newService(t, lease.WithPanicHandler(p.Handle))
 	s.OnEnd(func(lease.Lease, lease.EndReason) { panic("first subscriber") })
 	var seen []lease.ID
 	s.OnEnd(func(l lease.Lease, _ lease.EndReason) { seen = append(seen, l.ID) })
@@ -55,12 +34,11 @@ func TestPanickingSubscriberLosesNothingForOthers(t *testing.T) {
 	require.NoError(t, err)
 
 	assert.Equal(t, []lease.ID{a.ID, b.ID}, seen)
-	assert.Equal(t, []string{"end subscriber", "end subscriber"}, p.callbacks())
-	p.mu.Lock()
-	assert.Equal(t, "first subscriber", p.got[0].Value)
-	assert.Contains(t, string(p.got[0].Stack), "callbacks_test.go")
-	assert.EqualError(t, p.got[0], "lease: end subscriber panicked: first subscriber")
-	p.mu.Unlock()
+	assert.Equal(t, []string{"end subscriber", "end subscriber"}, p.Callbacks())
+	got := p.Panics()
+	assert.Equal(t, "first subscriber", got[0].Value)
+	assert.Contains(t, string(got[0].Stack), "callbacks_test.go")
+	assert.EqualError(t, got[0], "lease: end subscriber panicked: first subscriber")
 }
 
 // TestEveryCallbackFollowsThePanicPolicy makes each kind of callback of the
@@ -85,7 +63,7 @@ func TestEveryCallbackFollowsThePanicPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var p panics
+			var p leasetest.PanicRecorder
 			once := true
 			fail := func() {
 				if once {
@@ -93,7 +71,7 @@ func TestEveryCallbackFollowsThePanicPolicy(t *testing.T) {
 					panic(errors.New("boom"))
 				}
 			}
-			s, clk := newService(t, append(tt.opts(fail), lease.WithPanicHandler(p.handle))...)
+			s, clk := newService(t, append(tt.opts(fail), lease.WithPanicHandler(p.Handle))...)
 			var ended []lease.ID
 			s.OnEnd(func(l lease.Lease, _ lease.EndReason) { ended = append(ended, l.ID) })
 			var a, b lease.Lease
@@ -103,10 +81,8 @@ func TestEveryCallbackFollowsThePanicPolicy(t *testing.T) {
 				clk.Advance(time.Second)
 			})
 			assert.Equal(t, []lease.ID{a.ID, b.ID}, ended, "both endings delivered")
-			assert.Equal(t, []string{tt.callback}, p.callbacks())
-			p.mu.Lock()
-			assert.EqualError(t, errors.Unwrap(p.got[0]), "boom", "Unwrap gives the panicked error")
-			p.mu.Unlock()
+			assert.Equal(t, []string{tt.callback}, p.Callbacks())
+			assert.EqualError(t, errors.Unwrap(p.Panics()[0]), "boom", "Unwrap gives the panicked error")
 			assert.Zero(t, s.ActiveCount())
 		})
 	}

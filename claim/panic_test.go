@@ -2,7 +2,6 @@ package claim_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,32 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/leasetest"
 )
-
-// panics collects the panics a Broker reports.
-type panics struct {
-	mu  sync.Mutex
-	got []*lease.PanicError
-}
-
-func (p *panics) handler(pe *lease.PanicError) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.got = append(p.got, pe)
-}
-
-func (p *panics) all() []*lease.PanicError {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]*lease.PanicError(nil), p.got...)
-}
 
 func TestWorkHandlerPanicIsReportedAndFailsTheItem(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var p panics
-		b, svc := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(p.handler))
+		var p leasetest.PanicRecorder
+		b, svc := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(p.Handle))
 		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(_ context.Context, c claim.Claim) error {
 			if string(c.Payload) == "panic" {
 				panic("kaboom")
@@ -54,7 +35,7 @@ func TestWorkHandlerPanicIsReportedAndFailsTheItem(t *testing.T) {
 		assert.Equal(t, "panic: kaboom", dead[0].History[0].Reason)
 		assert.Zero(t, svc.ActiveCount())
 
-		got := p.all()
+		got := p.Panics()
 		require.Len(t, got, 1)
 		assert.Equal(t, "work handler", got[0].Callback)
 		assert.Equal(t, "kaboom", got[0].Value)
@@ -101,8 +82,8 @@ func TestJitterIsCalledOutsideTheLock(t *testing.T) {
 // the item is requeued after the backoff without jitter, and the Broker
 // carries on.
 func TestPanickingJitterIsReportedAndTheBackoffUsed(t *testing.T) {
-	var p panics
-	b, _, clk := newBroker(t, claim.WithPanicHandler(p.handler), claim.WithJitter(func(time.Duration) time.Duration {
+	var p leasetest.PanicRecorder
+	b, _, clk := newBroker(t, claim.WithPanicHandler(p.Handle), claim.WithJitter(func(time.Duration) time.Duration {
 		panic("bad jitter")
 	}))
 	it := enqueue(t, b, q, "p")
@@ -117,7 +98,7 @@ func TestPanickingJitterIsReportedAndTheBackoffUsed(t *testing.T) {
 	got, _ := b.Lookup(it.ID)
 	assert.Equal(t, claim.Delayed, got.State)
 	assert.Equal(t, clk.Now().Add(4*time.Second), got.VisibleAt)
-	reported := p.all()
+	reported := p.Panics()
 	require.Len(t, reported, 1)
 	assert.Equal(t, "jitter", reported[0].Callback)
 	assert.Equal(t, "bad jitter", reported[0].Value)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/leasetest"
 )
 
 // The worker runs on the real clock, inside a synctest bubble: time moves
@@ -123,8 +124,8 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 
 func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var reported panics
-		b, _ := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(reported.handler))
+		var reported leasetest.PanicRecorder
+		b, _ := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(reported.Handle))
 		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(_ context.Context, c claim.Claim) error {
 			switch string(c.Payload) {
 			case "error":
@@ -147,7 +148,7 @@ func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 		assert.Equal(t, "boom", dead[0].History[0].Reason)
 		assert.Equal(t, p.ID, dead[1].ID)
 		assert.Equal(t, "panic: kaboom", dead[1].History[0].Reason)
-		assert.Len(t, reported.all(), 1)
+		assert.Len(t, reported.Panics(), 1)
 	})
 }
 

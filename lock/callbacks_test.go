@@ -12,22 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 )
-
-// panicsRecorder collects what a panic handler receives.
-type panicsRecorder struct{ got []*lease.PanicError }
-
-func (r *panicsRecorder) handle(p *lease.PanicError) { r.got = append(r.got, p) }
 
 // A release-error handler that panics follows the module's panic policy:
 // the panic is recovered and reported to the Manager's panic handler, and
 // TryLock returns as if the handler had returned; the Manager goes on.
 func TestReleaseErrorHandlerPanic(t *testing.T) {
 	f := newFixture(t)
-	var panics panicsRecorder
+	var panics leasetest.PanicRecorder
 	m := newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lock.WithClock(f.clock),
-		lock.WithPanicHandler(panics.handle),
+		lock.WithPanicHandler(panics.Handle),
 		lock.WithReleaseErrorHandler(func(lock.Lease, error) { panic("boom") }))
 	for range 2 {
 		assert.NotPanics(t, func() {
@@ -38,10 +34,10 @@ func TestReleaseErrorHandlerPanic(t *testing.T) {
 		require.True(t, f.held(t, "job"), "the failed release left it held")
 		f.clock.Advance(testLease) // until it expires
 	}
-	require.Len(t, panics.got, 2)
-	assert.Equal(t, "release error handler", panics.got[0].Callback)
-	assert.Equal(t, "boom", panics.got[0].Value)
-	assert.Contains(t, string(panics.got[0].Stack), "TestReleaseErrorHandlerPanic")
+	require.Len(t, panics.Panics(), 2)
+	assert.Equal(t, "release error handler", panics.Panics()[0].Callback)
+	assert.Equal(t, "boom", panics.Panics()[0].Value)
+	assert.Contains(t, string(panics.Panics()[0].Stack), "TestReleaseErrorHandlerPanic")
 }
 
 // By default a recovered panic goes to lease.LogPanic: slog's default
@@ -65,8 +61,8 @@ func TestDefaultPanicHandlerLogs(t *testing.T) {
 // A provider whose Renew panics in a renewal timer is a failed renewal:
 // reported, and retried; the retry that succeeds keeps the lock.
 func TestProviderRenewPanic(t *testing.T) {
-	var panics panicsRecorder
-	f := newFixture(t, lock.WithPanicHandler(panics.handle), lock.WithRetryInterval(time.Second))
+	var panics leasetest.PanicRecorder
+	f := newFixture(t, lock.WithPanicHandler(panics.Handle), lock.WithRetryInterval(time.Second))
 	_, err := f.m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
 		f.p.setRenew(func(context.Context, []lock.Lease, time.Duration) ([]lock.Lease, error) { panic("renew exploded") })
 		assert.NotPanics(t, func() { f.clock.Advance(testLease / 3) })
@@ -79,9 +75,9 @@ func TestProviderRenewPanic(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	require.Len(t, panics.got, 1)
-	assert.Equal(t, "provider renew", panics.got[0].Callback)
-	assert.Equal(t, "renew exploded", panics.got[0].Value)
+	require.Len(t, panics.Panics(), 1)
+	assert.Equal(t, "provider renew", panics.Panics()[0].Callback)
+	assert.Equal(t, "renew exploded", panics.Panics()[0].Value)
 }
 
 // Nil callbacks are refused where they are given, with a documented
