@@ -1,0 +1,37 @@
+package etcd
+
+import (
+	"context"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/lock"
+)
+
+func invalid(op, field, detail string) error {
+	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+}
+
+// checkDuration refuses a duration longer than etcd grants.
+func checkDuration(op string, d time.Duration) error {
+	if d > MaxDuration {
+		return invalid(op, "d", d.String()+" is longer than etcd's largest lease TTL, "+MaxDuration.String())
+	}
+	return nil
+}
+
+// checkAcquire applies the contract's checks, then etcd's limit on TTLs.
+func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
+	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
+		return err
+	}
+	return checkDuration("acquire", d)
+}
+
+// checkRenew applies the contract's checks, then etcd's limit on TTLs.
+func checkRenew(ctx context.Context, leases []lock.Lease, d time.Duration) error {
+	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+		return err
+	}
+	return checkDuration("renew", d)
+}
