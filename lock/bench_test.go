@@ -2,6 +2,8 @@ package lock_test
 
 import (
 	"context"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -93,5 +95,57 @@ func BenchmarkTryLock(b *testing.B) {
 		if ok, err := m.TryLock(ctx, "job", fn); !ok || err != nil {
 			b.Fatalf("TryLock: %t, %v", ok, err)
 		}
+	}
+}
+
+// BenchmarkHandOff measures a hand-off on a Memory: from the holder's
+// Release to the moment a waiter blocked in AcquireWait holds the lock, on
+// the system clock. It reports the median and the 99th percentile.
+func BenchmarkHandOff(b *testing.B) {
+	ctx := context.Background()
+	svc := lease.New(lease.WithAuditCapacity(0))
+	defer svc.Close()
+	mem := lock.NewMemory(svc)
+	got := make(chan time.Time)
+	released := make(chan struct{})
+	turn := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for range turn {
+			l, err := mem.AcquireWait(ctx, "x", "waiter", time.Minute, nil)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			got <- time.Now()
+			_ = mem.Release(ctx, []lock.Lease{*l})
+			released <- struct{}{}
+		}
+	}()
+	lat := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		l, err := mem.Acquire(ctx, "x", "holder", time.Minute)
+		if err != nil || l == nil {
+			b.Fatalf("acquire: %v %v", l, err)
+		}
+		turn <- struct{}{}
+		for lock.Waiting(mem, "x") == 0 {
+			runtime.Gosched()
+		}
+		start := time.Now()
+		if err := mem.Release(ctx, []lock.Lease{*l}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, (<-got).Sub(start))
+		<-released
+	}
+	b.StopTimer()
+	close(turn)
+	<-exited
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 	}
 }

@@ -19,7 +19,11 @@
 // context with cause [ErrLockLost] when the lock is lost or about to be,
 // and release when it returns or panics. [NewManager] checks its schedule
 // (lease duration, safety margin, retry interval) and returns an error for
-// one that cannot hold a lock.
+// one that cannot hold a lock. [Manager.Lock] and [DoWait] wait for a held
+// lock instead of giving up: a [Waiter] (Memory) wakes its waiters, first
+// come first served, when the lock is freed; other providers are polled.
+// An [Inspector] (Memory) says who holds a lock, with the small value the
+// holder attached ([WithValue]).
 //
 // Time: a Manager over a provider with a time base ([TimeBase], such as
 // Memory, whose time is its service's) counts on that time base, so the

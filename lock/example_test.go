@@ -106,3 +106,35 @@ func ExampleWithLockDelay() {
 	// at 12 s: false
 	// at 15 s: true
 }
+
+// Lock waits for a lock held elsewhere and runs as soon as it is released;
+// Holder tells who holds it, and what the holder attached with WithValue.
+func ExampleManager_Lock() {
+	ctx := context.Background()
+	svc := lease.New()
+	defer svc.Close()
+	mem := lock.NewMemory(svc)
+	m, err := lock.NewManager(mem, lock.WithExecutionID("worker-2"), lock.WithValue([]byte("10.0.0.2")))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	held, _ := mem.Acquire(ctx, "migrations", "worker-1", time.Minute)
+
+	done := make(chan error)
+	go func() {
+		done <- m.Lock(ctx, "migrations", func(ctx context.Context, l lock.Lease) error {
+			h, _, _ := mem.Holder(ctx, "migrations")
+			fmt.Printf("%s (%s) migrates under token %d\n", h.ExecutionID, h.Value, l.Token)
+			return nil
+		})
+	}()
+	h, _, _ := mem.Holder(ctx, "migrations")
+	fmt.Println("held by", h.ExecutionID)
+	_ = mem.Release(ctx, []lock.Lease{*held})
+	fmt.Println(<-done)
+	// Output:
+	// held by worker-1
+	// worker-2 (10.0.0.2) migrates under token 2
+	// <nil>
+}

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"strconv"
+	"time"
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/renewal"
@@ -42,6 +44,8 @@ type Manager struct {
 //   - a safety margin that is not shorter than what is left of the lease
 //     at its first renewal, duration - duration/3, which would give a
 //     healthy lock up there (WithSafetyMargin);
+//   - a value (WithValue) longer than MaxValueSize, or for a provider that
+//     cannot store one (not a ValueAcquirer);
 //   - a retry interval that is not shorter than the time from the first
 //     renewal to the safety deadline, duration - duration/3 - margin, so
 //     that a failed renewal could never be retried (WithRetryInterval).
@@ -76,6 +80,14 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 			detail += retryNote
 		}
 		return nil, invalid(opNewManager, optionOf[bad.Param], detail)
+	}
+	if o.value != nil {
+		if _, ok := provider.(ValueAcquirer); !ok {
+			return nil, invalid(opNewManager, "WithValue", "the provider cannot store a value: it does not implement ValueAcquirer")
+		}
+		if len(o.value) > MaxValueSize {
+			return nil, invalid(opNewManager, "WithValue", strconv.Itoa(len(o.value))+" bytes is more than MaxValueSize ("+strconv.Itoa(MaxValueSize)+")")
+		}
 	}
 	if o.executionID == "" {
 		o.executionID = randomID()
@@ -165,15 +177,49 @@ func (m *Manager) TryLock(ctx context.Context, name string, fn func(ctx context.
 // its safety deadline is released without calling fn, and Do returns
 // ErrLockLost with Acquired false.
 func Do[T any](ctx context.Context, m *Manager, name string, fn func(ctx context.Context, l Lease) (T, error)) (Result[T], error) {
+	return run(ctx, m, "do", name, false, fn)
+}
+
+// Lock runs fn while holding the lock name, waiting until it can be
+// acquired or ctx is done; see DoWait.
+func (m *Manager) Lock(ctx context.Context, name string, fn func(ctx context.Context, l Lease) error) error {
+	if fn == nil {
+		return invalid("lock", "fn", "must not be nil")
+	}
+	_, err := DoWait(ctx, m, name, func(ctx context.Context, l Lease) (struct{}, error) {
+		return struct{}{}, fn(ctx, l)
+	})
+	return err
+}
+
+// DoWait is Do that waits for the lock: it returns once fn has run under
+// the lock, with Acquired true and what fn returned, or when ctx is done
+// first, with a zero Result and ctx.Err(), holding nothing. Once acquired,
+// the lock is renewed, lost and released exactly as in Do.
+//
+// Over a provider that is a Waiter (Memory) the wait is woken by the lock's
+// release or expiry, or the end of its lock-delay, and the provider's
+// waiters are served first come, first served. Over another provider the
+// Manager tries again every PollInterval of its lease duration (a tenth,
+// at least 10 ms), timed on its clock.
+func DoWait[T any](ctx context.Context, m *Manager, name string, fn func(ctx context.Context, l Lease) (T, error)) (Result[T], error) {
+	return run(ctx, m, "lock", name, true, fn)
+}
+
+// run is Do, or DoWait if wait.
+func run[T any](ctx context.Context, m *Manager, op, name string, wait bool, fn func(ctx context.Context, l Lease) (T, error)) (Result[T], error) {
 	var none Result[T]
 	if fn == nil {
-		return none, invalid("do", "fn", "must not be nil")
+		return none, invalid(op, "fn", "must not be nil")
 	}
 	if err := CheckAcquire(ctx, name, m.opts.executionID, m.opts.duration); err != nil {
 		return none, err
 	}
-	sent := m.opts.clock.Now()
-	l, err := m.provider.Acquire(ctx, name, m.opts.executionID, m.opts.duration)
+	acquire := m.acquire
+	if wait {
+		acquire = m.acquireWait
+	}
+	l, sent, err := acquire(ctx, name)
 	if err != nil || l == nil {
 		return none, err
 	}
@@ -184,6 +230,87 @@ func Do[T any](ctx context.Context, m *Manager, name string, fn func(ctx context
 	}
 	v, err := fn(h.loop.Context(), *l)
 	return Result[T]{Acquired: true, Value: v}, h.outcome(err)
+}
+
+// acquire tries once to acquire name, and returns the lease (nil if the
+// lock is held) with the instant the successful call was sent.
+func (m *Manager) acquire(ctx context.Context, name string) (*Lease, time.Time, error) {
+	sent := m.opts.clock.Now()
+	var l *Lease
+	var err error
+	if va, ok := m.provider.(ValueAcquirer); ok && m.opts.value != nil {
+		l, err = va.AcquireValue(ctx, name, m.opts.executionID, m.opts.duration, m.opts.value)
+	} else {
+		l, err = m.provider.Acquire(ctx, name, m.opts.executionID, m.opts.duration)
+	}
+	return l, sent, err
+}
+
+// acquireWait acquires name, waiting for it until ctx is done, and returns
+// the lease with the instant its lifetime counts from on the Manager's
+// clock.
+func (m *Manager) acquireWait(ctx context.Context, name string) (*Lease, time.Time, error) {
+	w, ok := m.provider.(Waiter)
+	if !ok {
+		return m.poll(ctx, name)
+	}
+	start := m.opts.clock.Now()
+	l, err := w.AcquireWait(ctx, name, m.opts.executionID, m.opts.duration, m.opts.value)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if l == nil { // a broken Waiter: never run fn without a lease
+		return nil, time.Time{}, errNoLease
+	}
+	if _, ok := m.provider.(TimeBase); ok {
+		// Granted at ExpiresAt - d on the Manager's own clock, and not
+		// before the call was made.
+		return l, later(start, l.ExpiresAt.Add(-m.opts.duration)), nil
+	}
+	// Nothing says when it was granted on our clock: confirm it.
+	sent := m.opts.clock.Now()
+	got, err := m.provider.Renew(ctx, []Lease{*l}, m.opts.duration)
+	if err == nil && (len(got) != 1 || got[0].Token != l.Token) {
+		err = ErrLockLost
+	}
+	if err != nil {
+		_ = m.provider.Release(context.WithoutCancel(ctx), []Lease{*l})
+		return nil, time.Time{}, err
+	}
+	return &got[0], sent, nil
+}
+
+// poll acquires name by trying every PollInterval, for a provider that is
+// not a Waiter.
+func (m *Manager) poll(ctx context.Context, name string) (*Lease, time.Time, error) {
+	wake := make(chan struct{}, 1)
+	for {
+		l, sent, err := m.acquire(ctx, name)
+		if err != nil || l != nil {
+			return l, sent, err
+		}
+		t := m.opts.clock.AfterFunc(PollInterval(m.opts.duration), func() {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		})
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, time.Time{}, ctx.Err()
+		}
+	}
+}
+
+var errNoLease = errors.New("lock: the provider's AcquireWait returned neither a lease nor an error")
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func randomID() string {

@@ -11,9 +11,11 @@ import (
 
 // Memory is the in-process Provider. Each lock is a key (the prefix, "lock/"
 // by default, then the name) attached to a lease of a lease.Service, held by
-// the executionID, whose value is the executionID. The service is the only
-// record of who holds what: an expiring lease deletes its key, and so frees
-// the lock, atomically.
+// the executionID, whose value encodes the executionID and the value the
+// holder attached (AcquireValue). The service is the only record of who
+// holds what: an expiring lease deletes its key, and so frees the lock,
+// atomically. Callers of AcquireWait queue per name and are woken when the
+// lock is freed (Waiter).
 //
 // The fencing token is the lease's ID: the service issues IDs in increasing
 // order and never reuses one, so tokens grow across expiry and take-over,
@@ -39,6 +41,9 @@ type Memory struct {
 	delay time.Duration
 	mu    sync.Mutex
 	ended delayRecord
+
+	// The callers of AcquireWait, queued per name; see wait.go.
+	waits waitQueues
 }
 
 // NewMemory returns a Memory storing its locks in svc. It panics if svc is
@@ -57,6 +62,7 @@ func NewMemory(svc *lease.Service, opts ...MemoryOption) *Memory {
 		purpose: o.purpose,
 		delay:   o.delay,
 		ended:   newDelayRecord(),
+		waits:   newWaitQueues(),
 	}
 }
 
@@ -70,11 +76,27 @@ func (m *Memory) Clock() lease.Clock { return m.svc.Clock() }
 // lock-delay, a name whose last lease expired (rather than being released)
 // less than the delay ago also gets nil, nil.
 func (m *Memory) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*Lease, error) {
+	return m.AcquireValue(ctx, name, executionID, d, nil)
+}
+
+// AcquireValue is Acquire that also stores value (a copy) with the
+// holding, for Holder and Held to report; it makes Memory a ValueAcquirer.
+// A value longer than MaxValueSize is refused with an error matching
+// lease.ErrInvalidArgument.
+func (m *Memory) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
 	if err := CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
+	if err := CheckValue(value); err != nil {
+		return nil, err
+	}
+	return m.acquire(ctx, name, executionID, d, value)
+}
+
+// acquire is AcquireValue on checked input.
+func (m *Memory) acquire(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
 	if m.delay <= 0 {
-		l, _, err := m.grant(ctx, name, executionID, d)
+		l, _, err := m.grant(ctx, name, executionID, d, value)
 		return l, err
 	}
 	// Ask first, so that a lock in its delay is refused without a grant.
@@ -85,7 +107,7 @@ func (m *Memory) Acquire(ctx context.Context, name, executionID string, d time.D
 	m.mu.Lock()
 	m.ended.begin(name, now.Add(d))
 	m.mu.Unlock()
-	l, at, err := m.grant(ctx, name, executionID, d)
+	l, at, err := m.grant(ctx, name, executionID, d, value)
 	m.mu.Lock()
 	m.ended.end(name)
 	m.mu.Unlock()
@@ -102,6 +124,7 @@ func (m *Memory) Acquire(ctx context.Context, name, executionID string, d time.D
 		if _, rerr := m.svc.Revoke(context.WithoutCancel(ctx), lease.ID(l.Token)); rerr != nil && !ended(rerr) {
 			err = rerr
 		}
+		m.wake(name) // the grant may have kept a waiter's attempt out
 		return nil, err
 	}
 	m.mu.Lock()
@@ -151,8 +174,8 @@ func (m *Memory) delayed(name string, at time.Time) (bool, error) {
 
 // grant grants the lock's lease if its key is absent, and returns it with
 // the instant of the grant on the service's time; contention is nil, nil.
-func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Duration) (*Lease, time.Time, error) {
-	l, err := m.svc.GrantWithKey(ctx, executionID, m.purpose, d, m.prefix+name, []byte(executionID))
+func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, time.Time, error) {
+	l, err := m.svc.GrantWithKey(ctx, executionID, m.purpose, d, m.prefix+name, encodeValue(executionID, value))
 	if err != nil {
 		if errors.Is(err, lease.ErrKeyExists) {
 			return nil, time.Time{}, nil
@@ -243,6 +266,12 @@ func (m *Memory) Release(ctx context.Context, leases []Lease) error {
 		if err != nil && !ended(err) {
 			return err
 		}
+		if err == nil {
+			// Offer the lock to a waiter now rather than when the
+			// service delivers the ending, which a slow subscriber can
+			// hold up.
+			m.wake(l.Name)
+		}
 		if err == nil && m.delay > 0 {
 			// A clean release has no delay. A lease that expired before
 			// the revocation keeps its record: its delay runs.
@@ -265,7 +294,10 @@ func (m *Memory) holding(op string, l Lease) (lease.ID, bool, error) {
 	if !ok {
 		return 0, false, m.open(op)
 	}
-	if id == 0 || uint64(id) != l.Token || string(value) != l.ExecutionID {
+	if id == 0 || uint64(id) != l.Token {
+		return 0, false, nil
+	}
+	if exec, _, ok := decodeValue(value); !ok || exec != l.ExecutionID {
 		return 0, false, nil
 	}
 	return id, true, nil

@@ -97,7 +97,7 @@ func TestMemoryKeyPrefixAndPurpose(t *testing.T) {
 	kv := svc.Scan("locks:", 0)
 	require.Len(t, kv, 1)
 	assert.Equal(t, "locks:job", kv[0].Key)
-	assert.Equal(t, "a", string(kv[0].Value))
+	assert.Equal(t, "\x01a", string(kv[0].Value), "the execution ID's length, the execution ID, no value")
 	assert.Equal(t, lease.ID(l.Token), kv[0].LeaseID, "the token is the lease ID")
 	_, err = svc.Use(ctx, kv[0].LeaseID, lease.StateWrite)
 	assert.NoError(t, err)

@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -36,6 +37,7 @@ type managerOptions struct {
 	clock          lease.Clock   // nil: the provider's time base, or the system clock
 	onReleaseError func(Lease, error)
 	onPanic        func(*lease.PanicError)
+	value          []byte // nil: none
 }
 
 // WithLeaseDuration sets the duration of the leases the Manager acquires
@@ -129,4 +131,17 @@ func WithPanicHandler(h func(*lease.PanicError)) Option {
 		panic("lock: WithPanicHandler: nil handler")
 	}
 	return optionFunc(func(o *managerOptions) { o.onPanic = h })
+}
+
+// WithValue attaches a small value to every lock the Manager holds (a copy
+// of v; default none), which an Inspector reports as Holding.Value: who the
+// holder is, where to reach it. NewManager returns an error if v is longer
+// than MaxValueSize or the provider cannot store values (it is not a
+// ValueAcquirer; Memory is). An empty v is no value.
+func WithValue(v []byte) Option {
+	var c []byte
+	if len(v) > 0 {
+		c = bytes.Clone(v)
+	}
+	return optionFunc(func(o *managerOptions) { o.value = c })
 }

@@ -1,0 +1,12 @@
+package lock
+
+// Waiting returns how many AcquireWait calls wait for name on m, for tests
+// that must know a waiter is queued before they free the lock.
+func Waiting(m *Memory, name string) int {
+	m.waits.mu.Lock()
+	defer m.waits.mu.Unlock()
+	if l := m.waits.byName[name]; l != nil {
+		return l.Len()
+	}
+	return 0
+}

@@ -1,0 +1,103 @@
+package lock
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasehold/lease"
+)
+
+// Holding is who holds a lock, as an Inspector reports it. It is a plain
+// value; its Value is the caller's own copy.
+type Holding struct {
+	Name        string
+	ExecutionID string
+	Token       uint64
+	// ExpiresAt is when the holding's lease ends unless renewed, on the
+	// provider's clock.
+	ExpiresAt time.Time
+	// Value is what the holder attached (WithValue, ValueAcquirer); nil for
+	// none.
+	Value []byte
+}
+
+// Inspector is implemented by a Provider that can say who holds its locks.
+// Its answers are snapshots: a lock may change hands as soon as they are
+// given. Implementations must be safe for concurrent use.
+type Inspector interface {
+	// Holder returns the holding of the lock name, and false if it is not
+	// held (or its lease has expired).
+	Holder(ctx context.Context, name string) (Holding, bool, error)
+	// Held returns the holdings of the locks whose names start with prefix
+	// (every lock for ""), in name order: at most limit of them when
+	// limit > 0, all of them when limit is 0. A negative limit is bad input.
+	// The slice and its Values are the caller's.
+	Held(ctx context.Context, prefix string, limit int) ([]Holding, error)
+}
+
+// Holder returns who holds the lock name, read from the lock's key and its
+// lease; it makes Memory an Inspector. On a closed service it fails with an
+// error matching lease.ErrClosed.
+func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error) {
+	const op = "holder"
+	switch {
+	case ctx == nil:
+		return Holding{}, false, invalid(op, "ctx", "must not be nil")
+	case name == "":
+		return Holding{}, false, invalid(op, "name", "must not be empty")
+	}
+	if err := ctx.Err(); err != nil {
+		return Holding{}, false, err
+	}
+	value, id, ok := m.svc.Get(m.prefix + name)
+	if !ok {
+		return Holding{}, false, m.open(op)
+	}
+	h, ok := m.inspect(name, value, id)
+	return h, ok, m.open(op)
+}
+
+// Held returns the locks held whose names start with prefix, in name order,
+// from one scan of the service's keys; it makes Memory an Inspector. A lock
+// whose lease ends between the scan and the lookup of its expiry is left
+// out, so fewer than limit may come back while more are held. On a closed
+// service it fails with an error matching lease.ErrClosed.
+func (m *Memory) Held(ctx context.Context, prefix string, limit int) ([]Holding, error) {
+	const op = "held"
+	switch {
+	case ctx == nil:
+		return nil, invalid(op, "ctx", "must not be nil")
+	case limit < 0:
+		return nil, invalid(op, "limit", strconv.Itoa(limit)+" is negative")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	kvs := m.svc.Scan(m.prefix+prefix, limit)
+	var out []Holding
+	for _, kv := range kvs {
+		if h, ok := m.inspect(strings.TrimPrefix(kv.Key, m.prefix), kv.Value, kv.LeaseID); ok {
+			out = append(out, h)
+		}
+	}
+	return out, m.open(op)
+}
+
+// inspect makes the holding of a lock key's value (the service's copy) and
+// lease, if the key is a lock's and its lease still active.
+func (m *Memory) inspect(name string, value []byte, id lease.ID) (Holding, bool) {
+	if id == 0 {
+		return Holding{}, false
+	}
+	exec, v, ok := decodeValue(value)
+	if !ok {
+		return Holding{}, false
+	}
+	l, err := m.svc.Info(id)
+	if err != nil {
+		return Holding{}, false
+	}
+	return Holding{Name: name, ExecutionID: exec, Token: uint64(id), ExpiresAt: l.ExpiresAt, Value: v}, true
+}
