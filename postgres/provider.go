@@ -26,7 +26,10 @@ type Provider struct {
 	sql       statements
 }
 
-var _ lock.Provider = (*Provider)(nil)
+var (
+	_ lock.Provider  = (*Provider)(nil)
+	_ lock.Inspector = (*Provider)(nil)
+)
 
 // New returns a Provider that runs its statements on pool. It sends nothing
 // to the database; call [Provider.Migrate] once (from any number of

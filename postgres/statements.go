@@ -19,7 +19,10 @@ type statements struct {
 	renewOne   string
 	release    string
 	releaseOne string
-	create     string
+	// holder and held are the Inspector's reads.
+	holder string
+	held   string
+	create string
 	// createSeq makes the sequence tokens are drawn from. Owned by the
 	// token column, it is dropped with the table.
 	createSeq string
@@ -83,6 +86,20 @@ WHERE l.name = held.name`, table),
 		releaseOne: fmt.Sprintf(`UPDATE %[1]s AS l
 SET expires_at = '-infinity'
 WHERE l.name = $1 AND l.execution_id = $2 AND l.token = $3 AND l.expires_at > clock_timestamp()`, table),
+
+		// $1 name. A lock held on the database's clock, as Acquire
+		// decides it (without the lock delay, which holds nobody).
+		holder: fmt.Sprintf(`SELECT execution_id, token, expires_at FROM %[1]s
+WHERE name = $1 AND expires_at > clock_timestamp()`, table),
+
+		// $1 prefix, $2 limit (NULL for all). starts_with matches the
+		// prefix as plain text, so % _ and \ in it are not patterns. The C
+		// collation sorts by bytes, as the memory provider does, whatever
+		// the database's collation.
+		held: fmt.Sprintf(`SELECT name, execution_id, token, expires_at FROM %[1]s
+WHERE expires_at > clock_timestamp() AND starts_with(name, $1)
+ORDER BY name COLLATE "C"
+LIMIT $2`, table),
 
 		// Every renewal rewrites its row. Half-empty pages let PostgreSQL
 		// do that as a heap-only (HOT) update, pruning old versions without
