@@ -15,12 +15,20 @@
 //     across take-overs, releases and server restarts. A release keeps the
 //     row, marked released, with its last token.
 //   - Renew and Release take one round trip for a whole list, matching each
-//     lease by name, execution ID and token.
+//     lease by name, execution ID and token. Release notifies the freed
+//     names (pg_notify) from the same statement.
+//   - [Provider.AcquireWait] (a [lock.Waiter]) waits for a held lock on a
+//     LISTEN connection, woken by a release's notification or at the
+//     holder's expiry as the database reads it; [Provider.Holder] and
+//     [Provider.Held] (a [lock.Inspector]) read who holds what in one
+//     SELECT. The provider stores no values with a lock.
 //
 // Point the pool at the primary and keep synchronous_commit on (the
 // default): tokens survive a crash only if an acknowledged commit is on disk.
 // Each call is one statement in its own implicit transaction, so the
-// provider also works behind a transaction-mode connection pooler.
+// provider also works behind a transaction-mode connection pooler, except
+// that AcquireWait's notifications need a session (without one, waiters
+// fall back on polling).
 //
 // Errors from the database are returned wrapped, so errors.As finds the
 // driver's *pgconn.PgError and errors.Is finds context.DeadlineExceeded.

@@ -20,11 +20,15 @@ func ops(p *Provider, c context.Context) map[string]error {
 	held := lock.Lease{Name: "n", ExecutionID: "x", Token: 1}
 	_, acquireErr := p.Acquire(c, "n", "x", time.Minute)
 	_, renewErr := p.Renew(c, []lock.Lease{held}, time.Minute)
+	_, _, holderErr := p.Holder(c, "n")
+	_, heldErr := p.Held(c, "", 0)
 	return map[string]error{
 		"acquire": acquireErr,
 		"renew":   renewErr,
 		"release": p.Release(c, []lock.Lease{held}),
 		"migrate": p.Migrate(c),
+		"holder":  holderErr,
+		"held":    heldErr,
 	}
 }
 

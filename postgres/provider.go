@@ -24,9 +24,16 @@ type Provider struct {
 	seq       string // the token sequence, likewise
 	schema    string // unquoted; "" when unqualified
 	sql       statements
+	// onWait, if set (by tests), is called each time AcquireWait starts
+	// waiting, already listening.
+	onWait func(name string)
 }
 
-var _ lock.Provider = (*Provider)(nil)
+var (
+	_ lock.Provider  = (*Provider)(nil)
+	_ lock.Waiter    = (*Provider)(nil)
+	_ lock.Inspector = (*Provider)(nil)
+)
 
 // New returns a Provider that runs its statements on pool. It sends nothing
 // to the database; call [Provider.Migrate] once (from any number of
@@ -77,11 +84,21 @@ func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time
 	if err := checkAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
+	return p.acquireOn(ctx, p.pool, name, executionID, d)
+}
+
+// querier runs a statement: the pool, or one connection taken from it.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// acquireOn is Acquire, on q, for checked arguments.
+func (p *Provider) acquireOn(ctx context.Context, q querier, name, executionID string, d time.Duration) (*lock.Lease, error) {
 	var (
 		token   int64
 		expires time.Time
 	)
-	err := p.pool.QueryRow(ctx, p.sql.acquire, name, executionID, micros(d), p.lockDelay, p.seq).Scan(&token, &expires)
+	err := q.QueryRow(ctx, p.sql.acquire, name, executionID, micros(d), p.lockDelay, p.seq).Scan(&token, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil // held: the upsert's WHERE refused the take-over
 	}
@@ -149,7 +166,8 @@ func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Durati
 // lease that was already released, has expired, or was never issued is not
 // an error, and a release never frees a lock someone else now holds. A
 // released lock keeps its last token and can be acquired at once, lock
-// delay or not.
+// delay or not. The statement that frees a lock also notifies its name to
+// the waiters of [Provider.AcquireWait], delivered when it commits.
 func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
 	if err := lock.CheckRelease(ctx, leases); err != nil {
 		return err

@@ -19,7 +19,14 @@ type statements struct {
 	renewOne   string
 	release    string
 	releaseOne string
-	create     string
+	// holder and held are the Inspector's reads; remaining is how long,
+	// in µs, until a held lock can be taken over without a release; oid
+	// finds the table's OID, which names its notification channel.
+	holder    string
+	held      string
+	remaining string
+	oid       string
+	create    string
 	// createSeq makes the sequence tokens are drawn from. Owned by the
 	// token column, it is dropped with the table.
 	createSeq string
@@ -72,17 +79,49 @@ WHERE l.name = $1 AND l.execution_id = $2 AND l.token = $3 AND l.expires_at > cl
 RETURNING 1::bigint, l.expires_at`, table),
 
 		// $1 names, $2 execution IDs, $3 tokens. The row stays, keeping its
-		// last token as a floor for the next holder.
-		release: held + fmt.Sprintf(`
-UPDATE %[1]s AS l
-SET expires_at = '-infinity'
-FROM held
-WHERE l.name = held.name`, table),
+		// last token as a floor for the next holder. Each freed name is
+		// sent to the table's channel by the same statement, so the
+		// notification is delivered exactly when the release commits.
+		release: held + fmt.Sprintf(`,
+freed AS (
+  UPDATE %[1]s AS l
+  SET expires_at = '-infinity'
+  FROM held
+  WHERE l.name = held.name
+  RETURNING l.name, l.tableoid AS tbl
+)
+SELECT pg_notify(%[2]s, name) FROM freed`, table, notifyChannel),
 
 		// $1 name, $2 execution ID, $3 token.
-		releaseOne: fmt.Sprintf(`UPDATE %[1]s AS l
-SET expires_at = '-infinity'
-WHERE l.name = $1 AND l.execution_id = $2 AND l.token = $3 AND l.expires_at > clock_timestamp()`, table),
+		releaseOne: fmt.Sprintf(`WITH freed AS (
+  UPDATE %[1]s AS l
+  SET expires_at = '-infinity'
+  WHERE l.name = $1 AND l.execution_id = $2 AND l.token = $3 AND l.expires_at > clock_timestamp()
+  RETURNING l.name, l.tableoid AS tbl
+)
+SELECT pg_notify(%[2]s, name) FROM freed`, table, notifyChannel),
+
+		// $1 name. A lock held on the database's clock, as Acquire
+		// decides it (without the lock delay, which holds nobody).
+		holder: fmt.Sprintf(`SELECT execution_id, token, expires_at FROM %[1]s
+WHERE name = $1 AND expires_at > clock_timestamp()`, table),
+
+		// $1 prefix, $2 limit (NULL for all). starts_with matches the
+		// prefix as plain text, so % _ and \ in it are not patterns. The C
+		// collation sorts by bytes, as the memory provider does, whatever
+		// the database's collation.
+		held: fmt.Sprintf(`SELECT name, execution_id, token, expires_at FROM %[1]s
+WHERE expires_at > clock_timestamp() AND starts_with(name, $1)
+ORDER BY name COLLATE "C"
+LIMIT $2`, table),
+
+		// $1 name, $2 lock delay in µs. No row when the lock is released
+		// or was never taken.
+		remaining: fmt.Sprintf(`SELECT (extract(epoch FROM expires_at + $2::bigint * interval '1 microsecond' - clock_timestamp()) * 1000000)::bigint
+FROM %[1]s WHERE name = $1 AND expires_at > '-infinity'`, table),
+
+		// $1 the table, quoted.
+		oid: `SELECT $1::text::regclass::oid::bigint`,
 
 		// Every renewal rewrites its row. Half-empty pages let PostgreSQL
 		// do that as a heap-only (HOT) update, pruning old versions without
@@ -97,6 +136,15 @@ WHERE l.name = $1 AND l.execution_id = $2 AND l.token = $3 AND l.expires_at > cl
 		createSeq: fmt.Sprintf(`CREATE SEQUENCE %[2]s AS bigint MINVALUE 1 OWNED BY %[1]s.token`, table, seq),
 	}
 }
+
+// notifyChannel is the SQL expression, over a freed row, of the channel its
+// release is sent to: the table's OID, so that every spelling of one table
+// (with or without its schema) shares a channel, and the name is a short
+// plain identifier whatever the table is called. channelName is the same
+// for a listener.
+const notifyChannel = `'lease_lock_' || tbl::bigint`
+
+func channelName(oid int64) string { return fmt.Sprintf("lease_lock_%d", oid) }
 
 // sequenceName returns the name of the token sequence of table: the table's
 // name and "_token_seq", cut to fit PostgreSQL's 63 bytes with a hash of the
