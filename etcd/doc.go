@@ -17,6 +17,10 @@
 //     execution ID.
 //   - Release deletes the key if it still has the lease's create revision,
 //     and revokes the etcd lease.
+//   - AcquireWait (lock.Waiter) watches the key and tries again when it is
+//     deleted; Holder and Held (lock.Inspector) read the keys; AcquireValue
+//     (lock.ValueAcquirer) records a small value in the key with the
+//     execution ID.
 //
 // # Durations and clocks
 //
@@ -43,7 +47,8 @@
 //
 // # Limits
 //
-// A key is the prefix and the name; a value holds the execution ID. etcd
+// A key is the prefix and the name; a value holds the execution ID and the
+// holder's value. Waiters are not served in order of arrival. etcd
 // refuses a request larger than its --max-request-bytes (1.5 MiB by
 // default). Renew and Release take a few round trips per lease, not one per
 // batch. A lease listed twice in a Renew is renewed and returned twice.

@@ -36,7 +36,12 @@ type Provider struct {
 	prefix string
 }
 
-var _ lock.Provider = (*Provider)(nil)
+var (
+	_ lock.Provider      = (*Provider)(nil)
+	_ lock.ValueAcquirer = (*Provider)(nil)
+	_ lock.Waiter        = (*Provider)(nil)
+	_ lock.Inspector     = (*Provider)(nil)
+)
 
 // New returns a Provider that keeps its locks in the cluster client talks
 // to. It sends nothing to etcd, and the caller keeps ownership of client
@@ -72,12 +77,20 @@ func (p *Provider) key(name string) string { return p.prefix + name }
 // lease that Acquire tries to revoke, and that otherwise expires after the
 // TTL.
 func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+	return p.AcquireValue(ctx, name, executionID, d, nil)
+}
+
+// AcquireValue is Acquire that also records value (a copy) in the lock's
+// key, for Holder and Held to report; Renew keeps it. It makes Provider a
+// lock.ValueAcquirer. A value longer than lock.MaxValueSize is refused with
+// an error matching lease.ErrInvalidArgument.
+func (p *Provider) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	if err := checkAcquire(ctx, name, executionID, d, value); err != nil {
 		return nil, err
 	}
 	ttl := ttlSeconds(d)
 	for waited := false; ; waited = true {
-		l, holder, err := p.tryAcquire(ctx, name, executionID, ttl)
+		l, holder, rev, err := p.tryAcquire(ctx, name, executionID, ttl, value)
 		if err != nil || l != nil {
 			return l, err
 		}
@@ -85,7 +98,7 @@ func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time
 		if waited || !ok || time.Now().Before(h.expiresAt) {
 			return nil, nil // held, and not past its holder's expiry
 		}
-		gone, err := p.awaitDeletion(ctx, p.key(name), holder.ModRevision)
+		gone, err := p.awaitDeletion(ctx, p.key(name), rev)
 		if err != nil {
 			return nil, fmt.Errorf("etcd: acquire %q: %w", name, err)
 		}
@@ -96,15 +109,16 @@ func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time
 }
 
 // tryAcquire grants a lease and creates the key with it if the key is
-// absent. It returns the new Lease, or the key as it was when the key
-// exists.
-func (p *Provider) tryAcquire(ctx context.Context, name, executionID string, ttl int64) (*lock.Lease, *mvccpb.KeyValue, error) {
+// absent. It returns the new Lease, or, when the key exists, the key as it
+// was and the store's revision at which it was read: any later change of
+// the key has a greater revision.
+func (p *Provider) tryAcquire(ctx context.Context, name, executionID string, ttl int64, value []byte) (*lock.Lease, *mvccpb.KeyValue, int64, error) {
 	now := time.Now()
 	g, err := p.client.Grant(ctx, ttl)
 	if err != nil {
-		return nil, nil, fmt.Errorf("etcd: acquire %q: grant a lease of %d s: %w", name, ttl, err)
+		return nil, nil, 0, fmt.Errorf("etcd: acquire %q: grant a lease of %d s: %w", name, ttl, err)
 	}
-	h := holding{executionID: executionID, expiresAt: now.Add(time.Duration(g.TTL) * time.Second), ttl: ttl}
+	h := holding{executionID: executionID, expiresAt: now.Add(time.Duration(g.TTL) * time.Second), ttl: ttl, value: value}
 	k := p.key(name)
 	resp, err := p.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
@@ -113,19 +127,19 @@ func (p *Provider) tryAcquire(ctx context.Context, name, executionID string, ttl
 		Commit()
 	if err != nil {
 		p.revoke(ctx, g.ID) // if the put went through, this frees the lock again
-		return nil, nil, fmt.Errorf("etcd: acquire %q: %w", name, err)
+		return nil, nil, 0, fmt.Errorf("etcd: acquire %q: %w", name, err)
 	}
 	if resp.Succeeded {
 		// The put is the transaction's only write, so the store's revision
 		// after it is the key's create revision.
-		return &lock.Lease{Name: name, ExecutionID: executionID, ExpiresAt: h.expiresAt, Token: uint64(resp.Header.Revision)}, nil, nil
+		return &lock.Lease{Name: name, ExecutionID: executionID, ExpiresAt: h.expiresAt, Token: uint64(resp.Header.Revision)}, nil, 0, nil
 	}
 	p.revoke(ctx, g.ID)
 	kvs := resp.Responses[0].GetResponseRange().GetKvs()
 	if len(kvs) == 0 {
-		return nil, nil, fmt.Errorf("etcd: acquire %q: the key exists but reads as absent", name)
+		return nil, nil, 0, fmt.Errorf("etcd: acquire %q: the key exists but reads as absent", name)
 	}
-	return nil, kvs[0], nil
+	return nil, kvs[0], resp.Header.Revision, nil
 }
 
 // awaitDeletion waits up to ExpiryWait for a delete of key after revision
@@ -134,21 +148,31 @@ func (p *Provider) tryAcquire(ctx context.Context, name, executionID string, ttl
 func (p *Provider) awaitDeletion(ctx context.Context, key string, rev int64) (bool, error) {
 	wctx, cancel := context.WithTimeout(ctx, ExpiryWait)
 	defer cancel()
-	wch := p.client.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithRev(rev+1), clientv3.WithFilterPut())
-	for resp := range wch {
-		if resp.Err() != nil {
-			break // compacted, or no leader: look at the key again
-		}
-		for _, ev := range resp.Events {
-			if ev.Type == mvccpb.DELETE {
-				return true, nil
-			}
-		}
-	}
+	gone := p.deleted(wctx, key, rev)
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	return wctx.Err() == nil, nil
+	return gone || wctx.Err() == nil, nil
+}
+
+// deleted watches key for a delete after revision rev, and reports whether
+// it saw one. It returns false when the watch ends otherwise: ctx is done,
+// rev has been compacted, etcd has no leader, or the client is closed.
+func (p *Provider) deleted(ctx context.Context, key string, rev int64) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the watch
+	wch := p.client.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithRev(rev+1), clientv3.WithFilterPut())
+	for resp := range wch {
+		if resp.Err() != nil {
+			return false
+		}
+		for _, ev := range resp.Events {
+			if ev.Type == mvccpb.DELETE {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Renew extends every lease in leases that still holds its lock (same name,
@@ -209,7 +233,7 @@ func (p *Provider) renewOne(ctx context.Context, l lock.Lease, ttl int64) (time.
 			clientv3.Compare(clientv3.LeaseValue(k), "=", old),
 		}
 		if ttl == h.ttl {
-			nh := holding{executionID: l.ExecutionID, expiresAt: now.Add(time.Duration(ka.TTL) * time.Second), ttl: ttl}
+			nh := holding{executionID: l.ExecutionID, expiresAt: now.Add(time.Duration(ka.TTL) * time.Second), ttl: ttl, value: h.value}
 			resp, err := p.client.Txn(ctx).If(cmp...).Then(clientv3.OpPut(k, nh.encode(), clientv3.WithIgnoreLease())).Commit()
 			if err != nil {
 				return time.Time{}, false, err
@@ -223,7 +247,7 @@ func (p *Provider) renewOne(ctx context.Context, l lock.Lease, ttl int64) (time.
 		if err != nil {
 			return time.Time{}, false, fmt.Errorf("grant a lease of %d s: %w", ttl, err)
 		}
-		nh := holding{executionID: l.ExecutionID, expiresAt: now.Add(time.Duration(g.TTL) * time.Second), ttl: ttl}
+		nh := holding{executionID: l.ExecutionID, expiresAt: now.Add(time.Duration(g.TTL) * time.Second), ttl: ttl, value: h.value}
 		resp, err := p.client.Txn(ctx).If(cmp...).Then(clientv3.OpPut(k, nh.encode(), clientv3.WithLease(g.ID))).Commit()
 		if err != nil {
 			p.revoke(ctx, g.ID)

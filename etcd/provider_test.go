@@ -163,16 +163,31 @@ func TestTTLSeconds(t *testing.T) {
 }
 
 func TestHoldingEncoding(t *testing.T) {
-	h := holding{executionID: "exec with spaces ", expiresAt: time.Unix(0, 1234567890123), ttl: 7}
-	got, ok := decodeHolding([]byte(h.encode()))
-	require.True(t, ok)
-	assert.Equal(t, h.executionID, got.executionID)
-	assert.True(t, h.expiresAt.Equal(got.expiresAt))
-	assert.Equal(t, h.ttl, got.ttl)
-	for _, bad := range []string{"", "1 2", "x 2 a", "1 x a", "1 0 a", "1 2 "} {
+	for _, h := range []holding{
+		{executionID: "exec with spaces ", expiresAt: time.Unix(0, 1234567890123), ttl: 7},
+		{executionID: "exec with spaces ", expiresAt: time.Unix(0, 1234567890123), ttl: 7, value: []byte(" value\x00with any bytes ")},
+		{executionID: "v2 1 2 3 looks tagged", expiresAt: time.Unix(0, -5), ttl: 1},
+	} {
+		got, ok := decodeHolding([]byte(h.encode()))
+		require.True(t, ok, "%q", h.encode())
+		assert.Equal(t, h.executionID, got.executionID)
+		assert.True(t, h.expiresAt.Equal(got.expiresAt))
+		assert.Equal(t, h.ttl, got.ttl)
+		assert.Equal(t, h.value, got.value)
+	}
+	for _, bad := range []string{"", "1 2", "x 2 a", "1 x a", "1 0 a", "1 2 ", "v2 1 2 a", "v2 1 2 9 short", "v2 1 2 -1 a", "v2 1 2 0 value", "v2 x 2 1 a"} {
 		_, ok := decodeHolding([]byte(bad))
 		assert.False(t, ok, "%q", bad)
 	}
+}
+
+// TestHoldingWithoutValueKeepsItsEncoding: a holding without a value is
+// written as before values existed, so older versions read it.
+func TestHoldingWithoutValueKeepsItsEncoding(t *testing.T) {
+	h := holding{executionID: "a b", expiresAt: time.Unix(0, 42), ttl: 3}
+	assert.Equal(t, "42 3 a b", h.encode())
+	h.value = []byte("v")
+	assert.Equal(t, "v2 42 3 3 a bv", h.encode())
 }
 
 // TestForeignValueIsHeld: a key under the prefix that this package did not
@@ -217,11 +232,7 @@ func get(t *testing.T, key string) *mvccpb.KeyValue {
 func TestSkewedExpiryNeverTakesOver(t *testing.T) {
 	p := newTestProvider(t)
 	ctx := context.Background()
-	g, err := testClient.Grant(ctx, 60)
-	require.NoError(t, err)
-	h := holding{executionID: "a", expiresAt: time.Now().Add(-time.Hour), ttl: 60}
-	_, err = testClient.Put(ctx, p.key("x"), h.encode(), clientv3.WithLease(g.ID))
-	require.NoError(t, err)
+	id, _ := putSkewed(t, p, "x", 60)
 	start := time.Now()
 	l, err := p.Acquire(ctx, "x", "b", time.Minute)
 	require.NoError(t, err)
@@ -229,5 +240,20 @@ func TestSkewedExpiryNeverTakesOver(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), ExpiryWait, "Acquire waited for etcd")
 	kv := get(t, p.key("x"))
 	require.NotNil(t, kv)
-	assert.Equal(t, int64(g.ID), kv.Lease)
+	assert.Equal(t, int64(id), kv.Lease)
+}
+
+// putSkewed makes the lock name held by "a" on an etcd lease of ttl
+// seconds, with a recorded ExpiresAt an hour past, as a holder whose clock
+// runs ahead would leave it. It returns the etcd lease and the revision of
+// the put.
+func putSkewed(t *testing.T, p *Provider, name string, ttl int64) (clientv3.LeaseID, int64) {
+	t.Helper()
+	ctx := context.Background()
+	g, err := testClient.Grant(ctx, ttl)
+	require.NoError(t, err)
+	h := holding{executionID: "a", expiresAt: time.Now().Add(-time.Hour), ttl: ttl}
+	put, err := testClient.Put(ctx, p.key(name), h.encode(), clientv3.WithLease(g.ID))
+	require.NoError(t, err)
+	return g.ID, put.Header.Revision
 }

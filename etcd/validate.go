@@ -20,9 +20,13 @@ func checkDuration(op string, d time.Duration) error {
 	return nil
 }
 
-// checkAcquire applies the contract's checks, then etcd's limit on TTLs.
-func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
+// checkAcquire applies the contract's checks of an acquisition and of its
+// value, then etcd's limit on TTLs.
+func checkAcquire(ctx context.Context, name, executionID string, d time.Duration, value []byte) error {
 	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
+		return err
+	}
+	if err := lock.CheckValue(value); err != nil {
 		return err
 	}
 	return checkDuration("acquire", d)

@@ -3,6 +3,7 @@ package locktest_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -124,3 +125,23 @@ func (p lax) Acquire(ctx context.Context, name, exec string, d time.Duration) (*
 	}
 	return p.Memory.Acquire(ctx, name, exec, d)
 }
+
+// impatient is a Waiter that does not wait: contention comes back as
+// nil, nil.
+type impatient struct{ *lock.Memory }
+
+func (p impatient) AcquireWait(ctx context.Context, name, exec string, d time.Duration, value []byte) (*lock.Lease, error) {
+	return p.AcquireValue(ctx, name, exec, d, value)
+}
+
+// unsorted lists held locks in reverse name order.
+type unsorted struct{ *lock.Memory }
+
+func (p unsorted) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
+	hs, err := p.Memory.Held(ctx, prefix, limit)
+	slices.Reverse(hs)
+	return hs, err
+}
+
+// plain is a Memory with none of its optional capabilities.
+type plain struct{ lock.Provider }

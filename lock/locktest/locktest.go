@@ -3,6 +3,7 @@ package locktest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -40,6 +41,16 @@ type Advancer interface {
 // The provider must not have a lock-delay: the suite takes expired locks
 // over at once. A clause that hangs for 30 s panics with every goroutine's
 // stack.
+//
+// The clauses of an optional capability run when the provider implements it
+// and skip, saying which interface is absent, when it does not: the Wait
+// clauses need a lock.Waiter (hand-off on release and on expiry, a context
+// that ends while waiting), the Inspect clauses a lock.Inspector (Holder and
+// Held, with the holder's value when the provider is also a
+// lock.ValueAcquirer). The order in which a provider's waiters get a lock
+// (FIFO for lock.Memory) is the provider's own promise, for its own tests:
+// the suite cannot tell when a waiter has started waiting, so it cannot
+// check the order without racing.
 func TestProvider(t *testing.T, newProvider func(t *testing.T) (lock.Provider, lease.Clock)) {
 	t.Helper()
 	for _, c := range clauses {
@@ -84,6 +95,26 @@ var clauses = []clause{
 	{"ConcurrentAcquirers", testConcurrentAcquirers},
 	{"ReleaseRacesRenew", testReleaseRacesRenew},
 	{"Linearizable", testLinearizable},
+	// Optional capabilities: a provider without one skips its clauses.
+	{"WaitBadInput", needs(testWaitBadInput)},
+	{"WaitHandOffOnRelease", needs(testWaitHandOffOnRelease)},
+	{"WaitHandOffOnExpiry", needs(testWaitHandOffOnExpiry)},
+	{"WaitContextCancelled", needs(testWaitContextCancelled)},
+	{"InspectHolder", needs(testInspectHolder)},
+	{"InspectHeld", needs(testInspectHeld)},
+}
+
+// needs makes a clause of one that needs the capability C, an optional
+// interface such as lock.Waiter: a provider without it skips the clause,
+// saying which interface it lacks.
+func needs[C any](run func(e *env, c C)) func(*env) {
+	return func(e *env) {
+		c, ok := e.p.(C)
+		if !ok {
+			e.Skipf("locktest: %T is not a %v, so the clause does not apply", e.p, reflect.TypeFor[C]())
+		}
+		run(e, c)
+	}
 }
 
 // guard panics, with every goroutine's stack, if the clause runs longer than

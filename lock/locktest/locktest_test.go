@@ -28,6 +28,8 @@ var brokenProviders = map[string]struct {
 	"releasesByName": {func(m *lock.Memory, svc *lease.Service) lock.Provider { return releasesByName{m, svc} }, "StaleReleaseKeepsNewHolder"},
 	"racy":           {func(*lock.Memory, *lease.Service) lock.Provider { return &racy{holder: map[string]lock.Lease{}} }, "ConcurrentAcquirers"},
 	"lax":            {func(m *lock.Memory, _ *lease.Service) lock.Provider { return lax{m} }, "BadInput"},
+	"impatient":      {func(m *lock.Memory, _ *lease.Service) lock.Provider { return impatient{m} }, "WaitContextCancelled"},
+	"unsorted":       {func(m *lock.Memory, _ *lease.Service) lock.Provider { return unsorted{m} }, "InspectHeld"},
 }
 
 // TestBrokenProvider runs the suite on the broken provider named by
@@ -69,5 +71,15 @@ func TestMemory(t *testing.T) {
 		svc := lease.New(lease.WithClock(clock))
 		t.Cleanup(func() { _ = svc.Close() })
 		return lock.NewMemory(svc), clock
+	})
+}
+
+// A provider without the optional capabilities passes: their clauses skip.
+func TestProviderWithoutCapabilities(t *testing.T) {
+	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
+		clock := leasetest.NewFakeClock(leasetestEpoch)
+		svc := lease.New(lease.WithClock(clock))
+		t.Cleanup(func() { _ = svc.Close() })
+		return plain{lock.NewMemory(svc)}, clock
 	})
 }
