@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,11 +22,8 @@ import (
 // refuses it too); nor is a key under the prefix that this package did not
 // write, which Acquire nevertheless finds held.
 func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
-	switch {
-	case ctx == nil:
-		return lock.Holding{}, false, invalid("holder", "ctx", "must not be nil")
-	case name == "":
-		return lock.Holding{}, false, invalid("holder", "name", "must not be empty")
+	if err := lock.CheckHolder(ctx, name); err != nil {
+		return lock.Holding{}, false, err
 	}
 	resp, err := p.client.Get(ctx, p.key(name))
 	if err != nil {
@@ -50,11 +46,8 @@ func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool,
 // keys that are left out (expired, foreign) do not make it shorter than
 // limit while more locks are held. It makes Provider a lock.Inspector.
 func (p *Provider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
-	switch {
-	case ctx == nil:
-		return nil, invalid("held", "ctx", "must not be nil")
-	case limit < 0:
-		return nil, invalid("held", "limit", strconv.Itoa(limit)+" is negative")
+	if err := lock.CheckHeld(ctx, limit); err != nil {
+		return nil, err
 	}
 	from := p.key(prefix)
 	end := clientv3.GetPrefixRangeEnd(from)

@@ -44,6 +44,30 @@ func CheckRelease(ctx context.Context, leases []Lease) error {
 	return checkLeases("release", ctx, leases)
 }
 
+// CheckHolder returns the error an Inspector's Holder must return for bad
+// arguments, or nil.
+func CheckHolder(ctx context.Context, name string) error {
+	switch {
+	case ctx == nil:
+		return invalid("holder", "ctx", "must not be nil")
+	case name == "":
+		return invalid("holder", "name", "must not be empty")
+	}
+	return nil
+}
+
+// CheckHeld returns the error an Inspector's Held must return for bad
+// arguments, or nil.
+func CheckHeld(ctx context.Context, limit int) error {
+	switch {
+	case ctx == nil:
+		return invalid("held", "ctx", "must not be nil")
+	case limit < 0:
+		return invalid("held", "limit", strconv.Itoa(limit)+" is negative")
+	}
+	return nil
+}
+
 func checkLeases(op string, ctx context.Context, leases []Lease) error {
 	if ctx == nil {
 		return invalid(op, "ctx", "must not be nil")

@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -42,11 +41,8 @@ type Inspector interface {
 // error matching lease.ErrClosed.
 func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error) {
 	const op = "holder"
-	switch {
-	case ctx == nil:
-		return Holding{}, false, invalid(op, "ctx", "must not be nil")
-	case name == "":
-		return Holding{}, false, invalid(op, "name", "must not be empty")
+	if err := CheckHolder(ctx, name); err != nil {
+		return Holding{}, false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return Holding{}, false, err
@@ -66,11 +62,8 @@ func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error)
 // service it fails with an error matching lease.ErrClosed.
 func (m *Memory) Held(ctx context.Context, prefix string, limit int) ([]Holding, error) {
 	const op = "held"
-	switch {
-	case ctx == nil:
-		return nil, invalid(op, "ctx", "must not be nil")
-	case limit < 0:
-		return nil, invalid(op, "limit", strconv.Itoa(limit)+" is negative")
+	if err := CheckHeld(ctx, limit); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

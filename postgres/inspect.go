@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,8 +18,8 @@ import (
 // provider would refuse to Acquire is bad input.
 func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	const op = "holder"
-	if ctx == nil {
-		return lock.Holding{}, false, invalid(op, "ctx", "must not be nil")
+	if err := lock.CheckHolder(ctx, name); err != nil {
+		return lock.Holding{}, false, err
 	}
 	if err := checkName(op, "name", name); err != nil {
 		return lock.Holding{}, false, err
@@ -48,11 +47,8 @@ func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool,
 // or holds a NUL, is bad input.
 func (p *Provider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	const op = "held"
-	switch {
-	case ctx == nil:
-		return nil, invalid(op, "ctx", "must not be nil")
-	case limit < 0:
-		return nil, invalid(op, "limit", strconv.Itoa(limit)+" is negative")
+	if err := lock.CheckHeld(ctx, limit); err != nil {
+		return nil, err
 	}
 	if err := checkText(op, "prefix", prefix); err != nil {
 		return nil, err
