@@ -60,7 +60,7 @@ func TestParsePurpose(t *testing.T) {
 		{"operation", lease.Operation},
 		{"state_write", lease.StateWrite},
 		{"migration_handoff", lease.MigrationHandoff},
-		// The seed spec's names.
+		// The specification's CamelCase names.
 		{"Operation", lease.Operation},
 		{"StateWrite", lease.StateWrite},
 		{"MigrationHandoff", lease.MigrationHandoff},
@@ -116,7 +116,7 @@ func TestPurposeJSON(t *testing.T) {
 			require.Equal(t, job{"j", p}, back)
 		}
 	})
-	t.Run("seed name", func(t *testing.T) {
+	t.Run("CamelCase name", func(t *testing.T) {
 		var j job
 		require.NoError(t, json.Unmarshal([]byte(`{"purpose":"MigrationHandoff"}`), &j))
 		require.Equal(t, lease.MigrationHandoff, j.Purpose)

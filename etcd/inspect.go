@@ -29,7 +29,7 @@ func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool,
 	if err != nil {
 		return lock.Holding{}, false, fmt.Errorf("etcd: holder %q: %w", name, err)
 	}
-	now := time.Now()
+	now := p.clock.Now()
 	for _, kv := range resp.Kvs {
 		if h, ok := p.inspect(kv, now); ok {
 			return h, true, nil
@@ -66,7 +66,7 @@ func (p *Provider) Held(ctx context.Context, prefix string, limit int) ([]lock.H
 			return nil, fmt.Errorf("etcd: held %q: %w", prefix, err)
 		}
 		rev = resp.Header.Revision
-		now := time.Now()
+		now := p.clock.Now()
 		for _, kv := range resp.Kvs {
 			if h, ok := p.inspect(kv, now); ok {
 				out = append(out, h)

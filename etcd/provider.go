@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
 )
 
@@ -34,6 +35,7 @@ const revokeTimeout = 5 * time.Second
 type Provider struct {
 	client *clientv3.Client
 	prefix string
+	clock  lease.Clock // never runs backwards; see WithClock
 }
 
 var (
@@ -55,10 +57,13 @@ func New(client *clientv3.Client, opts ...Option) (*Provider, error) {
 	for _, o := range opts {
 		o.apply(&c)
 	}
-	if c.prefix == "" {
+	switch {
+	case c.prefix == "":
 		return nil, invalid("new", "prefix", "must not be empty")
+	case c.clock == nil:
+		return nil, invalid("new", "clock", "must not be nil")
 	}
-	return &Provider{client: client, prefix: c.prefix}, nil
+	return &Provider{client: client, prefix: c.prefix, clock: c.clock}, nil
 }
 
 func (p *Provider) key(name string) string { return p.prefix + name }
@@ -95,7 +100,7 @@ func (p *Provider) AcquireValue(ctx context.Context, name, executionID string, d
 			return l, err
 		}
 		h, ok := decodeHolding(holder.Value)
-		if waited || !ok || time.Now().Before(h.expiresAt) {
+		if waited || !ok || p.clock.Now().Before(h.expiresAt) {
 			return nil, nil // held, and not past its holder's expiry
 		}
 		gone, err := p.awaitDeletion(ctx, p.key(name), rev)
@@ -113,7 +118,7 @@ func (p *Provider) AcquireValue(ctx context.Context, name, executionID string, d
 // was and the store's revision at which it was read: any later change of
 // the key has a greater revision.
 func (p *Provider) tryAcquire(ctx context.Context, name, executionID string, ttl int64, value []byte) (*lock.Lease, *mvccpb.KeyValue, int64, error) {
-	now := time.Now()
+	now := p.clock.Now()
 	g, err := p.client.Grant(ctx, ttl)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("etcd: acquire %q: grant a lease of %d s: %w", name, ttl, err)
@@ -213,7 +218,7 @@ func (p *Provider) renewOne(ctx context.Context, l lock.Lease, ttl int64) (time.
 	for range renewAttempts {
 		// The clock is read per lease, before its requests: a later read
 		// could report an ExpiresAt after the server's expiry.
-		now := time.Now()
+		now := p.clock.Now()
 		kv, h, err := p.holding(ctx, k, l)
 		if err != nil || kv == nil || !now.Before(h.expiresAt) {
 			return time.Time{}, false, err

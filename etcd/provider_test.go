@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 )
 
@@ -23,6 +24,7 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 	}{
 		{"nil client", nil, nil, "client"},
 		{"empty prefix", testClient, []Option{WithPrefix("")}, "prefix"},
+		{"nil clock", testClient, []Option{WithClock(nil)}, "clock"},
 	}
 	for _, c := range cases {
 		t.Run(c.what, func(t *testing.T) {
@@ -34,6 +36,24 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 			assert.Equal(t, c.field, le.Field)
 		})
 	}
+}
+
+// TestExpiresAtIsOnTheProvidersClock: the ExpiresAt reported (and recorded
+// in the key) counts from the clock WithClock gives, read through a
+// never-backwards base, not from time.Now.
+func TestExpiresAtIsOnTheProvidersClock(t *testing.T) {
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	p, err := New(testClient, WithPrefix(t.Name()+"/"), WithClock(leasetest.NewFakeClock(start)))
+	require.NoError(t, err)
+	l, err := p.Acquire(t.Context(), "a", "x", 5*time.Second)
+	require.NoError(t, err)
+	require.NotNil(t, l)
+	defer func() { require.NoError(t, p.Release(context.WithoutCancel(t.Context()), []lock.Lease{*l})) }()
+	assert.True(t, l.ExpiresAt.Equal(start.Add(5*time.Second)), "ExpiresAt %v", l.ExpiresAt)
+	h, ok, err := p.Holder(t.Context(), "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.True(t, h.ExpiresAt.Equal(start.Add(5*time.Second)))
 }
 
 func TestNewDefaultPrefix(t *testing.T) {

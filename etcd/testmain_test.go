@@ -19,6 +19,9 @@ import (
 // for the whole test binary.
 var testClient *clientv3.Client
 
+// testEndpoint is the embedded server's client URL.
+var testEndpoint string
+
 // TestMain runs a real single-member etcd server on 127.0.0.1, runs the
 // tests against it, closes client and server, and only then looks for
 // leaked goroutines, so that etcd's own goroutines count as leaks only if
@@ -39,8 +42,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "FAIL: starting etcd:", err)
 		return 1
 	}
+	testEndpoint = srv.Clients[0].Addr().String()
 	testClient, err = clientv3.New(clientv3.Config{
-		Endpoints:   []string{srv.Clients[0].Addr().String()},
+		Endpoints:   []string{testEndpoint},
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
 	})
