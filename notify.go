@@ -126,16 +126,13 @@ func (s *Service) unlock() {
 // outbox is empty or the service is closed.
 func (s *Service) deliver(batch []event) {
 	for {
-		for i := range batch {
-			if s.stopped.Load() {
-				break
-			}
-			s.dispatch(&batch[i])
-		}
-		decisions := 0
+		decisions := 0 // leaving the sink's buffer with this batch
 		for i := range batch {
 			if batch[i].kind == eventDecision {
 				decisions++
+			}
+			if !s.stopped.Load() {
+				s.dispatch(&batch[i])
 			}
 		}
 		clear(batch)
