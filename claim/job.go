@@ -49,9 +49,9 @@ func newJob(ctx context.Context, w Worker) *job {
 	return &job{parent: ctx, lease: w.LeaseDuration, margin: w.SafetyMargin, retry: heartbeatRetry(w.LeaseDuration)}
 }
 
-// heartbeatRetry is how soon a Work heartbeat that failed is retried: a
-// tenth of the lease, as lock.Manager does by default.
-func heartbeatRetry(lease time.Duration) time.Duration { return max(lease/10, 1) }
+// heartbeatRetry is how soon a Work heartbeat that failed is retried: the
+// renewal loop's default, as lock.Manager's.
+func heartbeatRetry(lease time.Duration) time.Duration { return renewal.DefaultRetry(lease) }
 
 // startJob records that j runs on the new claim h (c to the caller) and
 // starts its heartbeat. The claim's lease was granted to expire at

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/callback"
+	"github.com/leasehold/lease/internal/renewal"
 )
 
 // Defaults of a Worker's zero fields.
@@ -83,7 +84,7 @@ func (w Worker) withDefaults() (Worker, error) {
 	w.Owner = cmp.Or(w.Owner, "worker")
 	w.Concurrency = cmp.Or(w.Concurrency, 1)
 	w.LeaseDuration = cmp.Or(w.LeaseDuration, DefaultLeaseDuration)
-	w.SafetyMargin = cmp.Or(w.SafetyMargin, w.LeaseDuration/10)
+	w.SafetyMargin = cmp.Or(w.SafetyMargin, renewal.DefaultMargin(w.LeaseDuration))
 	if err := w.scheduleError(); err != nil {
 		return w, err
 	}

@@ -67,11 +67,11 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	}
 	o.clock = clock
 	if o.margin < 0 {
-		o.margin = o.duration / 10 // always fits: Validate checks it all the same
+		o.margin = renewal.DefaultMargin(o.duration) // always fits: Validate checks it all the same
 	}
 	retryNote := ""
 	if o.retry == 0 {
-		o.retry = max(o.duration/10, 1)
+		o.retry = renewal.DefaultRetry(o.duration)
 		retryNote = "; that is the default retry interval, a tenth of the lease duration: set a shorter one"
 	}
 	if bad := renewal.Validate(o.duration, o.margin, o.retry); bad != nil {

@@ -9,6 +9,14 @@ import (
 // of it, so that two renewals can fail before the lease runs out.
 func Interval(d time.Duration) time.Duration { return d / 3 }
 
+// DefaultMargin is the safety margin of a lease of duration d unless its
+// user sets one: a tenth of it.
+func DefaultMargin(d time.Duration) time.Duration { return d / 10 }
+
+// DefaultRetry is how soon a failed renewal of a lease of duration d is
+// retried unless its user says otherwise: a tenth of it, at least 1ns.
+func DefaultRetry(d time.Duration) time.Duration { return max(d/10, 1) }
+
 // Param names one parameter of a Loop's schedule, so that a caller can name
 // it as its own users know it (an option, a struct field). It is a plain
 // value.
