@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -307,7 +308,11 @@ func sameDecision(a, b lease.Decision) bool {
 	return a == b && ta.Equal(tb)
 }
 
-// runStress runs the workers and the clock goroutine to completion.
+// runStress runs the workers and the clock goroutine to completion, then
+// waits until the service is quiet. It must run in a synctest bubble: a
+// cancelled keep-alive lets go of its lease on a goroutine of its own, which
+// may settle expiries and deliver their notifications after the workers
+// have returned, and only the bubble can tell when that has finished.
 func runStress(t *testing.T, s *lease.Service, clk *leasetest.FakeClock, g *stressLedger, workers, ops int, seed uint64) {
 	t.Helper()
 	runGuarded(t, func() {
@@ -321,6 +326,7 @@ func runStress(t *testing.T, s *lease.Service, clk *leasetest.FakeClock, g *stre
 		close(stop)
 		clock.Wait()
 	})
+	synctest.Wait()
 }
 
 // revokeAll ends every active lease so each granted lease has ended.
@@ -338,114 +344,118 @@ func revokeAll(t *testing.T, s *lease.Service, g *stressLedger) {
 }
 
 func TestStressConcurrentOperations(t *testing.T) {
-	const (
-		workers = 4
-		ops     = 2500
-		seed    = 20260101
-	)
-	g := newStressLedger(t)
-	log := &auditLog{}
-	s, clk := newService(t, lease.WithOnExpire(g.expireHook), lease.WithEndedCapacity(16),
-		lease.WithAuditCapacity(1<<16), lease.WithAuditSink(log.sink))
-	defer s.OnEnd(g.onEnd)()
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			workers = 4
+			ops     = 2500
+			seed    = 20260101
+		)
+		g := newStressLedger(t)
+		log := &auditLog{}
+		s, clk := newService(t, lease.WithOnExpire(g.expireHook), lease.WithEndedCapacity(16),
+			lease.WithAuditCapacity(1<<16), lease.WithAuditSink(log.sink))
+		defer s.OnEnd(g.onEnd)()
 
-	runStress(t, s, clk, g, workers, ops, seed)
-	g.check(t, s)
+		runStress(t, s, clk, g, workers, ops, seed)
+		g.check(t, s)
 
-	// The sink saw the decisions in the order the service made them: the
-	// order Audit keeps, in which time and revision never go back.
-	trail, sunk := s.Audit(), log.all()
-	require.Less(t, len(sunk), 1<<16, "the ring kept every decision")
-	require.Len(t, trail, len(sunk))
-	for i, d := range trail {
-		// Compared one by one: a diff of thousands of decisions is slow.
-		if !sameDecision(d, sunk[i]) {
-			t.Fatalf("decision %d: Audit has %+v, the sink got %+v", i, d, sunk[i])
+		// The sink saw the decisions in the order the service made them: the
+		// order Audit keeps, in which time and revision never go back.
+		trail, sunk := s.Audit(), log.all()
+		require.Less(t, len(sunk), 1<<16, "the ring kept every decision")
+		require.Len(t, trail, len(sunk))
+		for i, d := range trail {
+			// Compared one by one: a diff of thousands of decisions is slow.
+			if !sameDecision(d, sunk[i]) {
+				t.Fatalf("decision %d: Audit has %+v, the sink got %+v", i, d, sunk[i])
+			}
+			if i == 0 {
+				continue
+			}
+			prev := trail[i-1]
+			if d.Timestamp.Before(prev.Timestamp) || d.Revision < prev.Revision {
+				t.Fatalf("decision %d (%s of lease %d at %v, revision %d) goes back from decision %d (%s of lease %d at %v, revision %d)",
+					i, d.Action, d.LeaseID, d.Timestamp, d.Revision, i-1, prev.Action, prev.LeaseID, prev.Timestamp, prev.Revision)
+			}
 		}
-		if i == 0 {
-			continue
-		}
-		prev := trail[i-1]
-		if d.Timestamp.Before(prev.Timestamp) || d.Revision < prev.Revision {
-			t.Fatalf("decision %d (%s of lease %d at %v, revision %d) goes back from decision %d (%s of lease %d at %v, revision %d)",
-				i, d.Action, d.LeaseID, d.Timestamp, d.Revision, i-1, prev.Action, prev.LeaseID, prev.Timestamp, prev.Revision)
-		}
-	}
-	g.mu.Lock()
-	granted, expired := len(g.granted), len(g.onExpire)
-	g.mu.Unlock()
-	require.Positive(t, expired, "some leases expired during the run")
-	t.Logf("%d leases granted, %d expired, %d active at the end", granted, expired, s.ActiveCount())
+		g.mu.Lock()
+		granted, expired := len(g.granted), len(g.onExpire)
+		g.mu.Unlock()
+		require.Positive(t, expired, "some leases expired during the run")
+		t.Logf("%d leases granted, %d expired, %d active at the end", granted, expired, s.ActiveCount())
 
-	revokeAll(t, s, g)
-	g.check(t, s)
+		revokeAll(t, s, g)
+		g.check(t, s)
+	})
 }
 
 // TestStressReentrantHooks runs hooks and a sink that call back into the
 // service (granting, revoking, putting) while workers operate.
 func TestStressReentrantHooks(t *testing.T) {
-	const (
-		workers = 3
-		ops     = 600
-		seed    = 7
-	)
-	g := newStressLedger(t)
-	var (
-		s      *lease.Service
-		budget atomic.Int64 // bounds the chain of hook-made changes
-		rmu    sync.Mutex
-		rr     = rand.New(rand.NewPCG(seed, 99))
-	)
-	const reactions = 400
-	budget.Store(reactions)
-	pick := func() lease.ID {
-		rmu.Lock()
-		defer rmu.Unlock()
-		return g.pick(rr)
-	}
-	react := func(id lease.ID) {
-		if budget.Add(-1) < 0 {
-			return
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			workers = 3
+			ops     = 600
+			seed    = 7
+		)
+		g := newStressLedger(t)
+		var (
+			s      *lease.Service
+			budget atomic.Int64 // bounds the chain of hook-made changes
+			rmu    sync.Mutex
+			rr     = rand.New(rand.NewPCG(seed, 99))
+		)
+		const reactions = 400
+		budget.Store(reactions)
+		pick := func() lease.ID {
+			rmu.Lock()
+			defer rmu.Unlock()
+			return g.pick(rr)
 		}
-		l, err := s.Grant(ctx, "hook", lease.Operation, 5*time.Millisecond)
-		if err != nil {
-			t.Errorf("grant from hook: %v", err)
-			return
+		react := func(id lease.ID) {
+			if budget.Add(-1) < 0 {
+				return
+			}
+			l, err := s.Grant(ctx, "hook", lease.Operation, 5*time.Millisecond)
+			if err != nil {
+				t.Errorf("grant from hook: %v", err)
+				return
+			}
+			g.addGranted(l.ID)
+			stressCode(t, "put from hook", s.Put(ctx, fmt.Sprintf("k/%02d", id%24), nil, l.ID), lease.CodeExpired, lease.CodeAlreadyRevoked)
+			stressCode(t, "put from hook", s.Put(ctx, "hook/free", nil, 0))
+			ended, err := s.Revoke(ctx, pick())
+			stressCode(t, "revoke from hook", err, lease.CodeExpired, lease.CodeAlreadyRevoked)
+			if err == nil {
+				g.revoked(ended)
+			}
+			_ = s.Audit()
 		}
-		g.addGranted(l.ID)
-		stressCode(t, "put from hook", s.Put(ctx, fmt.Sprintf("k/%02d", id%24), nil, l.ID), lease.CodeExpired, lease.CodeAlreadyRevoked)
-		stressCode(t, "put from hook", s.Put(ctx, "hook/free", nil, 0))
-		ended, err := s.Revoke(ctx, pick())
-		stressCode(t, "revoke from hook", err, lease.CodeExpired, lease.CodeAlreadyRevoked)
-		if err == nil {
-			g.revoked(ended)
-		}
-		_ = s.Audit()
-	}
-	s, clk := newService(t,
-		lease.WithEndedCapacity(32),
-		lease.WithAuditCapacity(256),
-		lease.WithOnExpire(func(l lease.Lease) {
-			g.expireHook(l)
-			react(l.ID)
-		}),
-		lease.WithAuditSink(func(d lease.Decision) {
-			_, _ = s.Info(d.LeaseID)
-			_, _, _ = s.Get("hook/free")
-			_ = s.ActiveCount()
-		}),
-	)
-	defer s.OnEnd(func(l lease.Lease, reason lease.EndReason) {
-		g.onEnd(l, reason)
-		if reason == lease.EndRevoked {
-			react(l.ID)
-		}
-	})()
+		s, clk := newService(t,
+			lease.WithEndedCapacity(32),
+			lease.WithAuditCapacity(256),
+			lease.WithOnExpire(func(l lease.Lease) {
+				g.expireHook(l)
+				react(l.ID)
+			}),
+			lease.WithAuditSink(func(d lease.Decision) {
+				_, _ = s.Info(d.LeaseID)
+				_, _, _ = s.Get("hook/free")
+				_ = s.ActiveCount()
+			}),
+		)
+		defer s.OnEnd(func(l lease.Lease, reason lease.EndReason) {
+			g.onEnd(l, reason)
+			if reason == lease.EndRevoked {
+				react(l.ID)
+			}
+		})()
 
-	runStress(t, s, clk, g, workers, ops, seed)
-	require.Less(t, budget.Load(), int64(reactions-50), "the hooks called back into the service")
-	g.check(t, s)
-	budget.Store(-reactions) // no new leases from the hooks while revoking all
-	revokeAll(t, s, g)
-	g.check(t, s)
+		runStress(t, s, clk, g, workers, ops, seed)
+		require.Less(t, budget.Load(), int64(reactions-50), "the hooks called back into the service")
+		g.check(t, s)
+		budget.Store(-reactions) // no new leases from the hooks while revoking all
+		revokeAll(t, s, g)
+		g.check(t, s)
+	})
 }
