@@ -9,32 +9,21 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// Claim is one owner's hold on one item, backed by a lease of the service.
-// It is a plain value, safe to copy and to use from several goroutines; the
-// Broker reads only its Ref, so changing the other fields changes nothing.
+// Claim is one owner's hold on one item. It is a plain value, safe to copy
+// and to use from several goroutines; the Broker reads only its Ref,
+// Attempt and MaxAttempts, so changing the other fields changes nothing.
 type Claim struct {
-	Queue     string
-	Item      ItemID
-	Owner     string
-	Payload   []byte // a copy of the item's payload
-	Attempt   int    // 1 for the first claim of the item
-	ExpiresAt time.Time
-	Ref       Ref
+	Queue       string
+	Item        ItemID
+	Owner       string
+	Payload     []byte // a copy of the item's payload
+	Attempt     int    // 1 for the first claim of the item
+	MaxAttempts int    // the item's attempts in all
+	Priority    int
+	Timeout     time.Duration // the item's handler timeout, 0 for none
+	ExpiresAt   time.Time
+	Ref         Ref
 }
-
-// Ref is the opaque reference of a Claim that Heartbeat, Complete and Fail
-// act on. The zero Ref refers to nothing. It is a comparable value, safe to
-// copy and to use from several goroutines. A Ref kept after its claim ended
-// keeps a small record of the item alive, not its payload.
-type Ref struct {
-	broker *Broker
-	item   *item
-	lease  lease.ID
-}
-
-// LeaseID returns the ID of the lease backing the claim, which the service
-// reports in its audit trail and ending notifications.
-func (r Ref) LeaseID() lease.ID { return r.lease }
 
 // Claim claims up to limit visible items of queue for owner, oldest visible
 // first, each for leaseDuration, and returns the claims. It returns an
@@ -114,7 +103,7 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 			break
 		}
 		out[granted] = Claim{Queue: queue, Owner: owner, ExpiresAt: l.ExpiresAt,
-			Ref: Ref{broker: b, lease: l.ID}}
+			Ref: Ref{Token: uint64(l.ID)}}
 	}
 
 	b.mu.Lock()
@@ -130,7 +119,7 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		}
 		b.unlock()
 		for _, c := range out[:granted] {
-			_, _ = b.svc.Revoke(context.WithoutCancel(ctx), c.Ref.lease)
+			_, _ = b.svc.Revoke(context.WithoutCancel(ctx), lease.ID(c.Ref.Token))
 		}
 		return nil, waiter{}, err
 	}
@@ -138,12 +127,13 @@ func (b *Broker) claim(ctx context.Context, queue, owner string, limit int, d ti
 		it := h.item
 		it.attempts++
 		h.attempt = it.attempts
-		h.lease = out[i].Ref.lease
+		h.lease = lease.ID(out[i].Ref.Token)
 		h.expires = b.nanos(out[i].ExpiresAt)
 		b.byLease.put(h.lease, h)
 		b.claims.push(h.expires, it)
 		out[i].Item = it.id
-		out[i].Ref.item = it
+		out[i].Ref.Item = it.id
+		out[i].MaxAttempts = it.max
 		out[i].Payload = clone(it.payload)
 		out[i].Attempt = h.attempt
 	}
@@ -200,7 +190,7 @@ func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Dura
 	if err != nil {
 		return Claim{}, err
 	}
-	l, err := b.svc.RenewTTL(ctx, c.Ref.lease, leaseDuration)
+	l, err := b.svc.RenewTTL(ctx, lease.ID(c.Ref.Token), leaseDuration)
 
 	b.mu.Lock()
 	defer b.unlock()
@@ -299,7 +289,7 @@ func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, ma
 // was live, detaches the claim from its item and calls apply under the lock
 // to decide the item's fate.
 func (b *Broker) settleClaim(ctx context.Context, op string, r Ref, h *hold, apply func(it *item)) error {
-	_, err := b.svc.Revoke(ctx, r.lease)
+	_, err := b.svc.Revoke(ctx, lease.ID(r.Token))
 
 	b.mu.Lock()
 	defer b.unlock()
@@ -338,10 +328,8 @@ func (b *Broker) checkClaim(ctx context.Context, op string, c Claim) error {
 		return err
 	}
 	switch {
-	case c.Ref.lease == 0:
+	case c.Ref.Token == 0:
 		return invalid(op, "claim", "is the zero Claim")
-	case c.Ref.broker != b:
-		return invalid(op, "claim", "belongs to another Broker")
 	}
 	return nil
 }
@@ -362,8 +350,8 @@ func (b *Broker) acquire(op string, r Ref, settle bool) (*hold, uint64, error) {
 	if b.closed {
 		return nil, 0, closedError(op)
 	}
-	it := r.item // found without a lookup; once removed it has no hold
-	if it.hold == nil || it.hold.lease != r.lease {
+	it := b.lookup(r.Item)
+	if it == nil || it.hold == nil || it.hold.lease != lease.ID(r.Token) {
 		return nil, 0, stale(op, r, "is no longer claimed by this claim")
 	}
 	h := it.hold

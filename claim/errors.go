@@ -22,6 +22,11 @@ var ErrNotFound = errors.New("claim: item not found")
 // the item again; the margin cancels it earlier still.
 var ErrClaimLost = errors.New("claim: claim lost")
 
+// ErrCancelled is matched by the cause of a Work handler's context, and by
+// the errors of later calls on the claim, when the item under the claim was
+// cancelled (Broker.Cancel).
+var ErrCancelled = errors.New("claim: item cancelled")
+
 // lostError is the cause of a lost claim's handler context: a stale-use
 // error that also matches ErrClaimLost.
 type lostError struct{ err *lease.Error }
@@ -32,7 +37,7 @@ func (e lostError) Unwrap() []error { return []error{ErrClaimLost, e.err} }
 // lost returns the cause for a handler whose claim h was lost because its
 // lease ended for reason.
 func lost(h *hold, reason lease.EndReason) error {
-	r := Ref{item: h.item, lease: h.lease}
+	r := Ref{Item: h.item.id, Token: uint64(h.lease)}
 	return lostError{stale("work", r, "lost its claim: lease "+reason.String())}
 }
 
@@ -62,8 +67,8 @@ func invalid(op, field, detail string) error {
 // stale reports a claim that is no longer live, with the core's
 // LS_STALE_USE code.
 func stale(op string, r Ref, detail string) *lease.Error {
-	return &lease.Error{Code: lease.CodeStaleUse, Op: "claim." + op, LeaseID: r.lease,
-		Detail: "item " + strconv.FormatUint(uint64(r.item.id), 10) + " " + detail}
+	return &lease.Error{Code: lease.CodeStaleUse, Op: "claim." + op, LeaseID: lease.ID(r.Token),
+		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " " + detail}
 }
 
 // closedError reports an operation on a closed Broker.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 )
 
@@ -116,7 +117,7 @@ func runModel(t *testing.T, ops []byte) {
 					require.Equal(t, m.fail(mc.item, bo[0], bo[1]), out, step)
 				}
 			case 8:
-				_, err = svc.Revoke(ctx, c.Ref.LeaseID())
+				_, err = svc.Revoke(ctx, lease.ID(c.Ref.Token))
 				if live {
 					require.NoError(t, err, step)
 					m.lose(m.items[mc.item], m.now)

@@ -48,6 +48,8 @@ type Item struct {
 	State       State
 	Attempts    int // claims so far (reset by RequeueDead)
 	MaxAttempts int
+	Priority    int
+	Timeout     time.Duration // the handler timeout, 0 for none
 	EnqueuedAt  time.Time
 	// VisibleAt is when a visible or delayed item became or becomes
 	// claimable; zero for claimed and dead items.

@@ -78,7 +78,7 @@ func (b *Broker) startJob(j *job, h *hold, c Claim) {
 // unconfirmed is the cause for a handler whose claim h no heartbeat
 // confirmed before the safety margin.
 func unconfirmed(h *hold, margin time.Duration) error {
-	r := Ref{item: h.item, lease: h.lease}
+	r := Ref{Item: h.item.id, Token: uint64(h.lease)}
 	return lostError{stale("work", r, "lost its claim: treated as expired a safety margin of "+margin.String()+
 		" before its last confirmed expiry, as the heartbeat could not confirm it since")}
 }

@@ -60,7 +60,7 @@ func TestLostClaimCancelsItsHandlerBeforeTheItemIsClaimedAgain(t *testing.T) {
 		reason string
 	}{
 		{"revoked", false, func(t *testing.T, svc *lease.Service, _ *leasetest.FakeClock, c claim.Claim) {
-			_, err := svc.Revoke(ctx, c.Ref.LeaseID())
+			_, err := svc.Revoke(ctx, lease.ID(c.Ref.Token))
 			require.NoError(t, err)
 		}, "revoked"},
 		{"expired", true, func(_ *testing.T, _ *lease.Service, clk *leasetest.FakeClock, c claim.Claim) {
@@ -93,7 +93,7 @@ func TestLostClaimCancelsItsHandlerBeforeTheItemIsClaimedAgain(t *testing.T) {
 			require.ErrorIs(t, cause, claim.ErrClaimLost)
 			var le *lease.Error
 			require.ErrorAs(t, cause, &le)
-			assert.Equal(t, first.claim.Ref.LeaseID(), le.LeaseID)
+			assert.Equal(t, lease.ID(first.claim.Ref.Token), le.LeaseID)
 			assert.Contains(t, cause.Error(), tt.reason)
 
 			close(release)
@@ -126,7 +126,7 @@ func TestLostClaimWhileAHeartbeatIsUnderWay(t *testing.T) {
 	runs, stop := blockingWork(t, b, release)
 	enqueue(t, b, q, "p")
 	first := receive(t, runs)
-	target.Store(uint64(first.claim.Ref.LeaseID()))
+	target.Store(uint64(lease.ID(first.claim.Ref.Token)))
 	clk.Advance(ttl / 3) // the heartbeat renews, then the sink revokes
 	require.Error(t, first.ctx.Err())
 	assert.ErrorIs(t, context.Cause(first.ctx), claim.ErrClaimLost)

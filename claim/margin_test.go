@@ -59,7 +59,7 @@ func TestWorkStopsTheHandlerAtTheSafetyMargin(t *testing.T) {
 						if c.Attempt > 1 {
 							return nil
 						}
-						target.Store(uint64(c.Ref.LeaseID()))
+						target.Store(uint64(lease.ID(c.Ref.Token)))
 						claims <- c
 						<-ctx.Done()
 						stops <- stopped{time.Now(), context.Cause(ctx)}
@@ -81,7 +81,7 @@ func TestWorkStopsTheHandlerAtTheSafetyMargin(t *testing.T) {
 				require.ErrorIs(t, got.cause, lease.ErrStaleUse)
 				var le *lease.Error
 				require.ErrorAs(t, got.cause, &le)
-				assert.Equal(t, c.Ref.LeaseID(), le.LeaseID)
+				assert.Equal(t, lease.ID(c.Ref.Token), le.LeaseID)
 				assert.Contains(t, got.cause.Error(), "heartbeat could not confirm")
 				assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q), "still the worker's claim")
 

@@ -39,7 +39,7 @@ func TestCoreEndsTheLeaseFirst(t *testing.T) {
 			}()
 			it := enqueue(t, b, q, "p")
 			c := claimOne(t, b, q, "w")
-			_, err := svc.RenewTTL(ctx, c.Ref.LeaseID(), time.Second)
+			_, err := svc.RenewTTL(ctx, lease.ID(c.Ref.Token), time.Second)
 			require.NoError(t, err)
 			clk.Set(t0.Add(2 * time.Second))
 
@@ -67,7 +67,7 @@ func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
 	}()
 	enqueue(t, b, q, "p")
 	c := claimOne(t, b, q, "w")
-	_, err := svc.RenewTTL(ctx, c.Ref.LeaseID(), time.Second)
+	_, err := svc.RenewTTL(ctx, lease.ID(c.Ref.Token), time.Second)
 	require.NoError(t, err)
 	clk.Set(t0.Add(2 * time.Second))
 	svc.Revision() // any call settles the service and delivers the ending
@@ -170,7 +170,7 @@ func TestOverlappingHeartbeats(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, errIn)
 			require.True(t, nested)
-			l, err := svc.Info(c.Ref.LeaseID())
+			l, err := svc.Info(lease.ID(c.Ref.Token))
 			require.NoError(t, err)
 			require.Equal(t, t0.Add(tt.inner), l.ExpiresAt, "the service applied the inner heartbeat last")
 

@@ -107,7 +107,7 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 		<-time.After(5 * d)
 		synctest.Wait()
 		assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q), "still claimed long after its first lease")
-		l, err := svc.Info(c.Ref.LeaseID())
+		l, err := svc.Info(lease.ID(c.Ref.Token))
 		require.NoError(t, err)
 		assert.Equal(t, start.Add(5*d+d), l.ExpiresAt, "renewed every d/3, the last one just now")
 		assert.Equal(t, start.Add(5*d), l.RenewedAt)
@@ -216,7 +216,7 @@ func TestWorkHandlerLearnsItsClaimWasLost(t *testing.T) {
 		}})
 		it := enqueue(t, b, q, "p")
 		c := <-claims
-		_, err := svc.Revoke(ctx, c.Ref.LeaseID())
+		_, err := svc.Revoke(ctx, lease.ID(c.Ref.Token))
 		require.NoError(t, err)
 		// The next heartbeat finds the claim stale and cancels the handler;
 		// the item was requeued by the revocation and runs again.
@@ -285,7 +285,7 @@ func TestWorkHeartbeatsOnTheFakeClock(t *testing.T) {
 	for range 10 {
 		clk.Advance(time.Second)
 	}
-	l, err := svc.Info(c.Ref.LeaseID())
+	l, err := svc.Info(lease.ID(c.Ref.Token))
 	require.NoError(t, err, "renewed every second")
 	assert.Equal(t, t0.Add(13*time.Second), l.ExpiresAt)
 	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))

@@ -171,9 +171,9 @@ func lostClaim(ctx context.Context, w io.Writer) {
 	}()
 	must(b.Enqueue(ctx, "reports", []byte("q4")))
 	c := <-running
-	fmt.Fprintf(w, "%s runs %s under lease %d\n", c.Owner, c.Payload, c.Ref.LeaseID())
+	fmt.Fprintf(w, "%s runs %s under lease %d\n", c.Owner, c.Payload, lease.ID(c.Ref.Token))
 
-	must(svc.Revoke(ctx, c.Ref.LeaseID())) // an operator takes the claim away
+	must(svc.Revoke(ctx, lease.ID(c.Ref.Token))) // an operator takes the claim away
 	cause := <-stopped
 	fmt.Fprintf(w, "handler told to stop: %v\n", cause)
 	fmt.Fprintf(w, "claim lost: %t, stale: %t\n", errors.Is(cause, claim.ErrClaimLost), errors.Is(cause, lease.ErrStaleUse))

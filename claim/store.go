@@ -1,0 +1,201 @@
+package claim
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Store holds the items and claims of a Broker: the storage half of a work
+// queue. The Broker keeps the policy every store shares (argument checks,
+// defaults, backoff, the dead-letter decision of Fail, the Work helper and
+// its heartbeats); a Store keeps items, claims, attempts and dead letters,
+// and the clock every deadline is measured on. The Broker never reads a
+// clock for a store: it passes durations (lease for 30s, visible again
+// after 2s) and the store applies them on its own clock (a lease.Service's
+// time base for Memory, the database's clock for a PostgreSQL store).
+//
+// The contract, which package claimtest checks for any store:
+//
+//   - An item is claimable when it is visible and due, and only then. A
+//     claim hands an item to one owner until the claim's lease expires or
+//     the claim is settled; while a claim is live no other claim of the
+//     item exists.
+//   - Claim takes claimable items of one queue in this order: lower
+//     Priority first, then earlier VisibleAt, then lower ItemID. Each claim
+//     counts an attempt and carries a fencing token in its Ref that no
+//     earlier claim of the item had.
+//   - Every call on a claim (Extend, Settle) acts only if the claim is still
+//     the item's live claim; otherwise it returns an error matching
+//     lease.ErrStaleUse and changes nothing. A stale heartbeat, completion
+//     or failure never overwrites a newer outcome.
+//   - A claim whose lease expired without being settled makes its item
+//     claimable again at once, or dead if the claim was its last attempt,
+//     with a Failure (Lost) in the item's history.
+//   - Settle is durable when it returns nil: a store that batches
+//     settlements returns only once the batch is stored.
+//   - Keys: while an item with a Key exists in its queue, Enqueue of the
+//     same key returns that item and adds nothing.
+//   - Bad input gets an error matching lease.ErrInvalidArgument that names
+//     the field (*lease.Error), and nothing changes. An operation on a
+//     closed store gets an error matching lease.ErrClosed. An item that
+//     does not exist gets an error matching ErrNotFound.
+//   - Returned values share no memory with the store.
+//
+// A Store is safe for concurrent use by multiple goroutines. Its methods
+// may be called from any goroutine, and calls on different items never
+// wait for each other longer than the store's own work takes.
+type Store interface {
+	// Enqueue adds items in one step and returns them, in order. An item
+	// whose Key exists in its queue is not added: the existing item is
+	// returned in its place. Either every item is stored or, on error,
+	// none is.
+	Enqueue(ctx context.Context, items []NewItem) ([]Item, error)
+
+	// Claim claims up to req.Limit claimable items of req.Queue for
+	// req.Owner, each for req.Lease on the store's clock, and returns them
+	// (an empty slice when none is claimable).
+	Claim(ctx context.Context, req ClaimRequest) ([]Claim, error)
+
+	// Extend extends the live claim r to lease from now on the store's
+	// clock and returns its new expiry.
+	Extend(ctx context.Context, r Ref, lease time.Duration) (time.Time, error)
+
+	// Settle ends the live claim s.Ref as s says.
+	Settle(ctx context.Context, s Settlement) error
+
+	// Cancel removes the item id of queue whatever its state. If it is
+	// claimed, its claim ends: later calls on it are stale, and the
+	// claim's Lost function, if any, is called with a cause matching
+	// ErrCancelled.
+	Cancel(ctx context.Context, queue string, id ItemID) error
+
+	// Lookup returns the item id.
+	Lookup(ctx context.Context, id ItemID) (Item, error)
+
+	// List returns items of q.Queue in q.State (every state when zero) with
+	// IDs above q.After, in ID order, at most q.Limit of them.
+	List(ctx context.Context, q Query) ([]Item, error)
+
+	// Counts returns the numbers of items of queue in each state. An
+	// unknown queue has zero counts.
+	Counts(ctx context.Context, queue string) (Counts, error)
+
+	// RequeueDead makes the dead item id of queue visible at once with no
+	// attempts used; its history is kept.
+	RequeueDead(ctx context.Context, queue string, id ItemID) (Item, error)
+
+	// DeleteDead deletes the dead item id of queue, freeing its key.
+	DeleteDead(ctx context.Context, queue string, id ItemID) error
+
+	// Notify returns a channel that is closed once an item of queue may
+	// have become claimable since Notify was called (an enqueue, a delay
+	// ended, a claim lost or failed, a dead letter requeued), or the store
+	// closed. A store that can miss a change (notifications lost on a
+	// network) closes it after a bounded poll interval as well. The caller
+	// calls stop when it no longer waits, whether or not ready was closed.
+	Notify(queue string) (ready <-chan struct{}, stop func())
+
+	// Close releases the store's resources. Calls under way may fail with
+	// an error matching lease.ErrClosed; later calls do. Close is
+	// idempotent.
+	Close() error
+}
+
+// NewItem is an item to enqueue: a plain value, safe to copy and share.
+type NewItem struct {
+	Queue   string // required
+	Payload []byte // copied by the store
+	// Key, when not empty, makes the enqueue idempotent (see Store).
+	Key string
+	// Delay makes the item claimable Delay after it is stored.
+	Delay time.Duration
+	// MaxAttempts is how many claims the item gets; at least 1. The
+	// Broker fills it with its default.
+	MaxAttempts int
+	// Priority orders claims: lower first, from 0 to MaxPriority.
+	Priority int
+	// Timeout, when positive, bounds each run of the item's Work handler.
+	Timeout time.Duration
+}
+
+// MaxPriority is the largest Priority an item may have.
+const MaxPriority = 9
+
+// ClaimRequest asks a Store for claims. It is a plain value, safe to copy
+// and share.
+type ClaimRequest struct {
+	Queue string        // required
+	Owner string        // required
+	Limit int           // at least 1
+	Lease time.Duration // positive
+	// Lost, when not nil, is called by a store that learns at once that a
+	// claim of this request ended other than by its own Settle (its lease
+	// expired or was revoked, the item was cancelled), with the claim's Ref
+	// and why, before the item can be claimed again. A store that only
+	// learns of it when a later call on the claim is refused does not call
+	// it. It is called at most once per claim, possibly with the store's
+	// lock held: it must return quickly and must not call the store.
+	Lost func(r Ref, cause error)
+}
+
+// Ref identifies one claim of one item: the item and the claim's fencing
+// token, which no other claim of the item has. It is a comparable value,
+// safe to copy and share. The zero Ref refers to nothing. In the memory
+// store the token is the ID of the lease backing the claim.
+type Ref struct {
+	Item  ItemID
+	Token uint64
+}
+
+// Settlement says how to end a live claim. It is a plain value, safe to
+// copy and share.
+type Settlement struct {
+	Ref Ref
+	How Settle
+	// After is the delay before the item is claimable again, for
+	// SettleRetry and SettleSnooze; not negative.
+	After time.Duration
+	// Reason is kept in the item's history for SettleRetry and SettleDead.
+	Reason string
+}
+
+// Settle is how a claim ends: a plain value, safe to share.
+type Settle uint8
+
+// The ways to settle a claim.
+const (
+	// SettleComplete removes the item for good.
+	SettleComplete Settle = iota + 1
+	// SettleRetry records a failure and makes the item claimable again
+	// after Settlement.After.
+	SettleRetry
+	// SettleDead records a failure and moves the item to the dead letters.
+	SettleDead
+	// SettleSnooze makes the item claimable again after Settlement.After
+	// without spending an attempt and without a failure in its history.
+	SettleSnooze
+)
+
+// String returns "complete", "retry", "dead" or "snooze".
+func (s Settle) String() string {
+	switch s {
+	case SettleComplete:
+		return "complete"
+	case SettleRetry:
+		return "retry"
+	case SettleDead:
+		return "dead"
+	case SettleSnooze:
+		return "snooze"
+	}
+	return "Settle(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Query selects items to List. It is a plain value, safe to copy and share.
+type Query struct {
+	Queue string // required
+	State State  // zero for every state
+	After ItemID // only IDs above this
+	Limit int    // at least 1
+}
