@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -108,56 +109,52 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	default:
 		o.clock = lease.MonotonicClock(o.clock)
 	}
-	if err := o.validate(); err != nil {
+	if err := o.check(); err != nil {
 		return nil, err
 	}
 	e.opts = o
-	e.managerOpts = []lock.Option{
-		lock.WithLeaseDuration(o.duration),
-		lock.WithSafetyMargin(o.margin),
-		lock.WithRetryInterval(o.retry),
-		lock.WithPanicHandler(o.onPanic),
+	e.managerOpts = []lock.Option{lock.WithLeaseDuration(o.duration), lock.WithPanicHandler(o.onPanic)}
+	if o.set.margin {
+		e.managerOpts = append(e.managerOpts, lock.WithSafetyMargin(o.margin))
+	}
+	if o.set.retry {
+		e.managerOpts = append(e.managerOpts, lock.WithRetryInterval(o.retry))
+	} else {
+		e.opts.retry = renewal.DefaultRetry(o.duration)
 	}
 	if !isTB {
 		e.managerOpts = append(e.managerOpts, lock.WithClock(o.clock))
 	}
+	// The schedule's rules are lock.NewManager's: ask it, and give its
+	// answer as New's.
 	if _, err := lock.NewManager(provider, e.managerOpts...); err != nil {
-		return nil, err // never: the rules above are NewManager's
+		var le *lease.Error
+		if errors.As(err, &le) {
+			c := *le
+			c.Op = opNew
+			return nil, &c
+		}
+		return nil, err
 	}
 	return e, nil
 }
 
-// validate fills in the defaults and checks the schedule.
-func (o *options) validate() error {
-	if !o.set.margin {
-		o.margin = renewal.DefaultMargin(o.duration)
-	}
-	retryNote := ""
-	if !o.set.retry {
-		o.retry = renewal.DefaultRetry(o.duration)
-		retryNote = "; that is the default retry interval, a tenth of the lease duration: set a shorter one"
-	}
-	if bad := renewal.Validate(o.duration, o.margin, o.retry); bad != nil {
-		detail := bad.Detail
-		if bad.Param == renewal.ParamRetry {
-			detail += retryNote
-		}
-		return invalid(opNew, optionOf[bad.Param], detail)
-	}
-	if !o.set.poll {
+// check refuses the values no schedule can use, which lock's options would
+// panic on, and fills in the poll interval.
+func (o *options) check() error {
+	switch {
+	case o.duration <= 0:
+		return invalid(opNew, "WithLeaseDuration", "lease duration "+o.duration.String()+" is not positive")
+	case o.margin < 0:
+		return invalid(opNew, "WithSafetyMargin", "safety margin "+o.margin.String()+" is negative")
+	case o.set.retry && o.retry <= 0:
+		return invalid(opNew, "WithRetryInterval", "retry interval "+o.retry.String()+" is not positive")
+	case o.set.poll && o.poll <= 0:
+		return invalid(opNew, "WithPollInterval", "poll interval "+o.poll.String()+" is not positive")
+	case !o.set.poll:
 		o.poll = lock.PollInterval(o.duration)
 	}
-	if o.poll <= 0 {
-		return invalid(opNew, "WithPollInterval", "poll interval "+o.poll.String()+" is not positive")
-	}
 	return nil
-}
-
-// optionOf names the option that sets each parameter of the schedule.
-var optionOf = [...]string{
-	renewal.ParamDuration: "WithLeaseDuration",
-	renewal.ParamMargin:   "WithSafetyMargin",
-	renewal.ParamRetry:    "WithRetryInterval",
 }
 
 func invalid(op, field, detail string) *lease.Error {
