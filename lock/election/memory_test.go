@@ -16,9 +16,7 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // the test.
 func newFakeMemory(t testing.TB) (*lock.Memory, *leasetest.FakeClock) {
 	t.Helper()
-	clock := leasetest.NewFakeClock(epoch)
-	svc := lease.New(lease.WithClock(clock))
-	t.Cleanup(func() { _ = svc.Close() })
+	svc, clock := newFakeService(t)
 	return lock.NewMemory(svc), clock
 }
 
@@ -34,4 +32,13 @@ func TestMemoryRealClock(t *testing.T) {
 		t.Cleanup(func() { _ = svc.Close() })
 		return lock.NewMemory(svc), svc.Clock()
 	})
+}
+
+// newFakeService returns a service on a fake clock, closed with the test.
+func newFakeService(t testing.TB) (*lease.Service, *leasetest.FakeClock) {
+	t.Helper()
+	clock := leasetest.NewFakeClock(epoch)
+	svc := lease.New(lease.WithClock(clock))
+	t.Cleanup(func() { _ = svc.Close() })
+	return svc, clock
 }

@@ -68,24 +68,18 @@ func (e *Election) Run(ctx context.Context, value []byte, cb Callbacks) error {
 			}
 		})
 	}
-	for {
+	for ctx.Err() == nil {
 		ld, err := e.Campaign(ctx, value)
 		switch {
-		case ctx.Err() != nil:
-			if ld != nil {
-				e.serve(ld, cb)
-			}
-			return ctx.Err()
+		case ld != nil:
+			e.serve(ld, cb)
 		case errors.Is(err, lease.ErrInvalidArgument):
 			return err
-		case err != nil:
-			if !e.pause(ctx, e.opts.retry) {
-				return ctx.Err()
-			}
-			continue
+		case ctx.Err() == nil:
+			e.pause(ctx, e.opts.retry)
 		}
-		e.serve(ld, cb)
 	}
+	return ctx.Err()
 }
 
 // serve runs the callbacks of one leadership, and returns once it is over
@@ -110,15 +104,13 @@ func (e *Election) serve(ld *Leadership, cb Callbacks) {
 	}
 }
 
-// pause waits d on the Election's clock; false if ctx was done first.
-func (e *Election) pause(ctx context.Context, d time.Duration) bool {
+// pause waits d on the Election's clock, or until ctx is done.
+func (e *Election) pause(ctx context.Context, d time.Duration) {
 	ch := make(chan struct{})
 	t := e.opts.clock.AfterFunc(d, func() { close(ch) })
 	select {
 	case <-ch:
-		return true
 	case <-ctx.Done():
 		t.Stop()
-		return false
 	}
 }
