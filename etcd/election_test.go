@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"testing"
+	"time"
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
@@ -15,4 +16,14 @@ func TestElection(t *testing.T) {
 	electiontest.TestElection(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		return newTestProvider(t), lease.SystemClock()
 	})
+}
+
+// BenchmarkFailoverAfterResign: how long a waiting candidate takes to lead
+// once the leader resigns: the release's delete wakes its watch.
+func BenchmarkFailoverAfterResign(b *testing.B) {
+	p, err := New(testClient, WithPrefix("bench/"+b.Name()+"/"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	electiontest.BenchmarkFailover(b, p, time.Minute, electiontest.Resign, 20*time.Millisecond)
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"testing"
+	"time"
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
@@ -16,4 +17,17 @@ func TestElection(t *testing.T) {
 	electiontest.TestElection(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		return newTestProvider(t), lease.SystemClock()
 	})
+}
+
+// BenchmarkFailoverAfterResign: how long a waiting candidate takes to lead
+// once the leader resigns: the release's NOTIFY wakes it.
+func BenchmarkFailoverAfterResign(b *testing.B) {
+	electiontest.BenchmarkFailover(b, newTestProvider(b), time.Minute, electiontest.Resign, 20*time.Millisecond)
+}
+
+// BenchmarkFailoverAfterCrash: how long a waiting candidate takes to lead
+// once the leader stops renewing and releases nothing, with 1 s leases: the
+// rest of the crashed leader's lease, and the waiter's wake-up at its end.
+func BenchmarkFailoverAfterCrash(b *testing.B) {
+	electiontest.BenchmarkFailover(b, newTestProvider(b), time.Second, electiontest.Crash, 20*time.Millisecond)
 }

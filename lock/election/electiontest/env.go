@@ -185,6 +185,9 @@ var errInjected = errors.New("electiontest: injected failure")
 // releases fail, as a leader cut off from the provider sees them.
 type faults struct {
 	renew, release atomic.Bool
+	// entered, if not nil, is told (without blocking) when AcquireWait is
+	// called.
+	entered chan struct{}
 }
 
 // faulty is the wrapped provider: Renew and Release fail when told to,
@@ -194,6 +197,14 @@ type faulty struct {
 	lock.Waiter
 	lock.Inspector
 	f *faults
+}
+
+func (p *faulty) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	select {
+	case p.f.entered <- struct{}{}:
+	default:
+	}
+	return p.Waiter.AcquireWait(ctx, name, executionID, d, value)
 }
 
 func (p *faulty) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
