@@ -10,7 +10,7 @@ import (
 	"github.com/leasehold/lease/lock/election"
 )
 
-// Failover is how BenchmarkFailover ends a leadership.
+// Failover is how BenchmarkFailover ends a leadership. It is a plain value.
 type Failover int
 
 const (

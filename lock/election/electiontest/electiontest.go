@@ -29,7 +29,9 @@ const (
 
 // Advancer is a clock whose time moves only when told, such as
 // *leasetest.FakeClock. The suite drives time with it when the clock the
-// factory returns implements it, and waits in real time otherwise.
+// factory returns implements it, and waits in real time otherwise. The
+// suite calls Advance from the clause's goroutine while candidates run on
+// others, so implementations must be safe for concurrent use.
 type Advancer interface {
 	Advance(d time.Duration)
 }
