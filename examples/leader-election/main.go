@@ -112,13 +112,14 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	defer c.close()
 	fmt.Fprintf(out, "alice and bob campaign for %q (lease %v)\n", electionName, cfg.lease)
 
-	leader, err := await(ctx, c, "leads", "")
+	r := &reports{c: c}
+	leader, err := r.await(ctx, "leads", "", "")
 	if err != nil {
 		return err
 	}
 	other := map[string]string{"alice": "bob", "bob": "alice"}[leader.name]
 	fmt.Fprintf(out, "%s leads\n", leader.name)
-	if _, err := awaitFollow(ctx, c, other, leader.name); err != nil {
+	if _, err := r.await(ctx, "follows", other, leader.name); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s sees %s lead\n", other, leader.name)
@@ -133,7 +134,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	} else {
 		fmt.Fprintf(out, "%s is stopped: it releases the lock\n", leader.name)
 	}
-	if _, err := await(ctx, c, "leads", other); err != nil {
+	if _, err := r.await(ctx, "leads", other, ""); err != nil {
 		return err
 	}
 	took := time.Since(killed)
@@ -149,7 +150,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := c.stop(other); err != nil {
 		return err
 	}
-	if _, err := await(ctx, c, "stopped", other); err != nil {
+	if _, err := r.await(ctx, "stopped", other, ""); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s resigns and stops\n", other)
@@ -159,18 +160,38 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 // waitLimit bounds every wait for a candidate's report.
 const waitLimit = 30 * time.Second
 
-// await returns the next event of kind from name (from anyone for ""),
-// skipping the others.
-func await(ctx context.Context, c candidates, kind, name string) (event, error) {
+// reports reads the candidates' events in the order they came, keeping
+// those a wait skipped for a later one: the two candidates report
+// independently, so a follower may say who leads before the leader does.
+type reports struct {
+	c       candidates
+	backlog []event
+}
+
+// await returns the first event of kind from name (from anyone for "")
+// whose value is value (any value for ""), waiting for it.
+func (r *reports) await(ctx context.Context, kind, name, value string) (event, error) {
+	match := func(ev event) bool {
+		return ev.kind == kind && (name == "" || ev.name == name) && (value == "" || ev.value == value)
+	}
+	for i, ev := range r.backlog {
+		if match(ev) {
+			r.backlog = append(r.backlog[:i], r.backlog[i+1:]...)
+			return ev, nil
+		}
+	}
 	limit := time.After(waitLimit)
 	for {
 		select {
-		case ev, ok := <-c.events():
+		case ev, ok := <-r.c.events():
 			if !ok {
 				return event{}, fmt.Errorf("the candidates ended before %s %s", or(name, "anyone"), kind)
 			}
-			if ev.kind == kind && (name == "" || ev.name == name) {
+			if match(ev) {
 				return ev, nil
+			}
+			if len(r.backlog) < maxBacklog {
+				r.backlog = append(r.backlog, ev)
 			}
 		case <-limit:
 			return event{}, fmt.Errorf("%s did not report %q within %v", or(name, "nobody"), kind, waitLimit)
@@ -180,15 +201,8 @@ func await(ctx context.Context, c candidates, kind, name string) (event, error) 
 	}
 }
 
-// awaitFollow waits until follower reports leader as the leader.
-func awaitFollow(ctx context.Context, c candidates, follower, leader string) (event, error) {
-	for {
-		ev, err := await(ctx, c, "follows", follower)
-		if err != nil || ev.value == leader {
-			return ev, err
-		}
-	}
-}
+// maxBacklog bounds the events kept for later: a run needs a handful.
+const maxBacklog = 256
 
 func or(s, alt string) string {
 	if s == "" {
