@@ -36,7 +36,6 @@ const MaxValueSize = 512
 type Election struct {
 	name      string
 	provider  lock.Provider
-	waiter    lock.Waiter
 	inspector lock.Inspector
 	valuer    lock.ValueAcquirer // nil: the value travels only in the execution ID
 	opts      options
@@ -78,8 +77,8 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	if provider == nil {
 		return nil, invalid(opNew, "provider", "must not be nil")
 	}
-	w, ok := provider.(lock.Waiter)
-	if !ok {
+	// The Manager of each campaign waits on the Waiter.
+	if _, ok := provider.(lock.Waiter); !ok {
 		return nil, invalid(opNew, "provider", "the provider cannot wait for a lock: it does not implement lock.Waiter")
 	}
 	in, ok := provider.(lock.Inspector)
@@ -93,7 +92,7 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
-	e := &Election{name: name, provider: provider, waiter: w, inspector: in}
+	e := &Election{name: name, provider: provider, inspector: in}
 	e.valuer, _ = provider.(lock.ValueAcquirer)
 	tb, isTB := provider.(lock.TimeBase)
 	switch {
