@@ -27,3 +27,14 @@ func BenchmarkFailoverAfterResign(b *testing.B) {
 	}
 	electiontest.BenchmarkFailover(b, p, time.Minute, electiontest.Resign, 20*time.Millisecond)
 }
+
+// BenchmarkFailoverAfterCrash: how long a waiting candidate takes to lead
+// once the leader stops renewing and releases nothing, with 1 s leases: the
+// rest of the crashed leader's lease, and etcd's revocation of it.
+func BenchmarkFailoverAfterCrash(b *testing.B) {
+	p, err := New(testClient, WithPrefix("bench/"+b.Name()+"/"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	electiontest.BenchmarkFailover(b, p, time.Second, electiontest.Crash, 20*time.Millisecond)
+}
