@@ -1,0 +1,98 @@
+package electiontest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/lock"
+)
+
+// Durations of the clauses. With a fake clock they are arbitrary; on a real
+// clock the short lease is what the expiry clauses wait for, the long one
+// outlasts any clause (so a hand-off seen before it ends was not an
+// expiry), the poll interval is short so that Observe sees changes
+// quickly, and waitLimit bounds, in real time, every wait for an event
+// that should come.
+const (
+	fakeLease  = 10 * time.Second
+	fakePoll   = time.Second
+	realShort  = time.Second
+	realLong   = time.Minute
+	realPoll   = 20 * time.Millisecond
+	waitLimit  = 10 * time.Second
+	guardLimit = 30 * time.Second
+)
+
+// Advancer is a clock whose time moves only when told, such as
+// *leasetest.FakeClock. The suite drives time with it when the clock the
+// factory returns implements it, and waits in real time otherwise. The
+// suite calls Advance from the clause's goroutine while candidates run on
+// others, so implementations must be safe for concurrent use.
+type Advancer interface {
+	Advance(d time.Duration)
+}
+
+// TestElection runs the election clauses against the providers
+// newProvider returns, one fresh provider per clause, each clause a
+// subtest. newProvider also returns the clock the provider's leases expire
+// on. The provider must be a lock.Waiter and a lock.Inspector (New refuses
+// any other), and must not have a lock-delay: the suite expects an expired
+// leader to be replaced at once.
+//
+// When the clock is an Advancer the suite runs on it, exactly and without
+// waiting; otherwise it uses leases of 1 s where it needs an expiry and
+// waits them out, a few seconds in all. A clause that hangs for 30 s panics
+// with every goroutine's stack.
+func TestElection(t *testing.T, newProvider func(t *testing.T) (lock.Provider, lease.Clock)) {
+	t.Helper()
+	for _, c := range clauses {
+		t.Run(c.name, func(t *testing.T) {
+			p, clock := newProvider(t)
+			if p == nil || clock == nil {
+				t.Fatal("electiontest: newProvider returned a nil provider or clock")
+			}
+			e := newEnv(t, p, clock)
+			defer guard(c.name)()
+			c.run(e)
+		})
+	}
+}
+
+type clause struct {
+	name string
+	run  func(e *env)
+}
+
+// clauses are the behaviour checked, one entry per promise.
+var clauses = []clause{
+	{"BadConfiguration", testBadConfiguration},
+	{"CampaignBlocksWhileAnotherLeads", testCampaignBlocks},
+	{"ResignHandsOverAtOnce", testResignHandsOver},
+	{"LeaderReportsValue", testLeaderReportsValue},
+	{"ObserveSeesEachChangeInOrder", testObserveInOrder},
+	{"ObserveCoalesces", testObserveCoalesces},
+	{"ExpiredLeaseLosesLeadership", testExpiredLease},
+	{"OneLeaderUnderContention", testOneLeader},
+	{"FailingRenewalsStopLeading", testFailingRenewals},
+	{"ReleaseOnCancel", testReleaseOnCancel},
+	{"FollowersHearOfNewLeaders", testFollowersHear},
+}
+
+// guard panics, with every goroutine's stack, if the clause runs longer
+// than guardLimit, so that a hang fails with a clue instead of at the test
+// binary's timeout. The returned function disarms it.
+func guard(name string) func() {
+	timer := time.AfterFunc(guardLimit, func() {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		panic(fmt.Sprintf("electiontest: clause %s did not finish within %v\n\n%s", name, guardLimit, buf))
+	})
+	return func() { timer.Stop() }
+}
+
+// background is the context of the clauses' calls.
+var background = context.Background()

@@ -1,0 +1,116 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/callback"
+)
+
+// Callbacks are what Run calls as the election goes, in the manner of
+// client-go's leaderelection. Each may be nil. They run with no lock of
+// the Election held and may call back into it; a callback that panics is
+// recovered and reported to the panic handler (WithPanicHandler), and Run
+// goes on as if it had returned. Callbacks is a plain value.
+type Callbacks struct {
+	// OnStartedLeading runs, on a goroutine of its own, when the candidate
+	// starts leading; ctx is the Leadership's context, which ends when the
+	// leadership does. It should return once ctx is done: Run waits for
+	// it before calling OnStoppedLeading and campaigning again.
+	OnStartedLeading func(ctx context.Context)
+	// OnStoppedLeading runs, on Run's goroutine, when a leadership is over:
+	// its lock has been released (or could not be, and will expire) and
+	// OnStartedLeading has returned.
+	OnStoppedLeading func()
+	// OnNewLeader runs, on a goroutine of Run's, for the leader when Run
+	// starts, if there is one, and for each new leader it sees (Observe),
+	// this candidate included, in order. A leader it is slow to handle may
+	// make it miss the ones in between, never report them out of order.
+	OnNewLeader func(l Leader)
+}
+
+// Run takes part in the election with value attached until ctx is done:
+// it campaigns; when it leads it calls OnStartedLeading and keeps leading
+// until the leadership is lost or ctx is done; it then releases the lock,
+// calls OnStoppedLeading, and, unless ctx is done, campaigns again. A
+// campaign that fails (the provider is unreachable) is tried again after
+// the retry interval (WithRetryInterval). Throughout, OnNewLeader hears of
+// every new leader.
+//
+// Run returns ctx.Err() once ctx is done and every callback it started has
+// returned: nothing runs after it returns. Cancelling ctx while leading
+// releases the lock at once, so another candidate takes over without
+// waiting for the lease to expire. Bad input (a nil ctx, a value longer
+// than MaxValueSize) is refused at once with a *lease.Error naming it.
+func (e *Election) Run(ctx context.Context, value []byte, cb Callbacks) error {
+	if ctx == nil {
+		return invalid("run", "ctx", "must not be nil")
+	}
+	if len(value) > MaxValueSize {
+		_, err := e.Campaign(ctx, value) // the one place that words the error
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	octx, stopObserving := context.WithCancel(ctx)
+	defer stopObserving()
+	if cb.OnNewLeader != nil {
+		ch, err := e.Observe(octx)
+		if err != nil {
+			return err
+		}
+		wg.Go(func() {
+			for l := range ch {
+				callback.Call("on new leader", e.reportPanic, func() { cb.OnNewLeader(l) })
+			}
+		})
+	}
+	for ctx.Err() == nil {
+		ld, err := e.Campaign(ctx, value)
+		switch {
+		case ld != nil:
+			e.serve(ld, cb)
+		case errors.Is(err, lease.ErrInvalidArgument):
+			return err
+		case ctx.Err() == nil:
+			e.pause(ctx, e.opts.retry)
+		}
+	}
+	return ctx.Err()
+}
+
+// serve runs the callbacks of one leadership, and returns once it is over
+// and they have returned.
+func (e *Election) serve(ld *Leadership, cb Callbacks) {
+	started := make(chan struct{})
+	if cb.OnStartedLeading != nil {
+		go func() {
+			defer close(started)
+			callback.Call("on started leading", e.reportPanic, func() { cb.OnStartedLeading(ld.Context()) })
+		}()
+	} else {
+		close(started)
+	}
+	<-ld.Context().Done()
+	// The leadership's end has already begun releasing the lock: wait for
+	// it, then for OnStartedLeading.
+	_ = ld.Resign(context.Background())
+	<-started
+	if cb.OnStoppedLeading != nil {
+		callback.Call("on stopped leading", e.reportPanic, cb.OnStoppedLeading)
+	}
+}
+
+// pause waits d on the Election's clock, or until ctx is done.
+func (e *Election) pause(ctx context.Context, d time.Duration) {
+	ch := make(chan struct{})
+	t := e.opts.clock.AfterFunc(d, func() { close(ch) })
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		t.Stop()
+	}
+}
