@@ -42,8 +42,15 @@ type Advancer interface {
 // otherwise it waits out leases of a second in real time, about 15 s in
 // all. A clause that hangs for 30 s panics with every goroutine's stack.
 //
-// TestStore uses the Store interface only. Bad input must name the field in
-// a *lease.Error; the suite requires a Field but not its spelling.
+// On a real clock, times the store reports are checked against the
+// clock's Now, give or take 250 ms: for a store whose clock is remote, the
+// clock returned should read the remote one (or the system clock, where
+// the two agree that closely).
+//
+// The suite asks for leases and delays between 1 s and 1 h, which the
+// store must accept. It uses the Store interface only. Bad input must name
+// the field in a *lease.Error; the suite requires a Field but not its
+// spelling. The zero Ref is bad input, not a stale claim.
 func TestStore(t *testing.T, newStore func(t *testing.T) (claim.Store, lease.Clock)) {
 	t.Helper()
 	for _, c := range clauses {

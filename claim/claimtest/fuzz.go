@@ -61,6 +61,17 @@ var fuzzSeeds = [][]byte{
 	{0, 1, 0, 2, 2, 1, 1, 0, 1, 1, 1, 10, 2, 5, 0, 0, 4, 8, 1, 0, 9, 1, 0, 6, 0, 0, 0, 0},
 	{0, 0, 1, 1, 1, 0, 1, 0, 2, 0, 0, 3, 1, 4, 1, 1, 10, 3, 3, 0, 3, 2, 0, 0, 10, 1, 10, 0, 4, 0, 1, 7, 0},
 	{0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 1, 2, 1, 3, 2, 1, 3, 1, 4, 2, 11, 2, 0, 2, 4, 1, 3},
+	// Two items of priorities 1 and 0; a claim must take the second.
+	{0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0},
+	// A claim expires, the item is claimed again, and the old claim tries
+	// to complete it.
+	{0, 0, 0, 0, 0, 2, 0, 1, 0, 0, 1, 0, 10, 2, 1, 0, 1, 1, 2, 3, 0, 1, 0},
+	// Two items of one key in one batch.
+	{0, 1, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0},
+	// The claim of an item's only attempt expires.
+	{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 10, 2},
+	// The claim of an item's only attempt snoozes.
+	{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 3, 0, 4, 0},
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ import (
 // for concurrent use.
 type memStore struct {
 	clock lease.Clock
+	// broken names the rule of the contract this store breaks, for
+	// showing that the suite catches it; "" for none.
+	broken string
 
 	mu        sync.Mutex
 	closed    bool
@@ -124,7 +128,7 @@ func (s *memStore) catchUp() {
 	for _, it := range expired {
 		ref := claim.Ref{Item: it.ID, Token: it.token}
 		it.History = append(it.History, claim.Failure{Attempt: it.Attempts, Owner: it.owner, At: it.expires, Reason: "lease expired", Lost: true})
-		if it.Attempts >= it.MaxAttempts {
+		if it.Attempts >= it.MaxAttempts && s.broken != "lostNotDead" {
 			it.State, it.DeadAt = claim.Dead, it.expires
 		} else {
 			it.State, it.VisibleAt = claim.Visible, it.expires
@@ -152,13 +156,13 @@ func snapshot(it *memItem) claim.Item {
 	return x
 }
 
-func checkItem(n claim.NewItem) error {
+func checkItem(n claim.NewItem, lax bool) error {
 	switch {
 	case n.Queue == "":
 		return invalid("enqueue", "queue")
 	case n.Delay < 0:
 		return invalid("enqueue", "delay")
-	case n.MaxAttempts < 1:
+	case n.MaxAttempts < 1 && !lax:
 		return invalid("enqueue", "max_attempts")
 	case n.Priority < 0 || n.Priority > claim.MaxPriority:
 		return invalid("enqueue", "priority")
@@ -169,7 +173,7 @@ func checkItem(n claim.NewItem) error {
 }
 
 func (s *memStore) byKey(queue, key string) *memItem {
-	if key == "" {
+	if key == "" || s.broken == "keyless" {
 		return nil
 	}
 	for _, it := range s.items {
@@ -182,7 +186,7 @@ func (s *memStore) byKey(queue, key string) *memItem {
 
 func (s *memStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
 	for _, n := range items {
-		if err := checkItem(n); err != nil {
+		if err := checkItem(n, s.broken == "lax"); err != nil {
 			return nil, err
 		}
 	}
@@ -219,6 +223,9 @@ func (s *memStore) claimable(queue string) []*memItem {
 		}
 	}
 	slices.SortFunc(out, func(a, b *memItem) int {
+		if s.broken == "wrongOrder" {
+			return cmp.Compare(a.ID, b.ID)
+		}
 		return cmp.Or(cmp.Compare(a.Priority, b.Priority), a.VisibleAt.Compare(b.VisibleAt), cmp.Compare(a.ID, b.ID))
 	})
 	return out
@@ -241,6 +248,13 @@ func (s *memStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.C
 	defer s.end()
 	cands := s.claimable(req.Queue)
 	cands = cands[:min(req.Limit, len(cands))]
+	if s.broken == "racyClaim" {
+		// Check, then act on what was seen: another Claim may take the
+		// same items in the window.
+		s.mu.Unlock()
+		runtime.Gosched()
+		s.mu.Lock()
+	}
 	out := make([]claim.Claim, 0, len(cands))
 	for _, it := range cands {
 		s.nextToken++
@@ -300,6 +314,11 @@ func (s *memStore) Settle(ctx context.Context, st claim.Settlement) error {
 	}
 	defer s.end()
 	it, err := s.live("settle", st.Ref)
+	if err != nil && s.broken == "staleComplete" && st.How == claim.SettleComplete {
+		if x := s.items[st.Ref.Item]; x != nil && x.State == claim.Claimed {
+			it, err = x, nil
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -316,7 +335,7 @@ func (s *memStore) Settle(ctx context.Context, st claim.Settlement) error {
 	case claim.SettleRetry, claim.SettleSnooze:
 		if st.How == claim.SettleRetry {
 			it.History = append(it.History, failure)
-		} else {
+		} else if s.broken != "snoozeSpends" {
 			it.Attempts--
 		}
 		it.State, it.VisibleAt = claim.Visible, now.Add(st.After)
@@ -360,6 +379,9 @@ func (s *memStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, err
 	it := s.items[id]
 	if it == nil {
 		return claim.Item{}, fmt.Errorf("memstore: lookup item %d: %w", id, claim.ErrNotFound)
+	}
+	if s.broken == "aliasing" {
+		return it.Item, nil
 	}
 	return snapshot(it), nil
 }
