@@ -66,7 +66,7 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 	for name, b := range brokenStores {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			out, err := child(name, "^TestBrokenStore$")
+			out, err := child(name, "^TestBrokenStore$/^"+b.clause+"$")
 			assert.Error(t, err, "the suite passed a store broken as %s", name)
 			want := "--- FAIL: TestBrokenStore/" + b.clause + " "
 			if !strings.Contains(out, want) {

@@ -28,7 +28,9 @@ const (
 
 // Advancer is a clock whose time moves only when told, such as
 // *leasetest.FakeClock. The suite drives time with it when the clock the
-// factory returns implements it, and waits in real time otherwise.
+// factory returns implements it, and waits in real time otherwise. The
+// suite calls Advance from one goroutine at a time, while the store may
+// read the clock from any.
 type Advancer interface {
 	Advance(d time.Duration)
 }
@@ -97,6 +99,7 @@ var clauses = []clause{
 	{"ReturnedValuesDoNotAlias", testNoAlias},
 	{"Closed", testClosed},
 	{"ConcurrentClaimersExactlyOnce", testConcurrentClaimers},
+	{"ConcurrentExpiry", testConcurrentExpiry},
 	{"Linearizable", testLinearizable},
 }
 

@@ -29,7 +29,8 @@
 // Counts agree with the items; Notify wakes a waiter when an item may have
 // become claimable; returned values share no memory with the store; calls
 // after Close fail with lease.ErrClosed; concurrent claimers get each item
-// exactly once; and a history of concurrent calls is linearizable against
+// exactly once, and while leases expire under them no call on a claim
+// succeeds once a later claim of its item was handed out; and a history of concurrent calls is linearizable against
 // a sequential model of the contract (checked with
 // github.com/anishathalye/porcupine, which test binaries importing this
 // package therefore link).
