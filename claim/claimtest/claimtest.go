@@ -29,8 +29,9 @@ const (
 // Advancer is a clock whose time moves only when told, such as
 // *leasetest.FakeClock. The suite drives time with it when the clock the
 // factory returns implements it, and waits in real time otherwise. The
-// suite calls Advance from one goroutine at a time, while the store may
-// read the clock from any.
+// suite calls Advance from one goroutine at a time, sometimes while other
+// goroutines call the store. Only the suite may move the clock, and the
+// store's time must be the clock's Now.
 type Advancer interface {
 	Advance(d time.Duration)
 }
@@ -41,7 +42,7 @@ type Advancer interface {
 // it should register the store's Close with t.Cleanup (the suite closes
 // some stores itself, and Close is idempotent). When the clock is an
 // Advancer the suite drives time with it and checks times exactly;
-// otherwise it waits out leases of a second in real time, about 15 s in
+// otherwise it waits out leases of a second in real time, about 20 s in
 // all. A clause that hangs for 30 s panics with every goroutine's stack.
 //
 // On a real clock, times the store reports are checked against the

@@ -42,7 +42,7 @@
 // its ExpiresAt and lost at it. Otherwise (a PostgreSQL store, whose clock
 // is the database's) the suite uses leases and delays of about a second,
 // waits them out in real time with a quarter second of slack, checks times
-// within that slack and scales its counts down: about 15 s in all, well
+// within that slack and scales its counts down: about 20 s in all, well
 // under 40 s.
 //
 // [FuzzStore] is a fuzz target for the same contract: it decodes the fuzzer's
