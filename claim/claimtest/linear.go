@@ -71,20 +71,49 @@ func (r *recorder) add(client int, in linInput, out linOutput, call int64) {
 	r.mu.Unlock()
 }
 
-// check fails the clause unless the history is linearizable.
+// check fails the clause unless the history is linearizable. On failure it
+// logs the longest order of calls the model accepts, the model's state
+// after it, and the earliest calls left, one of which no order admits.
 func (r *recorder) check(e *env, order claimOrder) {
 	e.Helper()
 	m := linModel(order)
-	res := porcupine.CheckOperationsTimeout(m, r.history, 20*time.Second)
+	res, info := porcupine.CheckOperationsVerbose(m, r.history, 20*time.Second)
 	if res == porcupine.Ok {
 		return
 	}
 	e.Errorf("history of %d operations is %s against the model of the Store contract", len(r.history), res)
-	h := slices.Clone(r.history)
-	slices.SortFunc(h, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
-	const limit = 400
-	for _, op := range h[:min(limit, len(h))] {
-		e.Logf("[%d, %d] client %d: %s", op.Call, op.Return, op.ClientId, m.DescribeOperation(op.Input, op.Output))
+	var longest []porcupine.Operation
+	for _, partition := range info.PartialLinearizationsOperations() {
+		for _, ops := range partition {
+			if len(ops) > len(longest) {
+				longest = ops
+			}
+		}
+	}
+	state := m.Init()
+	for _, op := range longest {
+		_, state = m.Step(state, op.Input, op.Output)
+	}
+	const context = 30
+	e.Logf("the longest order the model accepts has %d calls; its last:", len(longest))
+	for _, op := range longest[max(0, len(longest)-context):] {
+		e.Logf("  [%d, %d] client %d: %s", op.Call, op.Return, op.ClientId, m.DescribeOperation(op.Input, op.Output))
+	}
+	e.Logf("the model's state then: %s", m.DescribeState(state))
+	done := map[int64]bool{}
+	for _, op := range longest {
+		done[op.Call] = true
+	}
+	var left []porcupine.Operation
+	for _, op := range r.history {
+		if !done[op.Call] {
+			left = append(left, op)
+		}
+	}
+	slices.SortFunc(left, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+	e.Logf("the earliest calls left, one of which cannot come next:")
+	for _, op := range left[:min(10, len(left))] {
+		e.Logf("  [%d, %d] client %d: %s", op.Call, op.Return, op.ClientId, m.DescribeOperation(op.Input, op.Output))
 	}
 }
 
