@@ -43,7 +43,10 @@
 // is the database's) the suite uses leases and delays of about a second,
 // waits them out in real time with a quarter second of slack, checks times
 // within that slack and scales its counts down: about 20 s in all, well
-// under 40 s.
+// under 40 s. On a real clock the Linearizable clause lets a claim take any
+// claimable items, or fewer than it could, as a claim from a snapshot or
+// one that skips locked rows does; the order and count of claims are then
+// checked one call at a time only.
 //
 // [FuzzStore] is a fuzz target for the same contract: it decodes the fuzzer's
 // bytes into calls and steps of a fake clock, runs them on a store and on

@@ -53,6 +53,7 @@ type linOutput struct {
 	attempts int
 	history  int
 	counts   claim.Counts
+	msg      string // the text of an unexpected error
 }
 
 // recorder collects the operations of concurrent clients.

@@ -243,14 +243,20 @@ func badClaim(r claim.ClaimRequest) bool {
 	return r.Queue == "" || r.Owner == "" || r.Limit < 1 || r.Lease <= 0
 }
 
-// claimOrder says how strictly claim checks which items the store took:
-// exactly the first in claim order, or (when VisibleAt is the store's own
-// time, which the model does not know) any of the lowest priority.
+// claimOrder says how strictly claim checks which items the store took.
+// exactOrder: exactly the first min(Limit, claimable) in claim order.
+// anySubset: any claimable items, up to Limit, possibly none. The second is
+// for stores on a real clock, such as PostgreSQL's: the model cannot know
+// their VisibleAt, a claim there picks from a snapshot that a concurrent
+// Enqueue outdates, and one that skips rows locked by other transactions
+// (FOR UPDATE SKIP LOCKED) can miss an item that a concurrent Counts still
+// shows visible. ClaimOrder and ClaimLimit check order and count one call
+// at a time.
 type claimOrder uint8
 
 const (
 	exactOrder claimOrder = iota
-	priorityOrder
+	anySubset
 )
 
 // claim applies Claim(req) given what the store returned, and returns the
@@ -262,7 +268,7 @@ func (m *model) claim(req claim.ClaimRequest, got []claim.Claim, order claimOrde
 	}
 	cands := m.claimable(req.Queue)
 	n := min(req.Limit, len(cands))
-	if len(got) != n {
+	if len(got) != n && (order == exactOrder || len(got) > n) {
 		return nil, errNone, fmt.Sprintf("Claim(limit %d) returned %d claims; %d items are claimable", req.Limit, len(got), len(cands))
 	}
 	allowed := map[claim.ItemID]bool{}
@@ -271,11 +277,9 @@ func (m *model) claim(req claim.ClaimRequest, got []claim.Claim, order claimOrde
 		for _, it := range cands[:n] {
 			allowed[it.id] = true
 		}
-	case priorityOrder:
+	case anySubset:
 		for _, it := range cands {
-			if n > 0 && it.priority <= cands[n-1].priority {
-				allowed[it.id] = true
-			}
+			allowed[it.id] = true
 		}
 	}
 	for _, c := range got {
