@@ -290,7 +290,7 @@ func (m *model) check(t *testing.T, b *claim.Broker, step string) {
 		}
 		want[it.queue] = c
 
-		got, ok := b.Lookup(it.id)
+		got, ok := lookup(t, b, it.id)
 		require.True(t, ok, "%s: item %d", step, it.id)
 		require.Equal(t, it.state, got.State, "%s: item %d", step, it.id)
 		require.Equal(t, it.attempts, got.Attempts, "%s: item %d", step, it.id)
@@ -299,11 +299,11 @@ func (m *model) check(t *testing.T, b *claim.Broker, step string) {
 		}
 	}
 	for _, queue := range fuzzQueues {
-		require.Equal(t, want[queue], b.Counts(queue), "%s: queue %s", step, queue)
+		require.Equal(t, want[queue], countsOf(t, b, queue), "%s: queue %s", step, queue)
 	}
 	for id := claim.ItemID(1); id <= m.lastID+1; id++ {
 		if m.items[id] == nil {
-			_, ok := b.Lookup(id)
+			_, ok := lookup(t, b, id)
 			require.False(t, ok, "%s: item %d is gone", step, id)
 		}
 	}

@@ -73,7 +73,7 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 			le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 			assert.Equal(t, tt.field, le.Field)
 			assert.Contains(t, err.Error(), tt.field)
-			assert.Equal(t, counts(1, 0, 1, 0), b.Counts(q))
+			assert.Equal(t, counts(1, 0, 1, 0), countsOf(t, b, q))
 			assert.Equal(t, rev, svc.Revision(), "the service is untouched")
 		})
 	}

@@ -99,7 +99,7 @@ func TestLostClaimCancelsItsHandlerBeforeTheItemIsClaimedAgain(t *testing.T) {
 			close(release)
 			require.NoError(t, stop())
 			require.NoError(t, b.Complete(ctx, second[0]), "the worker did not settle the claim it lost")
-			got, ok := b.Lookup(it.ID)
+			got, ok := lookup(t, b, it.ID)
 			assert.False(t, ok, "completed by the second claimer: %+v", got)
 			assert.Len(t, runs, 0, "the worker never saw the item again")
 		})
@@ -131,7 +131,7 @@ func TestLostClaimWhileAHeartbeatIsUnderWay(t *testing.T) {
 	require.Error(t, first.ctx.Err())
 	assert.ErrorIs(t, context.Cause(first.ctx), claim.ErrClaimLost)
 	assert.Contains(t, context.Cause(first.ctx).Error(), "revoked")
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
 	close(release)
 	require.NoError(t, stop())
 }
