@@ -76,10 +76,3 @@ func (b *Broker) Close() error {
 	}
 	return b.store.Close()
 }
-
-// isClosed reports whether Close has been called.
-func (b *Broker) isClosed() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.closed
-}

@@ -100,3 +100,14 @@ func checkQuery(ctx context.Context, q Query) error {
 	}
 	return nil
 }
+
+// checkQueue checks the context and queue of an operation on one queue.
+func checkQueue(ctx context.Context, op, queue string) error {
+	if err := checkContext(ctx, op); err != nil {
+		return err
+	}
+	if queue == "" {
+		return invalid(op, "queue", "must not be empty")
+	}
+	return nil
+}

@@ -120,11 +120,8 @@ func (b *Broker) Snooze(ctx context.Context, c Claim, after time.Duration) error
 // does not exist in queue gets an error matching ErrNotFound.
 func (b *Broker) Cancel(ctx context.Context, queue string, id ItemID) error {
 	const op = "cancel"
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return err
-	}
-	if queue == "" {
-		return invalid(op, "queue", "must not be empty")
 	}
 	return b.store.Cancel(ctx, queue, id)
 }

@@ -6,11 +6,8 @@ import "context"
 // unknown queue has zero counts.
 func (b *Broker) Counts(ctx context.Context, queue string) (Counts, error) {
 	const op = "counts"
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return Counts{}, err
-	}
-	if queue == "" {
-		return Counts{}, invalid(op, "queue", "must not be empty")
 	}
 	return b.store.Counts(ctx, queue)
 }
@@ -40,11 +37,8 @@ func (b *Broker) List(ctx context.Context, q Query) ([]Item, error) {
 // queue gets an error matching ErrNotFound and nothing changes.
 func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item, error) {
 	const op = "requeue_dead"
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return Item{}, err
-	}
-	if queue == "" {
-		return Item{}, invalid(op, "queue", "must not be empty")
 	}
 	return b.store.RequeueDead(ctx, queue, id)
 }
@@ -54,11 +48,8 @@ func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item
 // matching ErrNotFound and nothing changes.
 func (b *Broker) DeleteDead(ctx context.Context, queue string, id ItemID) error {
 	const op = "delete_dead"
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return err
-	}
-	if queue == "" {
-		return invalid(op, "queue", "must not be empty")
 	}
 	return b.store.DeleteDead(ctx, queue, id)
 }

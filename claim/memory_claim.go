@@ -32,8 +32,25 @@ func (m *Memory) Enqueue(ctx context.Context, items []NewItem) ([]Item, error) {
 	return out, nil
 }
 
+// enqueueOne is Enqueue of one valid item, for the Broker.
+func (m *Memory) enqueueOne(ctx context.Context, n *NewItem) (Item, error) {
+	payload := clone(n.Payload)
+	m.mu.Lock()
+	defer m.unlock()
+	now, err := m.begin("enqueue")
+	if err != nil {
+		return Item{}, err
+	}
+	return m.snapshot(m.addCloned(n, payload, now)), nil
+}
+
 // add stores one valid item, or finds the item with its key.
 func (m *Memory) add(n *NewItem, now int64) *item {
+	return m.addCloned(n, clone(n.Payload), now)
+}
+
+// addCloned is add with the payload already copied, outside the lock.
+func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
 	if n.Key != "" {
 		if it := m.keys.get(queueKey{n.Queue, n.Key}); it != nil {
 			return it
@@ -45,7 +62,7 @@ func (m *Memory) add(n *NewItem, now int64) *item {
 		id:       m.lastID,
 		qs:       qs,
 		key:      n.Key,
-		payload:  clone(n.Payload),
+		payload:  payload,
 		max:      n.MaxAttempts,
 		priority: uint8(n.Priority),
 		timeout:  n.Timeout,
@@ -274,11 +291,8 @@ func (m *Memory) Settle(ctx context.Context, s Settlement) error {
 // cause matching ErrCancelled, and its lease is revoked.
 func (m *Memory) Cancel(ctx context.Context, queue string, id ItemID) error {
 	const op = "cancel"
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return err
-	}
-	if queue == "" {
-		return invalid(op, "queue", "must not be empty")
 	}
 	m.mu.Lock()
 	if _, err := m.begin(op); err != nil {

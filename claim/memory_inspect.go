@@ -10,11 +10,8 @@ import (
 // An unknown queue has zero counts.
 func (m *Memory) Counts(ctx context.Context, queue string) (Counts, error) {
 	const op = "counts"
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return Counts{}, err
-	}
-	if queue == "" {
-		return Counts{}, invalid(op, "queue", "must not be empty")
 	}
 	m.mu.Lock()
 	defer m.unlock()
@@ -136,11 +133,8 @@ func (m *Memory) DeleteDead(ctx context.Context, queue string, id ItemID) error 
 // deadItem validates a dead-letter operation and returns its item and the
 // time with the lock held; on error the lock is released.
 func (m *Memory) deadItem(ctx context.Context, op, queue string, id ItemID) (*item, int64, error) {
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return nil, 0, err
-	}
-	if queue == "" {
-		return nil, 0, invalid(op, "queue", "must not be empty")
 	}
 	m.mu.Lock()
 	now, err := m.begin(op)
