@@ -62,7 +62,7 @@ func TestResultsAreCopies(t *testing.T) {
 	scribble(&dead[0])
 	dead = listDead(t, b, q)
 	require.Len(t, dead, 1)
-	assert.Equal(t, []byte("payload"), dead[0].Payload, "DeadLetters' results are copies")
+	assert.Equal(t, []byte("payload"), dead[0].Payload, "List's results are copies")
 	assert.Equal(t, []string{"first", "second"}, []string{dead[0].History[0].Reason, dead[0].History[1].Reason})
 	assert.Len(t, dead[0].History, 2)
 
