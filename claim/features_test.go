@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/leasetest"
 )
 
 func payloads(cs []claim.Claim) []string {
@@ -333,4 +334,37 @@ func TestListLookupCountsErrors(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = b.Lookup(done, 1)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestWorkClaimLostBeforeItsJobExistsIsNotRun: the claim's lease expires
+// while Claim is granting it (the audit sink, which runs inside the grant,
+// moves the clock past its TTL), so the store reports it lost before Work
+// has made its job. The handler is not run on it; the item, back in the
+// queue, is claimed again and handled then.
+func TestWorkClaimLostBeforeItsJobExistsIsNotRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := leasetest.NewFakeClock(t0)
+		var grants int
+		svc := lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+			if d.Action == lease.ActionGrant {
+				grants++
+				if grants == 1 {
+					clk.Advance(ttl)
+				}
+			}
+		}))
+		b := newBrokerOn(t, svc)
+		attempts := make(chan int, 2)
+		stop := startWork(t, b, claim.Worker{Queue: q, LeaseDuration: ttl, Handler: func(_ context.Context, c claim.Claim) error {
+			attempts <- c.Attempt
+			return nil
+		}})
+		it := enqueue(t, b, q, "p")
+		synctest.Wait()
+		require.NoError(t, stop())
+		require.Len(t, attempts, 1, "run once, on the second claim")
+		assert.Equal(t, 2, <-attempts)
+		_, ok := lookup(t, b, it.ID)
+		assert.False(t, ok, "completed")
+	})
 }
