@@ -368,3 +368,73 @@ func TestWorkClaimLostBeforeItsJobExistsIsNotRun(t *testing.T) {
 		assert.False(t, ok, "completed")
 	})
 }
+
+// TestMemoryChecksItsOwnInput: a Memory used without a Broker refuses bad
+// input itself, naming the field, and changes nothing.
+func TestMemoryChecksItsOwnInput(t *testing.T) {
+	clk := leasetest.NewFakeClock(t0)
+	svc := lease.New(lease.WithClock(clk))
+	m := claim.NewMemory(svc)
+	t.Cleanup(func() {
+		require.NoError(t, m.Close())
+		require.NoError(t, svc.Close())
+	})
+	_, err := m.Enqueue(ctx, []claim.NewItem{{Queue: q, MaxAttempts: 1}})
+	require.NoError(t, err)
+	cs, err := m.Claim(ctx, claim.ClaimRequest{Queue: q, Owner: "w", Limit: 1, Lease: ttl})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	ref := cs[0].Ref
+	for _, tc := range []struct {
+		field string
+		call  func() error
+	}{
+		{"items[0].max_attempts", func() error { _, err := m.Enqueue(ctx, []claim.NewItem{{Queue: q}}); return err }},
+		{"limit", func() error {
+			_, err := m.Claim(ctx, claim.ClaimRequest{Queue: q, Owner: "w", Lease: ttl})
+			return err
+		}},
+		{"ref", func() error { _, err := m.Extend(ctx, claim.Ref{}, ttl); return err }},
+		{"lease_duration", func() error { _, err := m.Extend(ctx, ref, 0); return err }},
+		{"how", func() error { return m.Settle(ctx, claim.Settlement{Ref: ref}) }},
+		{"after", func() error { return m.Settle(ctx, claim.Settlement{Ref: ref, How: claim.SettleRetry, After: -1}) }},
+		{"state", func() error { _, err := m.List(ctx, claim.Query{Queue: q, State: 9, Limit: 1}); return err }},
+	} {
+		le := requireCode(t, tc.call(), lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+		assert.Equal(t, tc.field, le.Field)
+	}
+	got, err := m.Counts(ctx, q)
+	require.NoError(t, err)
+	assert.Equal(t, counts(0, 0, 1, 0), got)
+	require.NoError(t, m.Settle(ctx, claim.Settlement{Ref: ref, How: claim.SettleDead, Reason: "x"}))
+	got, err = m.Counts(ctx, q)
+	require.NoError(t, err)
+	assert.Equal(t, counts(0, 0, 0, 1), got)
+}
+
+// TestMemoryNotify: the channel is closed by an enqueue to its queue, and
+// at once once the Memory is closed.
+func TestMemoryNotify(t *testing.T) {
+	clk := leasetest.NewFakeClock(t0)
+	svc := lease.New(lease.WithClock(clk))
+	m := claim.NewMemory(svc)
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	ready, stop := m.Notify(q)
+	other, stopOther := m.Notify("other")
+	_, err := m.Enqueue(ctx, []claim.NewItem{{Queue: q, MaxAttempts: 1}})
+	require.NoError(t, err)
+	<-ready
+	select {
+	case <-other:
+		require.FailNow(t, "another queue's enqueue woke it")
+	default:
+	}
+	stop()
+	stop() // idempotent
+	require.NoError(t, m.Close())
+	<-other
+	stopOther()
+	closed, stopClosed := m.Notify(q)
+	<-closed
+	stopClosed()
+}
