@@ -438,3 +438,55 @@ func TestMemoryNotify(t *testing.T) {
 	<-closed
 	stopClosed()
 }
+
+// flakyStore fails its first claims with an error that may pass.
+type flakyStore struct {
+	claim.Store
+	fails int
+	calls chan struct{}
+}
+
+var errFlaky = errors.New("connection reset")
+
+func (s *flakyStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
+	s.calls <- struct{}{}
+	if s.fails > 0 {
+		s.fails--
+		return nil, errFlaky
+	}
+	return s.Store.Claim(ctx, req)
+}
+
+// TestWorkRetriesAClaimThatFailed: a claim error other than a closed store
+// or bad input is retried after a backoff on the Broker's clock, and Work
+// goes on.
+func TestWorkRetriesAClaimThatFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := leasetest.NewFakeClock(t0)
+		svc := lease.New(lease.WithClock(clk))
+		store := &flakyStore{Store: claim.NewMemory(svc), fails: 2, calls: make(chan struct{}, 100)}
+		b := claim.New(store, claim.WithClock(clk)) // the wrapper hides Memory's Clock
+		t.Cleanup(func() {
+			require.NoError(t, b.Close())
+			require.NoError(t, svc.Close())
+		})
+		enqueue(t, b, q, "p")
+		handled := make(chan struct{}, 1)
+		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(context.Context, claim.Claim) error {
+			handled <- struct{}{}
+			return nil
+		}})
+		synctest.Wait()
+		require.Len(t, store.calls, 1, "failed once, waiting to retry")
+		clk.Advance(100*time.Millisecond - 1)
+		synctest.Wait()
+		require.Len(t, store.calls, 1)
+		clk.Advance(1)
+		synctest.Wait()
+		require.Len(t, store.calls, 2, "retried after 100ms, failed again")
+		clk.Advance(200 * time.Millisecond)
+		synctest.Wait()
+		require.Len(t, handled, 1, "the third claim got the item")
+		require.NoError(t, stop())
+	})
+}
