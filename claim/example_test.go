@@ -121,3 +121,34 @@ func ExampleBackoff() {
 	// Output:
 	// 1s 2s 4s 8s 16s 20s
 }
+
+func ExampleBroker_Snooze() {
+	ctx := context.Background()
+	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clock))
+	defer svc.Close()
+	b := claim.New(claim.NewMemory(svc))
+	defer b.Close()
+
+	_, _ = b.Enqueue(ctx, "mail", []byte("newsletter"), claim.Priority(5))
+	urgent, _ := b.Enqueue(ctx, "mail", []byte("password reset"))
+	spam, _ := b.Enqueue(ctx, "mail", []byte("spam"))
+	_ = b.Cancel(ctx, "mail", spam.ID)
+
+	claims, _ := b.Claim(ctx, "mail", "worker", 1, time.Minute)
+	fmt.Printf("first: %s\n", claims[0].Payload) // priority 0 before 5
+	// Too early to send: back in ten minutes, no attempt spent.
+	_ = b.Snooze(ctx, claims[0], 10*time.Minute)
+
+	items, _ := b.List(ctx, claim.Query{Queue: "mail", Limit: 10})
+	for _, it := range items {
+		fmt.Printf("%s: %s, priority %d, attempts %d\n", it.Payload, it.State, it.Priority, it.Attempts)
+	}
+	got, _ := b.Lookup(ctx, urgent.ID)
+	fmt.Println("visible again at", got.VisibleAt.Format(time.TimeOnly))
+	// Output:
+	// first: password reset
+	// newsletter: visible, priority 5, attempts 0
+	// password reset: delayed, priority 0, attempts 0
+	// visible again at 00:10:00
+}
