@@ -37,7 +37,7 @@ func benchItemLife(b *testing.B, queued int) {
 			b.Fatal(err)
 		}
 	}
-	if got := br.Counts(q); got != (claim.Counts{Visible: queued}) {
+	if got := countsOf(b, br, q); got != (claim.Counts{Visible: queued}) {
 		b.Fatalf("counts %+v", got)
 	}
 }

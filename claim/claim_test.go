@@ -33,9 +33,9 @@ func TestClaimCarriesPayloadAttemptOwnerAndExpiry(t *testing.T) {
 	assert.Equal(t, "w1", l.Holder)
 	assert.Equal(t, ttl, l.TTL)
 	assert.Equal(t, c.ExpiresAt, l.ExpiresAt)
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 
-	got, ok := b.Lookup(it.ID)
+	got, ok := lookup(t, b, it.ID)
 	require.True(t, ok)
 	assert.Equal(t, claim.Claimed, got.State)
 	assert.Equal(t, 1, got.Attempts)
@@ -93,12 +93,12 @@ func TestDelayedItemBecomesVisibleExactlyAtItsTime(t *testing.T) {
 	it := enqueue(t, b, q, "p", claim.Delay(10*time.Second))
 	assert.Equal(t, claim.Delayed, it.State)
 	assert.Equal(t, t0.Add(10*time.Second), it.VisibleAt)
-	assert.Equal(t, counts(0, 1, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 1, 0, 0), countsOf(t, b, q))
 
 	clk.Advance(10*time.Second - 1)
-	assert.Equal(t, counts(0, 1, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 1, 0, 0), countsOf(t, b, q))
 	clk.Advance(1)
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
 	claimOne(t, b, q, "w")
 }
 
@@ -108,14 +108,14 @@ func TestCompleteRemovesTheItemForGood(t *testing.T) {
 	c := claimOne(t, b, q, "w")
 	require.NoError(t, b.Complete(ctx, c))
 
-	assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
-	_, ok := b.Lookup(it.ID)
+	assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
+	_, ok := lookup(t, b, it.ID)
 	assert.False(t, ok)
 	// The lease is revoked, not left to expire.
 	_, err := svc.Info(lease.ID(c.Ref.Token))
 	require.ErrorIs(t, err, lease.ErrAlreadyRevoked)
 	clk.Advance(time.Hour)
-	assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
 }
 
 func TestHeartbeatExtendsALiveClaim(t *testing.T) {
@@ -134,7 +134,7 @@ func TestHeartbeatExtendsALiveClaim(t *testing.T) {
 
 	// Past the first expiry, the claim holds.
 	clk.Advance(time.Minute - 1)
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 	require.NoError(t, b.Complete(ctx, c))
 }
 
@@ -144,11 +144,11 @@ func TestExpiredClaimRequeuesAtOnceAndCountsTheAttempt(t *testing.T) {
 	c := claimOne(t, b, q, "w1")
 
 	clk.Advance(ttl - 1)
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 	clk.Advance(1)
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q), "visible as soon as the lease expired")
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q), "visible as soon as the lease expired")
 
-	got, ok := b.Lookup(it.ID)
+	got, ok := lookup(t, b, it.ID)
 	require.True(t, ok)
 	assert.Equal(t, claim.Visible, got.State)
 	assert.Equal(t, c.ExpiresAt, got.VisibleAt)
@@ -171,14 +171,14 @@ func TestStaleClaimIsRejectedAndChangesNothing(t *testing.T) {
 		requireStale(t, b.Complete(ctx, old))
 		_, err = b.Fail(ctx, old, "boom", time.Second, time.Minute)
 		requireStale(t, err)
-		assert.Equal(t, want, b.Counts(q))
+		assert.Equal(t, want, countsOf(t, b, q))
 	}
 	t.Run("before anyone claims again", func(t *testing.T) { check(t, counts(1, 0, 0, 0)) })
 
 	cur := claimOne(t, b, q, "w2")
 	t.Run("after another owner claimed", func(t *testing.T) { check(t, counts(0, 0, 1, 0)) })
 
-	got, _ := b.Lookup(it.ID)
+	got, _ := lookup(t, b, it.ID)
 	assert.Len(t, got.History, 1, "stale calls add no history")
 	_, err := b.Heartbeat(ctx, cur, ttl)
 	require.NoError(t, err, "the current claim is unaffected")
@@ -214,13 +214,13 @@ func TestSettledClaimIsStale(t *testing.T) {
 			enqueue(t, b, q, "p")
 			c := claimOne(t, b, q, "w")
 			require.NoError(t, tt.settle(b, c))
-			before := b.Counts(q)
+			before := countsOf(t, b, q)
 			_, err := b.Heartbeat(ctx, c, ttl)
 			requireStale(t, err)
 			requireStale(t, b.Complete(ctx, c))
 			_, err = b.Fail(ctx, c, "again", time.Second, time.Second)
 			requireStale(t, err)
-			assert.Equal(t, before, b.Counts(q))
+			assert.Equal(t, before, countsOf(t, b, q))
 		})
 	}
 }
@@ -232,8 +232,8 @@ func TestRevokedClaimLeaseRequeuesTheItem(t *testing.T) {
 	_, err := svc.Revoke(ctx, lease.ID(c.Ref.Token))
 	require.NoError(t, err)
 
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
-	got, _ := b.Lookup(it.ID)
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
+	got, _ := lookup(t, b, it.ID)
 	require.Len(t, got.History, 1)
 	assert.Equal(t, "lease revoked", got.History[0].Reason)
 	requireStale(t, b.Complete(ctx, c))
@@ -248,8 +248,8 @@ func TestLostClaimOnLastAttemptDeadLetters(t *testing.T) {
 	assert.Equal(t, 2, c.Attempt)
 	clk.Advance(ttl)
 
-	assert.Equal(t, counts(0, 0, 0, 1), b.Counts(q))
-	dead := b.DeadLetters(q)
+	assert.Equal(t, counts(0, 0, 0, 1), countsOf(t, b, q))
+	dead := listDead(t, b, q)
 	require.Len(t, dead, 1)
 	assert.Equal(t, it.ID, dead[0].ID)
 	assert.Equal(t, claim.Dead, dead[0].State)
@@ -268,14 +268,14 @@ func TestFailRequeuesWithBackoff(t *testing.T) {
 		out, err := b.Fail(ctx, c, "boom", base, maxDelay)
 		require.NoError(t, err)
 		require.Equal(t, claim.Requeued, out)
-		got, _ := b.Lookup(it.ID)
+		got, _ := lookup(t, b, it.ID)
 		require.Equal(t, claim.Delayed, got.State)
 		require.Equal(t, clk.Now().Add(want), got.VisibleAt, "attempt %d", attempt+1)
 
 		clk.Advance(want - 1)
-		require.Equal(t, counts(0, 1, 0, 0), b.Counts(q))
+		require.Equal(t, counts(0, 1, 0, 0), countsOf(t, b, q))
 		clk.Advance(1)
-		require.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+		require.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
 	}
 }
 
@@ -296,8 +296,8 @@ func TestFailOnLastAttemptDeadLettersWithHistory(t *testing.T) {
 			require.Equal(t, claim.DeadLettered, out)
 		}
 	}
-	assert.Equal(t, counts(0, 0, 0, 1), b.Counts(q))
-	got, _ := b.Lookup(it.ID)
+	assert.Equal(t, counts(0, 0, 0, 1), countsOf(t, b, q))
+	got, _ := lookup(t, b, it.ID)
 	assert.Equal(t, claim.Dead, got.State)
 	assert.Equal(t, 3, got.Attempts)
 	var seen []string
@@ -338,7 +338,7 @@ func TestJitterIsAppliedAndClamped(t *testing.T) {
 			_, err := b.Fail(ctx, c, "x", 4*time.Second, time.Minute)
 			require.NoError(t, err)
 			assert.Equal(t, []time.Duration{4 * time.Second}, got)
-			item, _ := b.Lookup(it.ID)
+			item, _ := lookup(t, b, it.ID)
 			assert.Equal(t, clk.Now().Add(tt.want), item.VisibleAt)
 		})
 	}
@@ -351,7 +351,7 @@ func TestIdempotencyKey(t *testing.T) {
 	assert.Equal(t, a.ID, again.ID)
 	assert.Equal(t, []byte("one"), again.Payload)
 	assert.Equal(t, "k", again.Key)
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
 
 	other := enqueue(t, b, "other", "one", claim.Key("k"))
 	assert.NotEqual(t, a.ID, other.ID, "keys are per queue")
@@ -360,7 +360,7 @@ func TestIdempotencyKey(t *testing.T) {
 	claimOne(t, b, q, "w")
 	assert.Equal(t, a.ID, enqueue(t, b, q, "x", claim.Key("k")).ID)
 	clk.Advance(ttl)
-	require.Equal(t, counts(0, 0, 0, 1), b.Counts(q))
+	require.Equal(t, counts(0, 0, 0, 1), countsOf(t, b, q))
 	assert.Equal(t, a.ID, enqueue(t, b, q, "x", claim.Key("k")).ID)
 
 	// Deleting (like completing) frees it.
@@ -383,27 +383,27 @@ func TestRequeueAndDeleteDeadLetters(t *testing.T) {
 	require.NoError(t, err)
 	clk.Advance(ttl)
 
-	dead := b.DeadLetters(q)
+	dead := listDead(t, b, q)
 	require.Len(t, dead, 2)
-	assert.Equal(t, second.ID, dead[0].ID, "ordered by death")
-	assert.Equal(t, first.ID, dead[1].ID)
-	assert.Equal(t, "bad input", dead[0].History[0].Reason)
-	assert.Equal(t, c1.ExpiresAt, dead[1].DeadAt)
-	assert.Nil(t, b.DeadLetters("other"))
+	assert.Equal(t, first.ID, dead[0].ID, "in ID order")
+	assert.Equal(t, second.ID, dead[1].ID)
+	assert.Equal(t, "bad input", dead[1].History[0].Reason)
+	assert.Equal(t, c1.ExpiresAt, dead[0].DeadAt)
+	assert.Empty(t, listDead(t, b, "other"))
 
 	it, err := b.RequeueDead(ctx, q, first.ID)
 	require.NoError(t, err)
 	assert.Equal(t, claim.Visible, it.State)
 	assert.Equal(t, 0, it.Attempts)
 	assert.Len(t, it.History, 1, "history kept")
-	assert.Equal(t, counts(1, 0, 0, 1), b.Counts(q))
+	assert.Equal(t, counts(1, 0, 0, 1), countsOf(t, b, q))
 	c := claimOne(t, b, q, "w")
 	assert.Equal(t, first.ID, c.Item)
 	assert.Equal(t, 1, c.Attempt)
 
 	require.NoError(t, b.DeleteDead(ctx, q, second.ID))
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
-	_, ok := b.Lookup(second.ID)
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
+	_, ok := lookup(t, b, second.ID)
 	assert.False(t, ok)
 
 	for _, tc := range []struct {
@@ -423,7 +423,7 @@ func TestRequeueAndDeleteDeadLetters(t *testing.T) {
 			require.ErrorAs(t, err, &nf)
 			assert.Equal(t, tc.id, nf.Item)
 			require.ErrorIs(t, b.DeleteDead(ctx, tc.queue, tc.id), claim.ErrNotFound)
-			assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+			assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 		})
 	}
 }
@@ -434,8 +434,8 @@ func TestClaimRespectsServiceTTLBoundsAndChangesNothing(t *testing.T) {
 	_, err := b.Claim(ctx, q, "w", 1, time.Hour)
 	le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 	assert.Equal(t, "ttl", le.Field)
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
-	got, _ := b.Lookup(it.ID)
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
+	got, _ := lookup(t, b, it.ID)
 	assert.Equal(t, 0, got.Attempts)
 	assert.Zero(t, svc.ActiveCount())
 
@@ -443,7 +443,7 @@ func TestClaimRespectsServiceTTLBoundsAndChangesNothing(t *testing.T) {
 	_, err = b.Heartbeat(ctx, c, time.Hour)
 	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 	assert.Equal(t, "ttl", le.Field)
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 	_, err = b.Heartbeat(ctx, c, time.Minute)
 	require.NoError(t, err, "the claim is unaffected")
 }
@@ -451,7 +451,7 @@ func TestClaimRespectsServiceTTLBoundsAndChangesNothing(t *testing.T) {
 func newBoundedBroker(t *testing.T) (*claim.Broker, *lease.Service) {
 	t.Helper()
 	svc := lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithTTLBounds(time.Second, time.Minute))
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -477,10 +477,14 @@ func TestClosed(t *testing.T) {
 	requireCode(t, err, lease.CodeClosed, lease.ErrClosed)
 	_, err = b.RequeueDead(ctx, q, 1)
 	requireCode(t, err, lease.CodeClosed, lease.ErrClosed)
-	assert.Equal(t, claim.Counts{}, b.Counts(q))
-	assert.Nil(t, b.DeadLetters(q))
-	_, ok := b.Lookup(1)
-	assert.False(t, ok)
+	_, err = b.Counts(ctx, q)
+	requireCode(t, err, lease.CodeClosed, lease.ErrClosed)
+	_, err = b.List(ctx, claim.Query{Queue: q, Limit: 1})
+	requireCode(t, err, lease.CodeClosed, lease.ErrClosed)
+	_, err = b.Lookup(ctx, 1)
+	requireCode(t, err, lease.CodeClosed, lease.ErrClosed)
+	requireCode(t, b.Cancel(ctx, q, 1), lease.CodeClosed, lease.ErrClosed)
+	requireCode(t, b.Snooze(ctx, c, 0), lease.CodeClosed, lease.ErrClosed)
 	_, err = svc.Info(lease.ID(c.Ref.Token))
 	require.NoError(t, err, "the claim's lease is left to expire")
 }
@@ -492,7 +496,7 @@ func TestClosedServiceFailsClaimAndKeepsItems(t *testing.T) {
 	require.NoError(t, svc.Close())
 	_, err := b.Claim(ctx, q, "w", 2, ttl)
 	requireCode(t, err, lease.CodeClosed, lease.ErrClosed)
-	assert.Equal(t, counts(2, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(2, 0, 0, 0), countsOf(t, b, q))
 }
 
 func TestCancelledContext(t *testing.T) {
@@ -509,7 +513,7 @@ func TestCancelledContext(t *testing.T) {
 	_, err = b.Heartbeat(cctx, c, ttl)
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, b.Complete(cctx, c), context.Canceled)
-	assert.Equal(t, counts(1, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(1, 0, 1, 0), countsOf(t, b, q))
 	require.NoError(t, b.Complete(ctx, c), "the claim is still live")
 }
 
@@ -522,7 +526,7 @@ func TestClaimOfAnotherBroker(t *testing.T) {
 	// A Ref is an item and a token, values any store can be handed: the
 	// other Broker's item 1 has no claim with that token, so it is stale.
 	requireCode(t, b2.Complete(ctx, c), lease.CodeStaleUse, lease.ErrStaleUse)
-	assert.Equal(t, counts(1, 0, 0, 0), b2.Counts(q))
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b2, q))
 }
 
 func TestStateAndOutcomeStrings(t *testing.T) {
@@ -548,7 +552,7 @@ func TestHugeDelaySaturatesInsteadOfOverflowing(t *testing.T) {
 	assert.Equal(t, claim.Delayed, it.State)
 	assert.True(t, it.VisibleAt.After(t0.Add(100*365*24*time.Hour)))
 	clk.Advance(1000 * time.Hour)
-	assert.Equal(t, counts(0, 1, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 1, 0, 0), countsOf(t, b, q))
 }
 
 func TestNotFoundErrorMessage(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 func TestCloseStopsEverythingOfTheBroker(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	svc := lease.New(lease.WithClock(clk))
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	release := make(chan struct{})
 	runs := make(chan handlerRun, 1)
 	wctx, cancel := context.WithCancel(ctx)
@@ -67,7 +67,7 @@ func TestNoHandlerStartsAfterClose(t *testing.T) {
 		}
 	}))
 	defer func() { require.NoError(t, svc.Close()) }()
-	b = claim.New(svc)
+	b = claim.New(claim.NewMemory(svc))
 	enqueue(t, b, q, "p")
 	var ran atomic.Bool
 	done := make(chan error, 1)
@@ -95,7 +95,7 @@ func TestClaimDuringCloseIsRefused(t *testing.T) {
 		}
 	}))
 	defer func() { require.NoError(t, svc.Close()) }()
-	b = claim.New(svc)
+	b = claim.New(claim.NewMemory(svc))
 	enqueue(t, b, q, "a")
 	enqueue(t, b, q, "b")
 	cs, err := b.Claim(ctx, q, "w", 2, ttl)

@@ -1,26 +1,44 @@
-// Package claim is an in-process work queue whose claims are leases.
+// Package claim is a work queue whose claims are leases, in two halves: a
+// [Broker], the policy, over a [Store], the storage.
 //
-// A [Broker] holds named queues of items. A worker (an owner) claims visible
-// items for a lease duration; each [Claim] is backed by a lease of the
-// underlying lease.Service, held by the owner with purpose lease.Operation.
-// While the owner works it sends heartbeats to extend the claim, then
-// completes the item (removed for good) or fails it (requeued with
-// exponential backoff, or dead-lettered once it has used its attempts). A
-// claim whose lease expires without a heartbeat, or is revoked through the
-// service, returns its item to the queue, visible at once, and every later
-// call with the stale claim is rejected with an error matching
-// lease.ErrStaleUse.
+// The Broker checks arguments (bad input gets a *lease.Error naming the
+// field), fills defaults ([WithMaxAttempts]), computes backoff with
+// optional jitter ([Backoff], [WithJitter]), decides when a failed item is
+// dead (its claim was its last attempt), applies the panic policy
+// ([WithPanicHandler]) and runs handlers ([Broker.Work]). The Store keeps
+// items, claims, attempts and dead letters, and measures every deadline on
+// its own clock; the Broker only passes it durations. [Memory], made by
+// [NewMemory], is the in-process store: each claim is a lease of one
+// lease.Service, held by the owner with purpose lease.Operation. The
+// PostgreSQL store, postgres.ClaimStore in the postgres module, keeps them
+// in a database. Create a Broker with New(NewMemory(svc)); it owns its store.
+//
+// A worker (an owner) claims claimable items for a lease duration, lower
+// Priority first, then earliest visible. While the owner works it sends
+// heartbeats to extend the claim, then completes the item (removed for
+// good), fails it (requeued with exponential backoff, or dead-lettered once
+// it has used its attempts) or snoozes it (back later, no attempt spent). A
+// claim whose lease expires without a heartbeat, or is revoked, returns its
+// item to the queue, visible at once, and every later call with the stale
+// claim is rejected with an error matching lease.ErrStaleUse. Items can be
+// cancelled in any state, listed page by page ([Broker.List]) and counted.
 //
 // Delivery is at least once: an item is handed out again when a claim is
 // lost, never while a claim on it is live. [Broker.Work] runs a handler on a
-// queue with concurrent workers that heartbeat, complete and fail for you,
-// and cancels a handler's context, with a cause matching [ErrClaimLost], as
-// soon as its claim is lost and before the item can be claimed again.
+// queue: one fetcher claims a batch per round trip for the idle handlers
+// and waits on [Store.Notify] (never polling) when nothing is claimable;
+// each handler's claim is heartbeated; a handler's context is cancelled,
+// with a cause matching [ErrClaimLost], as soon as its claim is lost and
+// before the item can be claimed again (the store calls the claim's
+// ClaimRequest.Lost first), or [ErrCancelled] when its item is cancelled.
+// Handlers may have timeouts, and Work stops gracefully: handlers under way
+// keep their context for Worker.StopTimeout after Work's context is done.
 //
-// Time. The Broker reads time only from the service's Clock, the service's
-// one time base, which never runs backwards: when the wall clock steps back,
-// time stands still for the service and the Broker alike until the clock
-// catches up, so both always agree on whether a claim is live.
+// Time. Memory reads time only from the service's Clock, the service's one
+// time base, which never runs backwards: when the wall clock steps back,
+// time stands still for the service and the Memory alike until the clock
+// catches up, so both always agree on whether a claim is live. A Broker
+// over a Memory runs Work's heartbeats and timers on that clock too.
 //
 // Panics. A panicking user callback (a Work handler, the jitter function)
 // is recovered and reported to the handler set by [WithPanicHandler]
@@ -33,5 +51,5 @@
 //
 // The semantics follow the Squidie.Executor.Leases behaviour (claim,
 // heartbeat, complete, fail); docs/claims.md has the state diagram, the
-// backoff formula and the design choices.
+// backoff formula, the Store contract and the design choices.
 package claim

@@ -2,78 +2,68 @@ package claim
 
 import (
 	"context"
-	"strconv"
 )
 
 // Enqueue adds an item with payload (copied) to queue and returns it. The
-// item is visible at once unless the Delay option says otherwise. With the
+// item is claimable at once unless the Delay option says otherwise. With the
 // Key option, an item of the queue with that key that still exists is
 // returned instead and nothing is added. Bad input (nil ctx, empty queue, a
-// negative delay, max attempts < 1, an empty key) gets an error matching
-// lease.ErrInvalidArgument that names the field, and nothing changes.
+// negative delay or timeout, max attempts < 1, an empty key, a priority
+// outside 0..MaxPriority) gets an error matching lease.ErrInvalidArgument
+// that names the field, and nothing changes.
 func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts ...EnqueueOption) (Item, error) {
 	var o enqueueOptions
 	for _, opt := range opts {
 		o = opt.applyEnqueue(o)
 	}
-	if err := checkEnqueue(ctx, queue, o); err != nil {
+	if err := checkContext(ctx, "enqueue"); err != nil {
 		return Item{}, err
 	}
-	payload = clone(payload)
-	b.mu.Lock()
-	defer b.unlock()
-	now, err := b.begin("enqueue")
+	n := NewItem{Queue: queue, Payload: payload, Key: o.key, Delay: o.delay,
+		MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout}
+	if o.setMax {
+		n.MaxAttempts = o.maxAttempts
+	}
+	if o.hasKey && o.key == "" {
+		return Item{}, invalid("enqueue", "key", "must not be empty")
+	}
+	if err := checkItem("", &n); err != nil {
+		return Item{}, err
+	}
+	if m, ok := b.store.(*Memory); ok {
+		// Spare the batch's two slices: a direct call keeps n on the stack.
+		return m.enqueueOne(ctx, &n)
+	}
+	items, err := b.store.Enqueue(ctx, []NewItem{n})
 	if err != nil {
 		return Item{}, err
 	}
-	if o.key != "" {
-		if it := b.keys.get(queueKey{queue, o.key}); it != nil {
-			return b.snapshot(it), nil
+	return items[0], nil
+}
+
+// EnqueueMany adds items in one step and returns them, in order: every item
+// is stored or, on error, none is. An item whose MaxAttempts is zero gets
+// the Broker's default (WithMaxAttempts). An item whose Key exists in its
+// queue, or appeared earlier in items, is not added: the existing item is
+// returned in its place. Bad input gets an error matching
+// lease.ErrInvalidArgument whose Field names the item, as in
+// "items[2].queue", and nothing changes. items is not changed.
+func (b *Broker) EnqueueMany(ctx context.Context, items []NewItem) ([]Item, error) {
+	if err := checkContext(ctx, "enqueue"); err != nil {
+		return nil, err
+	}
+	filled := make([]NewItem, len(items))
+	for i, n := range items {
+		if n.MaxAttempts == 0 {
+			n.MaxAttempts = b.opts.maxAttempts
+		}
+		filled[i] = n
+		if err := checkNewItem(filled, i); err != nil {
+			return nil, err
 		}
 	}
-	qs := b.queue(queue)
-	b.lastID++
-	it := &item{
-		id:       b.lastID,
-		qs:       qs,
-		key:      o.key,
-		payload:  payload,
-		max:      b.opts.maxAttempts,
-		enqueued: now,
-		index:    -1,
+	if len(filled) == 0 {
+		return []Item{}, nil
 	}
-	if o.maxAttempts != 0 {
-		it.max = o.maxAttempts
-	}
-	b.items.Put(uint64(it.id), it)
-	if o.key != "" {
-		b.keys.put(queueKey{queue, o.key}, it)
-	}
-	b.place(it, addSat(now, o.delay), now)
-	b.sweep(it.id) // once the item is in its queue, which is then in use
-	return b.snapshot(it), nil
-}
-
-func checkEnqueue(ctx context.Context, queue string, o enqueueOptions) error {
-	if err := checkContext(ctx, "enqueue"); err != nil {
-		return err
-	}
-	switch {
-	case queue == "":
-		return invalid("enqueue", "queue", "must not be empty")
-	case o.delay < 0:
-		return invalid("enqueue", "delay", o.delay.String()+" is negative")
-	case o.maxAttempts < 0 || (o.maxAttempts == 0 && o.setMax):
-		return invalid("enqueue", "max_attempts", strconv.Itoa(o.maxAttempts)+" is less than 1")
-	case o.hasKey && o.key == "":
-		return invalid("enqueue", "key", "must not be empty")
-	}
-	return nil
-}
-
-func checkContext(ctx context.Context, op string) error {
-	if ctx == nil {
-		return invalid(op, "ctx", "must not be nil")
-	}
-	return ctx.Err()
+	return b.store.Enqueue(ctx, filled)
 }

@@ -23,36 +23,55 @@ var ErrNotFound = errors.New("claim: item not found")
 var ErrClaimLost = errors.New("claim: claim lost")
 
 // ErrCancelled is matched by the cause of a Work handler's context, and by
-// the errors of later calls on the claim, when the item under the claim was
-// cancelled (Broker.Cancel).
+// the cause a store passes to ClaimRequest.Lost, when the item under the
+// claim was cancelled (Broker.Cancel). Later calls on that claim get an
+// error matching lease.ErrStaleUse.
 var ErrCancelled = errors.New("claim: item cancelled")
 
-// lostError is the cause of a lost claim's handler context: a stale-use
-// error that also matches ErrClaimLost.
-type lostError struct{ err *lease.Error }
+// causeError is the cause of a handler context whose claim ended under it:
+// a stale-use error that also matches a sentinel of this package
+// (ErrClaimLost, ErrCancelled).
+type causeError struct {
+	sentinel error
+	err      *lease.Error
+}
 
-func (e lostError) Error() string   { return e.err.Error() }
-func (e lostError) Unwrap() []error { return []error{ErrClaimLost, e.err} }
+func (e causeError) Error() string   { return e.err.Error() }
+func (e causeError) Unwrap() []error { return []error{e.sentinel, e.err} }
 
-// lost returns the cause for a handler whose claim h was lost because its
+// lost returns the cause for a handler whose claim r was lost because its
 // lease ended for reason.
-func lost(h *hold, reason lease.EndReason) error {
-	r := Ref{Item: h.item.id, Token: uint64(h.lease)}
-	return lostError{stale("work", r, "lost its claim: lease "+reason.String())}
+func lost(r Ref, reason lease.EndReason) error {
+	return causeError{ErrClaimLost, stale("work", r, "lost its claim: lease "+reason.String())}
+}
+
+// cancelled returns the cause for a handler whose item under claim r was
+// cancelled.
+func cancelled(r Ref) error {
+	return causeError{ErrCancelled, stale("work", r, "was cancelled")}
 }
 
 // NotFoundError reports the item an operation could not find. It is a plain
 // value, safe to copy and to read from several goroutines.
 type NotFoundError struct {
-	Op    string // "requeue_dead", "delete_dead"
-	Queue string
+	Op    string // "requeue_dead", "delete_dead", "cancel", "lookup"
+	Queue string // "" for lookup, which names no queue
 	Item  ItemID
 }
 
-// Error formats as `claim: OP queue "Q" item N: no such dead letter`.
+// Error formats as `claim: OP queue "Q" item N: no such dead letter` for
+// the dead-letter operations, `claim: OP queue "Q" item N: no such item`
+// for the others, without the queue when Queue is "".
 func (e *NotFoundError) Error() string {
-	return "claim: " + e.Op + " queue " + strconv.Quote(e.Queue) + " item " +
-		strconv.FormatUint(uint64(e.Item), 10) + ": no such dead letter"
+	s := "claim: " + e.Op
+	if e.Queue != "" {
+		s += " queue " + strconv.Quote(e.Queue)
+	}
+	s += " item " + strconv.FormatUint(uint64(e.Item), 10)
+	if e.Op == "requeue_dead" || e.Op == "delete_dead" {
+		return s + ": no such dead letter"
+	}
+	return s + ": no such item"
 }
 
 // Unwrap returns ErrNotFound.
@@ -71,7 +90,7 @@ func stale(op string, r Ref, detail string) *lease.Error {
 		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " " + detail}
 }
 
-// closedError reports an operation on a closed Broker.
+// closedError reports an operation on a closed Broker or store.
 func closedError(op string) error {
 	return &lease.Error{Code: lease.CodeClosed, Op: "claim." + op, Detail: "broker closed"}
 }

@@ -16,7 +16,7 @@ func Example() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	svc := lease.New(lease.WithClock(clock))
 	defer svc.Close()
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	defer b.Close()
 
 	_, _ = b.Enqueue(ctx, "emails", []byte("welcome alice"))
@@ -31,7 +31,8 @@ func Example() {
 	// worker-1 stops heartbeating bob's claim: it expires and bob's email
 	// is visible again at once.
 	clock.Advance(30 * time.Second)
-	fmt.Printf("%+v\n", b.Counts("emails"))
+	counts, _ := b.Counts(ctx, "emails")
+	fmt.Printf("%+v\n", counts)
 	err := b.Complete(ctx, claims[1])
 	fmt.Println("late complete is stale:", errors.Is(err, lease.ErrStaleUse))
 
@@ -50,7 +51,7 @@ func ExampleBroker_Fail() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	svc := lease.New(lease.WithClock(clock))
 	defer svc.Close()
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	defer b.Close()
 
 	it, _ := b.Enqueue(ctx, "reports", []byte("q3"), claim.MaxAttempts(3))
@@ -61,13 +62,14 @@ func ExampleBroker_Fail() {
 		}
 		out, _ := b.Fail(ctx, cs[0], "database down", time.Second, time.Hour)
 		fmt.Printf("attempt %d at %s: %s", cs[0].Attempt, clock.Now().Format(time.TimeOnly), out)
-		if got, _ := b.Lookup(it.ID); out == claim.Requeued {
+		if got, _ := b.Lookup(ctx, it.ID); out == claim.Requeued {
 			fmt.Printf(", visible at %s", got.VisibleAt.Format(time.TimeOnly))
 		}
 		fmt.Println()
 		clock.Advance(time.Minute)
 	}
-	for _, d := range b.DeadLetters("reports") {
+	dead, _ := b.List(ctx, claim.Query{Queue: "reports", State: claim.Dead, Limit: 100})
+	for _, d := range dead {
 		fmt.Printf("dead: %q after %d attempts, last reason %q\n", d.Payload, d.Attempts, d.History[len(d.History)-1].Reason)
 	}
 	// Output:
@@ -81,7 +83,7 @@ func ExampleBroker_Work() {
 	ctx, cancel := context.WithCancel(context.Background())
 	svc := lease.New()
 	defer svc.Close()
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	defer b.Close()
 
 	for _, name := range []string{"a.png", "b.png", "c.png"} {
@@ -102,7 +104,8 @@ func ExampleBroker_Work() {
 			return nil
 		},
 	})
-	fmt.Println("work returned", err, "with", b.Counts("thumbnails"))
+	counts, _ := b.Counts(context.Background(), "thumbnails")
+	fmt.Println("work returned", err, "with", counts)
 	// Output:
 	// resized a.png
 	// resized b.png
@@ -117,4 +120,35 @@ func ExampleBackoff() {
 	fmt.Println()
 	// Output:
 	// 1s 2s 4s 8s 16s 20s
+}
+
+func ExampleBroker_Snooze() {
+	ctx := context.Background()
+	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clock))
+	defer svc.Close()
+	b := claim.New(claim.NewMemory(svc))
+	defer b.Close()
+
+	_, _ = b.Enqueue(ctx, "mail", []byte("newsletter"), claim.Priority(5))
+	urgent, _ := b.Enqueue(ctx, "mail", []byte("password reset"))
+	spam, _ := b.Enqueue(ctx, "mail", []byte("spam"))
+	_ = b.Cancel(ctx, "mail", spam.ID)
+
+	claims, _ := b.Claim(ctx, "mail", "worker", 1, time.Minute)
+	fmt.Printf("first: %s\n", claims[0].Payload) // priority 0 before 5
+	// Too early to send: back in ten minutes, no attempt spent.
+	_ = b.Snooze(ctx, claims[0], 10*time.Minute)
+
+	items, _ := b.List(ctx, claim.Query{Queue: "mail", Limit: 10})
+	for _, it := range items {
+		fmt.Printf("%s: %s, priority %d, attempts %d\n", it.Payload, it.State, it.Priority, it.Attempts)
+	}
+	got, _ := b.Lookup(ctx, urgent.ID)
+	fmt.Println("visible again at", got.VisibleAt.Format(time.TimeOnly))
+	// Output:
+	// first: password reset
+	// newsletter: visible, priority 5, attempts 0
+	// password reset: delayed, priority 0, attempts 0
+	// visible again at 00:10:00
 }

@@ -22,6 +22,8 @@ func FuzzBroker(f *testing.F) {
 	f.Add([]byte{0, 8, 0, 1, 0, 0, 4, 0, 0, 5, 1, 0, 1, 0, 0, 4, 0, 0}) // fail to dead, requeue path
 	f.Add([]byte{0, 0, 1, 0, 1, 1, 0, 5, 2, 1, 1, 2, 5, 3, 0, 1, 0, 2}) // delays and a second queue
 	f.Add([]byte{0, 16, 0, 0, 16, 0, 1, 0, 2, 8, 0, 0, 1, 3, 2, 6, 0, 0, 7, 0, 0})
+	f.Add([]byte{0, 8, 0, 0, 24, 0, 0, 0, 0, 1, 0, 2, 10, 0, 2, 9, 1, 0, 1, 0, 2}) // priorities, snooze, cancel
+	f.Add([]byte{0, 0, 0, 1, 0, 0, 9, 0, 0, 3, 0, 0, 0, 0, 0, 10, 0, 3, 5, 4, 0})  // cancel a claimed item
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) > 3*200 {
 			ops = ops[:3*200]
@@ -37,6 +39,7 @@ var (
 	fuzzAdvances  = []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second, 7 * time.Second}
 	fuzzDelays    = []time.Duration{0, 0, time.Second, 4 * time.Second}
 	fuzzMaxes     = []int{0, 1, 2, 3} // 0: the default
+	fuzzPriority  = []int{0, 0, 1, claim.MaxPriority}
 	fuzzBackoffs  = [][2]time.Duration{{time.Second, 4 * time.Second}, {time.Second, time.Second}, {2 * time.Second, 3 * time.Second}}
 )
 
@@ -48,7 +51,7 @@ func runModel(t *testing.T, ops []byte) {
 	pick := func(n int, x byte) int { return int(x) % n }
 
 	for i := 0; i+2 < len(ops); i += 3 {
-		op, x, y := ops[i]%9, ops[i+1], ops[i+2]
+		op, x, y := ops[i]%11, ops[i+1], ops[i+2]
 		step := fmt.Sprintf("step %d op %d(%d,%d)", i/3, op, x, y)
 		switch op {
 		case 0: // enqueue
@@ -59,7 +62,8 @@ func runModel(t *testing.T, ops []byte) {
 			if y&4 != 0 {
 				key = fmt.Sprint("k", (y>>3)%3)
 			}
-			opts := []claim.EnqueueOption{claim.Delay(delay)}
+			prio := fuzzPriority[pick(4, x>>3)]
+			opts := []claim.EnqueueOption{claim.Delay(delay), claim.Priority(prio)}
 			if maxA != 0 {
 				opts = append(opts, claim.MaxAttempts(maxA))
 			}
@@ -68,7 +72,7 @@ func runModel(t *testing.T, ops []byte) {
 			}
 			it, err := b.Enqueue(ctx, queue, []byte{x, y}, opts...)
 			require.NoError(t, err, step)
-			require.Equal(t, m.enqueue(queue, key, delay, maxA), it.ID, step)
+			require.Equal(t, m.enqueue(queue, key, delay, maxA, prio), it.ID, step)
 			ids = append(ids, it.ID)
 		case 1: // claim
 			queue, owner := fuzzQueues[pick(2, x)], fuzzOwners[pick(2, x>>1)]
@@ -84,7 +88,7 @@ func runModel(t *testing.T, ops []byte) {
 				claims = append(claims, c)
 				m.claims = append(m.claims, mClaim{item: want[j].id, token: want[j].token})
 			}
-		case 2, 3, 4, 8: // heartbeat, complete, fail, revoke an old or live claim
+		case 2, 3, 4, 8, 10: // heartbeat, complete, fail, revoke, snooze an old or live claim
 			if len(claims) == 0 {
 				continue
 			}
@@ -122,6 +126,13 @@ func runModel(t *testing.T, ops []byte) {
 					require.NoError(t, err, step)
 					m.lose(m.items[mc.item], m.now)
 				}
+			case 10:
+				after := fuzzDelays[pick(4, y)]
+				err = b.Snooze(ctx, c, after)
+				if live {
+					require.NoError(t, err, step)
+					m.snooze(mc.item, after)
+				}
 			}
 			if !live {
 				require.Error(t, err, step)
@@ -133,6 +144,19 @@ func runModel(t *testing.T, ops []byte) {
 			d := fuzzAdvances[pick(5, x)]
 			clk.Advance(d)
 			m.now = m.now.Add(d)
+		case 9: // cancel an item in any state (or one that is gone)
+			if len(ids) == 0 {
+				continue
+			}
+			id, queue := ids[pick(len(ids), x)], fuzzQueues[pick(2, y)]
+			err := b.Cancel(ctx, queue, id)
+			m.settle()
+			if it := m.items[id]; it == nil || it.queue != queue {
+				require.ErrorIs(t, err, claim.ErrNotFound, step)
+				break
+			}
+			require.NoError(t, err, step)
+			delete(m.items, id)
 		case 6, 7: // requeue or delete a dead letter (or something else)
 			if len(ids) == 0 {
 				continue
@@ -177,6 +201,7 @@ type mItem struct {
 	id        claim.ItemID
 	queue     string
 	key       string
+	priority  int
 	state     claim.State
 	attempts  int
 	max       int
@@ -190,7 +215,7 @@ type mClaim struct {
 	token int
 }
 
-func (m *model) enqueue(queue, key string, delay time.Duration, maxA int) claim.ItemID {
+func (m *model) enqueue(queue, key string, delay time.Duration, maxA, prio int) claim.ItemID {
 	m.settle()
 	for _, it := range m.items {
 		if key != "" && it.queue == queue && it.key == key {
@@ -198,7 +223,7 @@ func (m *model) enqueue(queue, key string, delay time.Duration, maxA int) claim.
 		}
 	}
 	m.lastID++
-	it := &mItem{id: m.lastID, queue: queue, key: key, max: cmp.Or(maxA, m.defaultMax), state: claim.Visible, visibleAt: m.now.Add(delay)}
+	it := &mItem{id: m.lastID, queue: queue, key: key, priority: prio, max: cmp.Or(maxA, m.defaultMax), state: claim.Visible, visibleAt: m.now.Add(delay)}
 	if delay > 0 {
 		it.state = claim.Delayed
 	}
@@ -237,7 +262,7 @@ func (m *model) claim(queue string, limit int, d time.Duration) []*mItem {
 		}
 	}
 	slices.SortFunc(visible, func(a, b *mItem) int {
-		return cmp.Or(a.visibleAt.Compare(b.visibleAt), cmp.Compare(a.id, b.id))
+		return cmp.Or(cmp.Compare(a.priority, b.priority), a.visibleAt.Compare(b.visibleAt), cmp.Compare(a.id, b.id))
 	})
 	visible = visible[:min(limit, len(visible))]
 	for _, it := range visible {
@@ -273,6 +298,18 @@ func (m *model) fail(id claim.ItemID, base, maxDelay time.Duration) claim.Outcom
 	return claim.Requeued
 }
 
+// snooze gives the claimed item id back after after, its attempt unspent.
+func (m *model) snooze(id claim.ItemID, after time.Duration) {
+	it := m.items[id]
+	it.token = 0
+	it.attempts--
+	it.visibleAt = m.now.Add(after)
+	it.state = claim.Delayed
+	if after == 0 {
+		it.state = claim.Visible
+	}
+}
+
 func (m *model) check(t *testing.T, b *claim.Broker, step string) {
 	t.Helper()
 	want := map[string]claim.Counts{}
@@ -290,7 +327,7 @@ func (m *model) check(t *testing.T, b *claim.Broker, step string) {
 		}
 		want[it.queue] = c
 
-		got, ok := b.Lookup(it.id)
+		got, ok := lookup(t, b, it.id)
 		require.True(t, ok, "%s: item %d", step, it.id)
 		require.Equal(t, it.state, got.State, "%s: item %d", step, it.id)
 		require.Equal(t, it.attempts, got.Attempts, "%s: item %d", step, it.id)
@@ -299,11 +336,24 @@ func (m *model) check(t *testing.T, b *claim.Broker, step string) {
 		}
 	}
 	for _, queue := range fuzzQueues {
-		require.Equal(t, want[queue], b.Counts(queue), "%s: queue %s", step, queue)
+		require.Equal(t, want[queue], countsOf(t, b, queue), "%s: queue %s", step, queue)
+		var wantIDs, gotIDs []claim.ItemID
+		for _, it := range m.items {
+			if it.queue == queue {
+				wantIDs = append(wantIDs, it.id)
+			}
+		}
+		slices.Sort(wantIDs)
+		listed, err := b.List(ctx, claim.Query{Queue: queue, Limit: 1 << 10})
+		require.NoError(t, err, step)
+		for _, it := range listed {
+			gotIDs = append(gotIDs, it.ID)
+		}
+		require.Equal(t, wantIDs, gotIDs, "%s: List of queue %s", step, queue)
 	}
 	for id := claim.ItemID(1); id <= m.lastID+1; id++ {
 		if m.items[id] == nil {
-			_, ok := b.Lookup(id)
+			_, ok := lookup(t, b, id)
 			require.False(t, ok, "%s: item %d is gone", step, id)
 		}
 	}

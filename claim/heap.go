@@ -3,7 +3,7 @@ package claim
 import "github.com/leasehold/lease/internal/heap"
 
 // itemHeap is the module's indexed heap (internal/heap) of items, keyed by
-// a time in nanoseconds since the Broker's epoch with the item's ID as the
+// a time in nanoseconds since the Memory's epoch with the item's ID as the
 // tie-breaker, so equal times come out in enqueue order. Each item keeps its
 // position in its index, so that it can be removed in O(log n). An item is in
 // at most one heap at a time: its queue's late heap or the delayed heap

@@ -30,7 +30,7 @@ func TestItemHeapAgainstSort(t *testing.T) {
 		switch r := rng.IntN(10); {
 		case r < 5 || len(ref) == 0:
 			next++
-			it := &item{id: next, index: -1}
+			it := &item{id: next, index: -1, state: Visible}
 			key := rng.Int64N(50)
 			h.push(key, it)
 			ref = append(ref, itemEntry{Key: key, Val: it})
@@ -72,7 +72,7 @@ func TestReadyQueueAgainstSort(t *testing.T) {
 			if rng.IntN(10) == 0 {
 				key -= rng.Int64N(20) // out of order
 			}
-			it := &item{id: next, index: -1}
+			it := &item{id: next, index: -1, state: Visible}
 			r.push(key, it)
 			e := itemEntry{Key: key, Val: it}
 			at, _ := slices.BinarySearchFunc(ref, e, byKeyID)
@@ -125,7 +125,7 @@ func TestArraysShrinkAfterAPeak(t *testing.T) {
 	var items []*item
 	var h itemHeap
 	for i := range peak {
-		it := &item{id: ItemID(i + 1), index: -1}
+		it := &item{id: ItemID(i + 1), index: -1, state: Visible}
 		items = append(items, it)
 		h.push(int64(peak-i), it)
 	}

@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func newBroker(t testing.TB, opts ...claim.Option) (*claim.Broker, *lease.Servic
 // newBrokerOn returns a Broker on svc, both closed when the test ends.
 func newBrokerOn(t testing.TB, svc *lease.Service, opts ...claim.Option) *claim.Broker {
 	t.Helper()
-	b := claim.New(svc, opts...)
+	b := claim.New(claim.NewMemory(svc), opts...)
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -76,4 +77,31 @@ func requireStale(t testing.TB, err error) {
 
 func counts(visible, delayed, claimed, dead int) claim.Counts {
 	return claim.Counts{Visible: visible, Delayed: delayed, Claimed: claimed, Dead: dead}
+}
+
+// countsOf returns the counts of queue, which must be readable.
+func countsOf(t testing.TB, b *claim.Broker, queue string) claim.Counts {
+	t.Helper()
+	c, err := b.Counts(ctx, queue)
+	require.NoError(t, err)
+	return c
+}
+
+// lookup returns the item id and whether it exists.
+func lookup(t testing.TB, b *claim.Broker, id claim.ItemID) (claim.Item, bool) {
+	t.Helper()
+	it, err := b.Lookup(ctx, id)
+	if errors.Is(err, claim.ErrNotFound) {
+		return claim.Item{}, false
+	}
+	require.NoError(t, err)
+	return it, true
+}
+
+// listDead lists the dead letters of queue, in ID order.
+func listDead(t testing.TB, b *claim.Broker, queue string) []claim.Item {
+	t.Helper()
+	items, err := b.List(ctx, claim.Query{Queue: queue, State: claim.Dead, Limit: 1 << 20})
+	require.NoError(t, err)
+	return items
 }

@@ -65,6 +65,29 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 			return b.Work(ctx, claim.Worker{Queue: q, Handler: nopHandler, BaseDelay: time.Minute, MaxDelay: time.Second})
 		}, "max_delay"},
 		{"work nil ctx", func() error { return b.Work(nilCtx, claim.Worker{Queue: q, Handler: nopHandler}) }, "ctx"},
+		{"work negative batch size", func() error {
+			return b.Work(ctx, claim.Worker{Queue: q, Handler: nopHandler, BatchSize: -1})
+		}, "batch_size"},
+		{"work negative timeout", func() error {
+			return b.Work(ctx, claim.Worker{Queue: q, Handler: nopHandler, Timeout: -1})
+		}, "timeout"},
+		{"work negative stop timeout", func() error {
+			return b.Work(ctx, claim.Worker{Queue: q, Handler: nopHandler, StopTimeout: -1})
+		}, "stop_timeout"},
+		{"enqueue negative priority", func() error { _, err := b.Enqueue(ctx, q, nil, claim.Priority(-1)); return err }, "priority"},
+		{"enqueue priority too high", func() error {
+			_, err := b.Enqueue(ctx, q, nil, claim.Priority(claim.MaxPriority+1))
+			return err
+		}, "priority"},
+		{"enqueue negative timeout", func() error { _, err := b.Enqueue(ctx, q, nil, claim.Timeout(-1)); return err }, "timeout"},
+		{"enqueue many empty queue", func() error { _, err := b.EnqueueMany(ctx, []claim.NewItem{{Queue: q}, {}}); return err }, "items[1].queue"},
+		{"snooze zero claim", func() error { return b.Snooze(ctx, claim.Claim{}, 0) }, "claim"},
+		{"snooze negative", func() error { return b.Snooze(ctx, c, -1) }, "after"},
+		{"cancel empty queue", func() error { return b.Cancel(ctx, "", 1) }, "queue"},
+		{"cancel nil ctx", func() error { return b.Cancel(nilCtx, q, 1) }, "ctx"},
+		{"list empty queue", func() error { _, err := b.List(ctx, claim.Query{Limit: 1}); return err }, "queue"},
+		{"lookup nil ctx", func() error { _, err := b.Lookup(nilCtx, 1); return err }, "ctx"},
+		{"counts empty queue", func() error { _, err := b.Counts(ctx, ""); return err }, "queue"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +96,7 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 			le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 			assert.Equal(t, tt.field, le.Field)
 			assert.Contains(t, err.Error(), tt.field)
-			assert.Equal(t, counts(1, 0, 1, 0), b.Counts(q))
+			assert.Equal(t, counts(1, 0, 1, 0), countsOf(t, b, q))
 			assert.Equal(t, rev, svc.Revision(), "the service is untouched")
 		})
 	}

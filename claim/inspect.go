@@ -1,63 +1,35 @@
 package claim
 
-import (
-	"cmp"
-	"context"
-	"slices"
-)
+import "context"
 
 // Counts returns the numbers of items of queue in each state, as of now. An
-// unknown queue has zero counts, as has every queue of a closed Broker.
-func (b *Broker) Counts(queue string) Counts {
-	b.mu.Lock()
-	defer b.unlock()
-	if err := b.open("counts"); err != nil {
-		return Counts{}
+// unknown queue has zero counts.
+func (b *Broker) Counts(ctx context.Context, queue string) (Counts, error) {
+	const op = "counts"
+	if err := checkQueue(ctx, op, queue); err != nil {
+		return Counts{}, err
 	}
-	qs := b.findQueue(queue)
-	if qs == nil {
-		return Counts{}
-	}
-	return qs.counts()
+	return b.store.Counts(ctx, queue)
 }
 
-// Lookup returns the item with id as of now, and whether it exists. A
-// completed or deleted item does not.
-func (b *Broker) Lookup(id ItemID) (Item, bool) {
-	b.mu.Lock()
-	defer b.unlock()
-	if err := b.open("lookup"); err != nil {
-		return Item{}, false
+// Lookup returns the item id as of now. A completed, cancelled or deleted
+// item gets an error matching ErrNotFound.
+func (b *Broker) Lookup(ctx context.Context, id ItemID) (Item, error) {
+	if err := checkContext(ctx, "lookup"); err != nil {
+		return Item{}, err
 	}
-	it := b.lookup(id)
-	if it == nil {
-		return Item{}, false
-	}
-	return b.snapshot(it), true
+	return b.store.Lookup(ctx, id)
 }
 
-// DeadLetters returns the dead items of queue, in the order they died (then
-// by ID), with their failure history. It returns nil for an unknown queue
-// or a closed Broker.
-func (b *Broker) DeadLetters(queue string) []Item {
-	b.mu.Lock()
-	defer b.unlock()
-	if err := b.open("dead_letters"); err != nil {
-		return nil
+// List returns the items of q.Queue in q.State (every state when zero)
+// with IDs above q.After, in ID order, at most q.Limit of them: a page. To
+// read the next page, set After to the last ID of this one. List with State
+// Dead lists the dead letters, with their failure history.
+func (b *Broker) List(ctx context.Context, q Query) ([]Item, error) {
+	if err := checkQuery(ctx, q); err != nil {
+		return nil, err
 	}
-	qs := b.findQueue(queue)
-	if qs == nil || len(qs.dead) == 0 {
-		return nil
-	}
-	dead := slices.Clone(qs.dead)
-	slices.SortFunc(dead, func(x, y *item) int {
-		return cmp.Or(cmp.Compare(x.deadAt, y.deadAt), cmp.Compare(x.id, y.id))
-	})
-	out := make([]Item, len(dead))
-	for i, it := range dead {
-		out[i] = b.snapshot(it)
-	}
-	return out
+	return b.store.List(ctx, q)
 }
 
 // RequeueDead makes the dead item id of queue visible again with a fresh
@@ -65,50 +37,19 @@ func (b *Broker) DeadLetters(queue string) []Item {
 // queue gets an error matching ErrNotFound and nothing changes.
 func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item, error) {
 	const op = "requeue_dead"
-	it, now, err := b.deadItem(ctx, op, queue, id)
-	if err != nil {
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return Item{}, err
 	}
-	defer b.unlock()
-	it.qs.removeDead(it)
-	it.attempts = 0
-	it.deadAt = 0
-	b.makeVisible(it, now)
-	return b.snapshot(it), nil
+	return b.store.RequeueDead(ctx, queue, id)
 }
 
 // DeleteDead deletes the dead item id of queue for good, freeing its
 // idempotency key. An item that is not a dead letter of queue gets an error
 // matching ErrNotFound and nothing changes.
 func (b *Broker) DeleteDead(ctx context.Context, queue string, id ItemID) error {
-	it, _, err := b.deadItem(ctx, "delete_dead", queue, id)
-	if err != nil {
+	const op = "delete_dead"
+	if err := checkQueue(ctx, op, queue); err != nil {
 		return err
 	}
-	defer b.unlock()
-	b.remove(it)
-	return nil
-}
-
-// deadItem validates a dead-letter operation and returns its item and the
-// time with the lock held; on error the lock is released.
-func (b *Broker) deadItem(ctx context.Context, op, queue string, id ItemID) (*item, int64, error) {
-	if err := checkContext(ctx, op); err != nil {
-		return nil, 0, err
-	}
-	if queue == "" {
-		return nil, 0, invalid(op, "queue", "must not be empty")
-	}
-	b.mu.Lock()
-	now, err := b.begin(op)
-	if err != nil {
-		b.unlock()
-		return nil, 0, err
-	}
-	it := b.lookup(id)
-	if it == nil || it.state != Dead || it.qs.name != queue {
-		b.unlock()
-		return nil, 0, &NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	return it, now, nil
+	return b.store.DeleteDead(ctx, queue, id)
 }

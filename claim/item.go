@@ -7,7 +7,7 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// ItemID identifies an item of a Broker. IDs are issued in increasing order
+// ItemID identifies an item of a store. IDs are issued in increasing order
 // starting at 1 and never reused; the order is the enqueue order. Like every
 // integer it is safe to copy and share.
 type ItemID uint64
@@ -39,7 +39,7 @@ func (s State) String() string {
 }
 
 // Item is a snapshot of an item. It is a plain value, safe to copy and to
-// use from several goroutines: changing it changes nothing in the Broker.
+// use from several goroutines: changing it changes nothing in the store.
 type Item struct {
 	ID          ItemID
 	Queue       string
@@ -97,63 +97,118 @@ func (o Outcome) String() string {
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// item is the Broker's record of one item.
+// item is the Memory's record of one item.
 type item struct {
 	id        ItemID
 	qs        *queueState
 	key       string
 	payload   []byte
 	state     State
+	priority  uint8
 	attempts  int
 	max       int
-	enqueued  int64 // times in nanoseconds since the Broker's epoch
+	timeout   time.Duration
+	enqueued  int64 // times in nanoseconds since the Memory's epoch
 	visibleAt int64
 	deadAt    int64
 	// index is the item's position in its heap, or in its queue's dead
-	// letters while Dead; -1 when in neither.
+	// letters while Dead; -1 when in neither (in a FIFO, say).
 	index   int
 	hold    *hold // the current claim while Claimed
 	history []Failure
 }
 
 // hold is one claim of an item: the lease that backs it and the calls on
-// the core under way for it. The Broker's lock is never held across a call
+// the core under way for it. The Memory's lock is never held across a call
 // on the lease.Service (its hooks run on the caller's goroutine and may call
-// the Broker), so a claim records what is in flight instead.
+// the Memory), so a claim records what is in flight instead.
 type hold struct {
 	item    *item
 	lease   lease.ID // 0 while the lease is being granted
 	owner   string
 	attempt int
-	expires int64 // nanoseconds since the Broker's epoch
-	// busy counts heartbeats, completes and fails under way on the core.
-	// A busy claim is out of the claims heap: the call's result decides.
+	expires int64 // nanoseconds since the Memory's epoch
+	// busy counts extends and settles under way on the core. A busy claim
+	// is out of the claims heap: the call's result decides.
 	busy      int
-	beats     int             // heartbeats under way
-	beatsDone uint64          // heartbeats finished
-	settling  bool            // a Complete or Fail owns the claim
-	ended     lease.EndReason // set when the lease ended while busy
-	endedAt   int64           // when it ended
-	job       *job            // the Work handler running on the claim, if any
+	beats     int              // extends under way
+	beatsDone uint64           // extends finished
+	settling  bool             // a Settle owns the claim
+	ended     lease.EndReason  // set when the lease ended while busy
+	endedAt   int64            // when it ended
+	lost      func(Ref, error) // the claim request's Lost, if any
 }
 
+// ref returns the claim's Ref.
+func (h *hold) ref() Ref { return Ref{Item: h.item.id, Token: uint64(h.lease)} }
+
 // queueState is one named queue. It exists while the queue has items in any
-// state or a worker waiting on it, and is freed some time after it has
-// neither (see Broker.retireIfUnused).
+// state or a caller of Notify waiting on it, and is freed some time after
+// it has neither (see Memory.retireIfUnused).
 type queueState struct {
-	name    string
-	ready   readyQueue // visible items in claim order
-	delayed int        // its items in the Broker's delayed heap
+	name string
+	// ready holds the visible items of priority 0, the usual one; higher
+	// levels are made on first use.
+	ready   readyQueue
+	levels  *[MaxPriority]readyQueue // priorities 1 to MaxPriority
+	visible int
+	delayed int // its items in the Memory's delayed heap
 	claimed int
 	dead    []*item       // dead letters, each at its index
 	wake    chan struct{} // closed when an item may have become visible
-	waiters int           // workers waiting on wake
-	retired bool          // in the Broker's list of queues to free
+	waiters int           // Notify callers waiting on wake
+	retired bool          // in the Memory's list of queues to free
+}
+
+// level returns the ready queue of priority p, making it if need be.
+func (qs *queueState) level(p uint8) *readyQueue {
+	if p == 0 {
+		return &qs.ready
+	}
+	if qs.levels == nil {
+		qs.levels = new([MaxPriority]readyQueue)
+	}
+	return &qs.levels[p-1]
+}
+
+// push makes it visible in its priority's ready queue.
+func (qs *queueState) push(at int64, it *item) {
+	qs.level(it.priority).push(at, it)
+	qs.visible++
+}
+
+// pop removes and returns the first visible item in claim order: the
+// lowest priority level that has one, in its order. qs.visible must be
+// positive.
+func (qs *queueState) pop() *item {
+	qs.visible--
+	if qs.ready.Len() > 0 {
+		return qs.ready.pop()
+	}
+	for i := range qs.levels {
+		if r := &qs.levels[i]; r.Len() > 0 {
+			it := r.pop()
+			if qs.visible == 0 {
+				qs.levels = nil // give back the levels a burst of priorities made
+			}
+			return it
+		}
+	}
+	panic("claim: queue count out of step")
+}
+
+// drop removes the visible item it from its ready queue.
+func (qs *queueState) drop(it *item) {
+	qs.visible--
+	qs.level(it.priority).drop(it)
+	if qs.visible == 0 && qs.levels != nil {
+		qs.levels = nil // give back the levels a burst of priorities made
+	}
 }
 
 // unused reports whether the queue holds nothing and nobody waits on it.
 func (qs *queueState) unused() bool {
-	return qs.ready.Len() == 0 && qs.delayed == 0 && qs.claimed == 0 && len(qs.dead) == 0 && qs.waiters == 0
+	return qs.visible == 0 && qs.delayed == 0 && qs.claimed == 0 && len(qs.dead) == 0 && qs.waiters == 0
 }
 
 // addDead adds a dead letter.
@@ -172,7 +227,7 @@ func (qs *queueState) removeDead(it *item) {
 	it.index = -1
 }
 
-// signal wakes the workers waiting for this queue.
+// signal wakes the callers waiting for this queue.
 func (qs *queueState) signal() {
 	if qs.wake != nil {
 		close(qs.wake)
@@ -181,13 +236,13 @@ func (qs *queueState) signal() {
 }
 
 func (qs *queueState) counts() Counts {
-	return Counts{Visible: qs.ready.Len(), Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead)}
+	return Counts{Visible: qs.visible, Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead)}
 }
 
 // queueKey is an idempotency key of a queue.
 type queueKey struct{ queue, key string }
 
-func (b *Broker) snapshot(it *item) Item {
+func (m *Memory) snapshot(it *item) Item {
 	x := Item{
 		ID:          it.id,
 		Queue:       it.qs.name,
@@ -196,14 +251,16 @@ func (b *Broker) snapshot(it *item) Item {
 		State:       it.state,
 		Attempts:    it.attempts,
 		MaxAttempts: it.max,
-		EnqueuedAt:  b.at(it.enqueued),
+		Priority:    int(it.priority),
+		Timeout:     it.timeout,
+		EnqueuedAt:  m.at(it.enqueued),
 		History:     append([]Failure(nil), it.history...),
 	}
 	switch it.state {
 	case Visible, Delayed:
-		x.VisibleAt = b.at(it.visibleAt)
+		x.VisibleAt = m.at(it.visibleAt)
 	case Dead:
-		x.DeadAt = b.at(it.deadAt)
+		x.DeadAt = m.at(it.deadAt)
 	}
 	return x
 }

@@ -106,7 +106,7 @@ func buildPeak(t testing.TB, b *claim.Broker, clk *leasetest.FakeClock, churn bo
 			enqueueMem(t, b, q, claim.Delay(time.Minute))
 		}
 		clk.Advance(time.Minute)
-		for c := b.Counts(q); c.Visible > 0; c = b.Counts(q) {
+		for c := countsOf(t, b, q); c.Visible > 0; c = countsOf(t, b, q) {
 			cs, err := b.Claim(ctx, q, "w", 1000, time.Hour)
 			require.NoError(t, err)
 			for _, c := range cs {
@@ -118,7 +118,7 @@ func buildPeak(t testing.TB, b *claim.Broker, clk *leasetest.FakeClock, churn bo
 		enqueueMem(t, b, q)
 		enqueueMem(t, b, q, claim.Delay(time.Minute))
 	}
-	require.Equal(t, counts(liveSet, liveSet, liveSet, 0), b.Counts(q))
+	require.Equal(t, counts(liveSet, liveSet, liveSet, 0), countsOf(t, b, q))
 }
 
 func churnCount() int {
@@ -142,7 +142,7 @@ func retainedPerLive(t testing.TB, s memScenario, churn bool) float64 {
 	// own memory is small; it is not counted anyway.
 	svc := lease.New(lease.WithClock(clk), lease.WithAuditCapacity(0), lease.WithEndedCapacity(1))
 	defer svc.Close()
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	s.build(t, b, clk, churn)
 	with := liveHeap()
 	require.NoError(t, b.Close())
@@ -208,13 +208,13 @@ func TestLookupAcrossSweeps(t *testing.T) {
 		require.NoError(t, b.Complete(ctx, c))
 	}
 	for id := claim.ItemID(0); id <= last+1; id++ {
-		got, ok := b.Lookup(id)
+		got, ok := lookup(t, b, id)
 		require.Equal(t, dead[id], ok, "item %d", id)
 		if ok {
 			require.Equal(t, claim.Dead, got.State)
 		}
 	}
-	assert.Len(t, b.DeadLetters(q), len(dead))
+	assert.Len(t, listDead(t, b, q), len(dead))
 }
 
 // TestQueueDrainedAndRefilledAcrossSweeps: a queue that drains after every
@@ -228,6 +228,6 @@ func TestQueueDrainedAndRefilledAcrossSweeps(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, cs, 1, "item %d (round %d)", it.ID, i)
 		require.NoError(t, b.Complete(ctx, cs[0]))
-		require.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+		require.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
 	}
 }

@@ -23,6 +23,7 @@ type optionFunc func(*options)
 func (f optionFunc) apply(o *options) { f(o) }
 
 type options struct {
+	clock       lease.Clock
 	maxAttempts int
 	jitter      func(time.Duration) time.Duration
 	onPanic     func(*lease.PanicError)
@@ -93,6 +94,8 @@ type enqueueOptions struct {
 	setMax      bool
 	key         string
 	hasKey      bool
+	priority    int
+	timeout     time.Duration
 }
 
 // Delay makes the item visible d after Enqueue instead of at once. d must
@@ -113,4 +116,30 @@ func MaxAttempts(n int) EnqueueOption {
 // key must not be empty.
 func Key(key string) EnqueueOption {
 	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.key, o.hasKey = key, true; return o })
+}
+
+// Priority orders the item among the claimable items of its queue: lower
+// first, from 0 (the default) to MaxPriority; items of one priority are
+// claimed earliest visible first.
+func Priority(p int) EnqueueOption {
+	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.priority = p; return o })
+}
+
+// Timeout bounds each run of the item's Work handler: after d its context
+// is cancelled and, if it returns an error, the item is failed with a
+// reason saying it timed out. It overrides the Worker's Timeout. d must not
+// be negative; zero means the Worker's.
+func Timeout(d time.Duration) EnqueueOption {
+	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.timeout = d; return o })
+}
+
+// WithClock sets the clock Work runs its heartbeats, handler timeouts and
+// stop timeout on, for a store that does not provide one (Memory does, its
+// service's, which takes precedence). The default is lease.SystemClock.
+// It panics if c is nil.
+func WithClock(c lease.Clock) Option {
+	if c == nil {
+		panic("claim: WithClock: nil clock")
+	}
+	return optionFunc(func(o *options) { o.clock = c })
 }

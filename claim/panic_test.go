@@ -28,8 +28,8 @@ func TestWorkHandlerPanicIsReportedAndFailsTheItem(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, stop(), "the worker kept going")
 
-		assert.Equal(t, counts(0, 0, 0, 1), b.Counts(q), "the other item was completed")
-		dead := b.DeadLetters(q)
+		assert.Equal(t, counts(0, 0, 0, 1), countsOf(t, b, q), "the other item was completed")
+		dead := listDead(t, b, q)
 		require.Len(t, dead, 1)
 		assert.Equal(t, it.ID, dead[0].ID)
 		assert.Equal(t, "panic: kaboom", dead[0].History[0].Reason)
@@ -57,7 +57,7 @@ func TestJitterIsCalledOutsideTheLock(t *testing.T) {
 		counted   = make(chan claim.Counts, 1)
 	)
 	b, _, clk := newBroker(t, claim.WithJitter(func(d time.Duration) time.Duration {
-		go func() { counted <- b.Counts(q) }()
+		go func() { counted <- countsOf(t, b, q) }()
 		select {
 		case c := <-counted:
 			assert.Equal(t, counts(0, 0, 1, 0), c, "the claim is still live while the delay is computed")
@@ -74,7 +74,7 @@ func TestJitterIsCalledOutsideTheLock(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, underLock, "the jitter function ran under the Broker's lock")
 	assert.Equal(t, claim.Requeued, out)
-	got, _ := b.Lookup(it.ID)
+	got, _ := lookup(t, b, it.ID)
 	assert.Equal(t, clk.Now().Add(2*time.Second), got.VisibleAt)
 }
 
@@ -95,7 +95,7 @@ func TestPanickingJitterIsReportedAndTheBackoffUsed(t *testing.T) {
 	require.NotPanics(t, func() { out, err = b.Fail(ctx, c, "x", 4*time.Second, time.Minute) })
 	require.NoError(t, err)
 	assert.Equal(t, claim.Requeued, out)
-	got, _ := b.Lookup(it.ID)
+	got, _ := lookup(t, b, it.ID)
 	assert.Equal(t, claim.Delayed, got.State)
 	assert.Equal(t, clk.Now().Add(4*time.Second), got.VisibleAt)
 	reported := p.Panics()

@@ -19,16 +19,17 @@ var bg = context.Background()
 func newQueueBroker(t *testing.T, opts ...Option) (*Broker, *leasetest.FakeClock, func() int) {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	svc := lease.New(lease.WithClock(clk))
-	b := New(svc, opts...)
+	m := NewMemory(svc)
+	b := New(m, opts...)
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
 	})
 	return b, clk, func() int {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.freeRetired()
-		return len(b.queues.m)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.freeRetired()
+		return len(m.queues.m)
 	}
 }
 
@@ -55,7 +56,8 @@ func TestQueueStateIsFreedWhenUnused(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 1, queues(), "t1 is empty; t2 holds a dead letter")
-	dead := b.DeadLetters("t2")
+	dead, err := b.List(bg, Query{Queue: "t2", State: Dead, Limit: 10})
+	require.NoError(t, err)
 	require.Len(t, dead, 1)
 	require.NoError(t, b.DeleteDead(bg, "t2", dead[0].ID))
 	assert.Zero(t, queues())
@@ -113,16 +115,16 @@ func (c *cancelledOnCheck) Err() error {
 }
 
 // TestWorkerStoppedRightAfterItsClaimStillEndsItsWait: ctx is done
-// between the worker's claim, which found nothing and counted the worker
-// as waiting, and its look at ctx. The wait must still be ended, or the
-// queue is never freed.
+// between the fetcher's first look at ctx and its claim, after it asked to
+// be notified, which counts it as waiting. The wait must still be ended,
+// or the queue is never freed.
 func TestWorkerStoppedRightAfterItsClaimStillEndsItsWait(t *testing.T) {
 	b, _, queues := newQueueBroker(t)
 	w, err := Worker{Queue: "tenant", Handler: func(context.Context, Claim) error { return nil }}.withDefaults()
 	require.NoError(t, err)
 	inner, cancel := context.WithCancel(bg)
 	defer cancel()
-	require.NoError(t, b.workLoop(&cancelledOnCheck{Context: inner, cancel: cancel}, w, "w"))
+	require.NoError(t, newRun(b, inner, w).work(&cancelledOnCheck{Context: inner, cancel: cancel}))
 	assert.Zero(t, queues(), "the worker's wait ended")
 }
 
@@ -141,7 +143,8 @@ func TestLeaseExpiredBeforeItWasRecordedIsTakenBackAtOnce(t *testing.T) {
 			clk.Advance(time.Second)
 		}
 	}))
-	b := New(svc)
+	m := NewMemory(svc)
+	b := New(m)
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -152,10 +155,10 @@ func TestLeaseExpiredBeforeItWasRecordedIsTakenBackAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cs, 1)
 
-	b.mu.Lock() // look without settling, as no later call has
-	rec := b.lookup(it.ID)
+	m.mu.Lock() // look without settling, as no later call has
+	rec := m.lookup(it.ID)
 	state, history := rec.state, append([]Failure(nil), rec.history...)
-	b.mu.Unlock()
+	m.mu.Unlock()
 	assert.Equal(t, Visible, state, "taken back by Claim itself")
 	require.Len(t, history, 1)
 	assert.Equal(t, "lease expired", history[0].Reason)

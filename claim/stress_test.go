@@ -100,13 +100,13 @@ func TestStressEveryItemEndsExactlyOnce(t *testing.T) {
 		<-produced
 		for range maxSteps {
 			clk.Advance(time.Millisecond)
-			c := b.Counts(q)
+			c := countsOf(t, b, q)
 			if c.Visible+c.Delayed+c.Claimed == 0 {
 				return
 			}
 			runtime.Gosched()
 		}
-		t.Errorf("items still pending after %d steps: %+v", maxSteps, b.Counts(q))
+		t.Errorf("items still pending after %d steps: %+v", maxSteps, countsOf(t, b, q))
 	})
 	wg.Wait()
 
@@ -118,7 +118,7 @@ func TestStressEveryItemEndsExactlyOnce(t *testing.T) {
 			ended[id] = "completed"
 		}
 	}
-	for _, it := range b.DeadLetters(q) {
+	for _, it := range listDead(t, b, q) {
 		require.NotContains(t, ended, it.ID, "item %d completed and dead", it.ID)
 		require.Equal(t, 3, it.Attempts)
 		ended[it.ID] = "dead"
@@ -131,5 +131,5 @@ func TestStressEveryItemEndsExactlyOnce(t *testing.T) {
 	})
 	assert.Equal(t, items, n)
 	assert.Len(t, ended, items, "nothing ended that was not enqueued")
-	t.Logf("completed %d, dead %d, stale calls %d", len(ended)-len(b.DeadLetters(q)), len(b.DeadLetters(q)), stale.Load())
+	t.Logf("completed %d, dead %d, stale calls %d", len(ended)-len(listDead(t, b, q)), len(listDead(t, b, q)), stale.Load())
 }

@@ -32,16 +32,16 @@ func TestWallClockSteppingBackNeverHandsAnItemOutTwice(t *testing.T) {
 	l, infoErr := svc.Info(lease.ID(first.Ref.Token))
 	require.NoError(t, infoErr, "the first claim's lease is live")
 	assert.Empty(t, again, "claimed twice while the lease %d (until %s) is live", l.ID, l.ExpiresAt)
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 
 	// The clock catches up: the claim expires exactly at its ExpiresAt on
 	// the service's time, and only then is the item handed out again.
 	clk.Advance(time.Hour + ttl - 1)
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 	_, err = svc.Info(lease.ID(first.Ref.Token))
 	require.NoError(t, err)
 	clk.Advance(1)
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
 	second := claimOne(t, b, q, "w2")
 	assert.Equal(t, it.ID, second.Item)
 	assert.Equal(t, 2, second.Attempt)
@@ -62,9 +62,9 @@ func TestDelayedItemAfterAStepBack(t *testing.T) {
 	assert.Equal(t, t0.Add(time.Hour+time.Second), late.VisibleAt, "delayed from the service's time, not the wall clock's")
 
 	clk.Advance(time.Hour + time.Second - 1)
-	assert.Equal(t, counts(0, 2, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 2, 0, 0), countsOf(t, b, q))
 	clk.Advance(1)
-	assert.Equal(t, counts(1, 1, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(1, 1, 0, 0), countsOf(t, b, q))
 	clk.Advance(time.Minute - time.Second)
-	assert.Equal(t, counts(2, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(2, 0, 0, 0), countsOf(t, b, q))
 }

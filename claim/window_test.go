@@ -32,7 +32,7 @@ func TestCoreEndsTheLeaseFirst(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := leasetest.NewFakeClock(t0)
 			svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
-			b := claim.New(svc)
+			b := claim.New(claim.NewMemory(svc))
 			defer func() {
 				require.NoError(t, b.Close())
 				require.NoError(t, svc.Close())
@@ -44,8 +44,8 @@ func TestCoreEndsTheLeaseFirst(t *testing.T) {
 			clk.Set(t0.Add(2 * time.Second))
 
 			requireStale(t, tt.call(b, c))
-			assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
-			got, _ := b.Lookup(it.ID)
+			assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
+			got, _ := lookup(t, b, it.ID)
 			require.Len(t, got.History, 1)
 			assert.Equal(t, claim.Failure{Attempt: 1, Owner: "w", At: t0.Add(time.Second), Reason: "lease expired", Lost: true}, got.History[0])
 			requireStale(t, tt.call(b, c))
@@ -60,7 +60,7 @@ func TestCoreEndsTheLeaseFirst(t *testing.T) {
 func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	defer func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -71,8 +71,8 @@ func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	clk.Set(t0.Add(2 * time.Second))
 	svc.Revision() // any call settles the service and delivers the ending
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
-	got, _ := b.Lookup(c.Item)
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
+	got, _ := lookup(t, b, c.Item)
 	assert.Equal(t, t0.Add(time.Second), got.VisibleAt, "visible from the instant the lease expired")
 }
 
@@ -82,7 +82,7 @@ func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
 func TestExpiredClaimIsSettledWithoutANotification(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	defer func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -90,10 +90,10 @@ func TestExpiredClaimIsSettledWithoutANotification(t *testing.T) {
 	it := enqueue(t, b, q, "p")
 	c := claimOne(t, b, q, "w")
 	clk.Set(c.ExpiresAt.Add(-1))
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 	clk.Set(c.ExpiresAt)
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
-	got, _ := b.Lookup(it.ID)
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
+	got, _ := lookup(t, b, it.ID)
 	assert.Equal(t, c.ExpiresAt, got.VisibleAt)
 	c2 := claimOne(t, b, q, "w2")
 	assert.Equal(t, 2, c2.Attempt)
@@ -110,9 +110,9 @@ func TestHooksMayCallTheBroker(t *testing.T) {
 	var b *claim.Broker
 	var seen []claim.Counts
 	svc := lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
-		seen = append(seen, b.Counts(q))
+		seen = append(seen, countsOf(t, b, q))
 	}))
-	b = claim.New(svc)
+	b = claim.New(claim.NewMemory(svc))
 	defer func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -158,7 +158,7 @@ func TestOverlappingHeartbeats(t *testing.T) {
 					_, errIn = b.Heartbeat(ctx, c, tt.inner)
 				}
 			}))
-			b = claim.New(svc)
+			b = claim.New(claim.NewMemory(svc))
 			defer func() {
 				require.NoError(t, b.Close())
 				require.NoError(t, svc.Close())
@@ -175,9 +175,9 @@ func TestOverlappingHeartbeats(t *testing.T) {
 			require.Equal(t, t0.Add(tt.inner), l.ExpiresAt, "the service applied the inner heartbeat last")
 
 			clk.Advance(tt.inner - 1)
-			assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q), "live while the service's lease is")
+			assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q), "live while the service's lease is")
 			clk.Advance(1)
-			assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q), "taken back at the service's expiry")
+			assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q), "taken back at the service's expiry")
 			requireStale(t, b.Complete(ctx, c))
 		})
 	}

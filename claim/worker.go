@@ -3,9 +3,9 @@ package claim
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -18,31 +18,67 @@ const (
 	DefaultLeaseDuration = 30 * time.Second
 	DefaultBaseDelay     = time.Second
 	DefaultMaxDelay      = time.Hour
+	DefaultStopTimeout   = 10 * time.Second
 )
 
-// Handler processes one claimed item. Returning nil completes the item; an
-// error or a panic fails it. ctx is cancelled when the handler should stop:
-// when the Worker stops (ctx's parent is done), when the Broker closes
-// (context.Cause matches lease.ErrClosed), when a heartbeat finds the
-// service closed (that error), when the claim is lost because its lease
-// expired or was revoked (context.Cause matches ErrClaimLost and
-// lease.ErrStaleUse), and, with the same kind of cause, when no heartbeat
-// could confirm the claim by the Worker's SafetyMargin before its last
-// confirmed expiry. A lost claim's item may be handed out again at once, so
-// a handler must stop touching it then; the Broker cancels ctx before the
-// item can be claimed again. Work calls the handler from its Concurrency
-// workers at once, so it must be safe for concurrent use.
+// ErrStopped is matched by the cause of a Work handler's context when Work
+// stopped it: Work's context was done and the handler was still running
+// StopTimeout later.
+var ErrStopped = errors.New("claim: work stopped")
+
+// Handler processes one claimed item. Returning nil completes the item;
+// returning the error of Snooze(d) snoozes it; another error or a panic
+// fails it. ctx is cancelled when the handler should stop:
+//
+//   - when the claim is lost because its lease expired or was revoked
+//     (context.Cause matches ErrClaimLost and lease.ErrStaleUse), and, with
+//     the same kind of cause, when no heartbeat could confirm the claim by
+//     the Worker's SafetyMargin before its last confirmed expiry. A lost
+//     claim's item may be handed out again at once, so a handler must stop
+//     touching it then; the store tells the Broker before the item can be
+//     claimed again (Memory does).
+//   - when the item is cancelled (the cause matches ErrCancelled);
+//   - when its timeout passes (the cause matches context.DeadlineExceeded);
+//   - StopTimeout after Work's context is done (the cause matches
+//     ErrStopped): not at once, so that a handler under way may finish;
+//   - when the Broker closes (the cause matches lease.ErrClosed), or a
+//     heartbeat finds the store closed (that error).
+//
+// Work calls the handler from its Concurrency workers at once, so it must be
+// safe for concurrent use.
 type Handler func(ctx context.Context, c Claim) error
+
+// SnoozeError is the error a handler returns, through Snooze, to give its
+// item back for a while without spending an attempt. It is a plain value,
+// safe to copy and share.
+type SnoozeError struct {
+	After time.Duration // the delay before the item is claimable again
+}
+
+// Error formats as "claim: snooze for D".
+func (e *SnoozeError) Error() string { return "claim: snooze for " + e.After.String() }
+
+// Snooze returns the error a handler returns to snooze its item: the item
+// becomes claimable again d later (a negative d counts as 0), its attempt
+// is not spent and no failure is recorded. Work finds it with errors.As, so
+// it may be wrapped.
+func Snooze(d time.Duration) error { return &SnoozeError{After: max(d, 0)} }
 
 // Worker says how Broker.Work runs a handler on a queue. Zero fields take
 // the defaults. A Worker is a plain value, safe to share.
 type Worker struct {
 	Queue   string  // required
 	Handler Handler // required
-	// Owner prefixes the owner names of the workers: worker i (from 0)
-	// claims as Owner + "-" + i. Default "worker".
-	Owner       string
-	Concurrency int // number of workers; default 1
+	// Owner is the owner of every claim Work makes. Default "worker".
+	Owner string
+	// Concurrency is the number of handlers running at once; default 1.
+	Concurrency int
+	// BatchSize is the most items one claim fetches: Work claims
+	// min(idle handlers, BatchSize) items per round trip to the store.
+	// Default (zero) Concurrency, so that one round trip fills every idle
+	// handler; set 1 to spread items across several Work calls (several
+	// processes) more evenly.
+	BatchSize int
 	// LeaseDuration is the lease of each claim, extended by a heartbeat
 	// every LeaseDuration/3 while the handler runs, so it must be at least
 	// 3ns. A heartbeat that fails is retried every LeaseDuration/10 (at
@@ -57,6 +93,20 @@ type Worker struct {
 	// about 57% of LeaseDuration. It must not be negative. Default (zero)
 	// LeaseDuration/10, as lock.Manager.
 	SafetyMargin time.Duration
+	// Timeout bounds each run of the handler: its context is cancelled
+	// Timeout after it started, and an error it then returns fails the item
+	// with a reason saying it timed out. An item's own Timeout (Claim.
+	// Timeout, set with the Timeout enqueue option) overrides it. Zero for
+	// none; not negative.
+	Timeout time.Duration
+	// StopTimeout is how long handlers under way may run once Work's
+	// context is done: Work claims nothing more at once, and StopTimeout
+	// later cancels the contexts of the handlers still running (cause
+	// matching ErrStopped). A handler that then returns nil completes its
+	// item; one that returns anything else has its claim handed back at
+	// once (snoozed for 0, no attempt spent), so that nobody waits out its
+	// lease. Not negative; default DefaultStopTimeout.
+	StopTimeout time.Duration
 	// BaseDelay and MaxDelay are the backoff of failed items, as for Fail.
 	// Defaults DefaultBaseDelay and DefaultMaxDelay.
 	BaseDelay, MaxDelay time.Duration
@@ -72,10 +122,16 @@ func (w Worker) withDefaults() (Worker, error) {
 		return w, invalid(op, "handler", "must not be nil")
 	case w.Concurrency < 0:
 		return w, invalid(op, "concurrency", strconv.Itoa(w.Concurrency)+" is negative")
+	case w.BatchSize < 0:
+		return w, invalid(op, "batch_size", strconv.Itoa(w.BatchSize)+" is negative")
 	case w.LeaseDuration < 0:
 		return w, invalid(op, "lease_duration", w.LeaseDuration.String()+" is negative")
 	case w.SafetyMargin < 0:
 		return w, invalid(op, "safety_margin", w.SafetyMargin.String()+" is negative")
+	case w.Timeout < 0:
+		return w, invalid(op, "timeout", w.Timeout.String()+" is negative")
+	case w.StopTimeout < 0:
+		return w, invalid(op, "stop_timeout", w.StopTimeout.String()+" is negative")
 	case w.BaseDelay < 0:
 		return w, invalid(op, "base_delay", w.BaseDelay.String()+" is negative")
 	case w.MaxDelay < 0:
@@ -83,8 +139,10 @@ func (w Worker) withDefaults() (Worker, error) {
 	}
 	w.Owner = cmp.Or(w.Owner, "worker")
 	w.Concurrency = cmp.Or(w.Concurrency, 1)
+	w.BatchSize = cmp.Or(w.BatchSize, w.Concurrency)
 	w.LeaseDuration = cmp.Or(w.LeaseDuration, DefaultLeaseDuration)
 	w.SafetyMargin = cmp.Or(w.SafetyMargin, renewal.DefaultMargin(w.LeaseDuration))
+	w.StopTimeout = cmp.Or(w.StopTimeout, DefaultStopTimeout)
 	if err := w.scheduleError(); err != nil {
 		return w, err
 	}
@@ -96,27 +154,36 @@ func (w Worker) withDefaults() (Worker, error) {
 	return w, nil
 }
 
-// Work runs w.Handler on w.Queue with w.Concurrency workers until ctx is
-// done, then waits for the handlers under way to return and settles their
-// items. Each worker claims one item at a time, waits (without polling)
-// when none is visible, heartbeats on the service's clock every
-// LeaseDuration/3 while the handler runs (stopping the handler at
-// SafetyMargin before the claim's last confirmed expiry if no heartbeat
-// confirmed it since), completes the item when the
-// handler returns nil and fails it when it returns an error or panics (the
-// reason is the error's text, or "panic: " and the value; the panic is also
-// reported to the Broker's panic handler). An item whose handler returns
-// after ctx is done is still completed or failed. An item whose claim was
-// lost while its handler ran is not: it is back in the queue already.
+// Work runs w.Handler on w.Queue until ctx is done, with up to
+// w.Concurrency handlers at once. One fetcher claims for them all: it asks
+// the store to notify it of new items, claims min(idle handlers,
+// BatchSize) items in one call, hands them to idle handlers, and when
+// nothing was claimable waits for the notification (it never polls; a
+// store that can miss changes polls inside Notify). Each running handler
+// has its claim heartbeated on the Broker's clock every LeaseDuration/3
+// (and is stopped at SafetyMargin before the claim's last confirmed expiry
+// if no heartbeat confirmed it since). When the handler returns nil its
+// item is completed; when it returns the error of Snooze, snoozed; when it
+// returns another error or panics, failed (the reason is the error's text,
+// or "panic: " and the value, the panic also going to the Broker's panic
+// handler; a handler past its timeout adds that it timed out). An item
+// whose claim was lost or cancelled while its handler ran is not settled:
+// the store has it back already.
 //
-// Work returns nil whenever it stops because ctx is done, whether ctx was
-// done before Work was called or while it ran. It returns an error for a
-// nil ctx or an invalid Worker (matching lease.ErrInvalidArgument and
-// naming the field, whatever the state of ctx) and, once its workers have
-// stopped, the error that stopped them if it was not ctx's: a closed Broker
-// (noticed at once) or a closed service (noticed by idle workers when the
-// service's Done channel closes, by a running handler at its next
-// heartbeat, and by any worker at its next claim).
+// Stopping. Once ctx is done Work claims nothing more and lets the
+// handlers under way run on: their contexts are not cancelled then, but
+// StopTimeout later (see Worker.StopTimeout), and their items are settled
+// as usual, with a context that is not ctx. Work then returns nil, whether
+// ctx was done before Work was called or while it ran, once every handler
+// has returned.
+//
+// Work returns an error for a nil ctx or an invalid Worker (matching
+// lease.ErrInvalidArgument and naming the field, whatever the state of
+// ctx) and, once its handlers have returned, the error that stopped it if
+// it was not ctx's: the Broker closed (matching lease.ErrClosed, noticed at
+// once, which also cancels every handler) or the store refusing claims for
+// good (closed, or bad input). Other claim errors, such as a store's
+// network failing, are retried after a backoff of 100ms doubling up to 5s.
 func (b *Broker) Work(ctx context.Context, w Worker) error {
 	if ctx == nil {
 		return invalid("work", "ctx", "must not be nil")
@@ -128,92 +195,171 @@ func (b *Broker) Work(ctx context.Context, w Worker) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-	)
-	for i := range w.Concurrency {
-		owner := w.Owner + "-" + strconv.Itoa(i)
-		wg.Go(func() {
-			if err := b.workLoop(ctx, w, owner); err != nil {
-				once.Do(func() { firstErr = err })
-				cancel()
+	r := newRun(b, ctx, w)
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return closedError("work")
+	}
+	b.runs[r] = struct{}{}
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.runs, r)
+		b.mu.Unlock()
+	}()
+	return r.work(ctx)
+}
+
+// Retry delays of a claim that failed with an error that may pass.
+const (
+	claimRetryBase = 100 * time.Millisecond
+	claimRetryMax  = 5 * time.Second
+)
+
+// work is Work's fetcher, on the caller's goroutine.
+func (r *run) work(ctx context.Context) error {
+	w := r.w
+	jobs := make(chan *job, w.Concurrency)
+	freed := make(chan struct{}, w.Concurrency)
+	for range w.Concurrency {
+		r.wg.Go(func() {
+			for j := range jobs {
+				r.handle(j)
+				freed <- struct{}{}
 			}
 		})
 	}
-	wg.Wait()
-	return firstErr
+	err := r.fetch(ctx, jobs, freed)
+	close(jobs)
+	r.stopAfter(err)
+	r.wg.Wait()
+	r.mu.Lock()
+	if r.stopTimer != nil {
+		r.stopTimer.Stop()
+	}
+	closed := r.closeCause
+	r.mu.Unlock()
+	r.hardStop(nil)
+	if closed != nil {
+		return closed
+	}
+	return err
 }
 
-// workLoop is one worker: claim, handle, settle, until ctx is done.
-func (b *Broker) workLoop(ctx context.Context, w Worker, owner string) error {
-	var j *job // ready for the next claim
+// fetch claims items and hands them to idle handlers until ctx is done, the
+// Broker closes or a claim fails for good.
+func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}) error {
+	w := r.w
+	idle := w.Concurrency
+	failures := 0
 	for {
-		if j == nil {
-			j = newJob(ctx, w)
-		}
-		claims, wait, err := b.claim(ctx, w.Queue, owner, 1, w.LeaseDuration, j)
-		switch {
-		case len(claims) > 0:
-			// Handled even if ctx is done by now: the handler sees that,
-			// and the item is settled rather than left to expire.
-			b.handle(j, w, claims[0])
-			j = nil
-		case wait.qs != nil:
-			// Counted as a waiter, which keeps the queue: end the wait
-			// however it ends, ctx done since the claim included.
-			var stop error
+		for drained := false; !drained; {
 			select {
-			case <-wait.wake:
-			case <-ctx.Done():
-			case <-b.svc.Done():
-				stop = &lease.Error{Code: lease.CodeClosed, Op: "claim.work", Detail: "service closed"}
+			case <-freed:
+				idle++
+			default:
+				drained = true
 			}
-			b.stopWaiting(wait.qs)
+		}
+		if ctx.Err() != nil || r.isClosed() {
+			return nil
+		}
+		if idle == 0 {
+			select {
+			case <-freed:
+				idle++
+			case <-ctx.Done():
+			case <-r.closing:
+			}
+			continue
+		}
+		ready, stop := r.b.store.Notify(w.Queue)
+		sent := r.clock.Now()
+		r.beginClaim()
+		claims, err := r.b.store.Claim(ctx, ClaimRequest{Queue: w.Queue, Owner: w.Owner,
+			Limit: min(idle, w.BatchSize), Lease: w.LeaseDuration, Lost: r.lostFn})
+		started := r.endClaim(claims, sent)
+		switch {
+		case err != nil:
+			stop()
 			if ctx.Err() != nil {
 				return nil
 			}
-			if stop != nil {
-				return stop
+			if errors.Is(err, lease.ErrClosed) || errors.Is(err, lease.ErrInvalidArgument) {
+				return err
 			}
-		case ctx.Err() != nil:
-			return nil
+			failures++
+			r.pause(ctx, Backoff(failures, claimRetryBase, claimRetryMax))
+		case len(started) > 0:
+			stop()
+			failures = 0
+			idle -= len(started)
+			for _, j := range started {
+				jobs <- j
+			}
 		default:
-			return err
+			failures = 0
+			select {
+			case <-ready:
+			case <-ctx.Done():
+			case <-r.closing:
+			}
+			stop()
 		}
 	}
 }
 
-// handle runs the handler on c, which the job heartbeats meanwhile, then
-// completes or fails c unless the claim was lost. Settling uses a context
-// that is not cancelled with the handler's, so that an item whose handler
-// finished during shutdown is not left to expire.
-func (b *Broker) handle(j *job, w Worker, c Claim) {
+// pause waits d on the Broker's clock, or until ctx is done or the Broker
+// closes.
+func (r *run) pause(ctx context.Context, d time.Duration) {
+	elapsed := make(chan struct{})
+	t := r.clock.AfterFunc(d, func() { close(elapsed) })
+	defer t.Stop()
+	select {
+	case <-elapsed:
+	case <-ctx.Done():
+	case <-r.closing:
+	}
+}
+
+// handle runs the handler on j's claim, which j heartbeats meanwhile, then
+// settles the claim unless it was lost, cancelled or the Broker closed.
+// Settling uses a context that is not cancelled with the handler's, so that
+// an item whose handler finished during shutdown is not left to expire.
+func (r *run) handle(j *job) {
 	var err error
-	// Lost already, or the Broker closed since the claim was made: the
-	// item is not this worker's any more, so the handler does not run.
-	if !b.endedJob(j) {
+	if r.start(j) {
 		var value any
 		report := func(name string, v any, stack []byte) {
 			value = v
-			b.reportPanic(name, v, stack)
+			r.b.reportPanic(name, v, stack)
 		}
-		if callback.Call("work handler", report, func() { err = w.Handler(j.ctx, c) }) {
+		if callback.Call("work handler", report, func() { err = r.w.Handler(j.ctx, j.claim) }) {
 			err = fmt.Errorf("panic: %v", value)
 		}
 	}
-	if b.finishJob(j) {
-		return // the claim was lost, or the Broker closed
+	stopped, timedOut := r.finish(j)
+	if stopped {
+		return // lost, cancelled, or the Broker closed
 	}
+	b := r.b
 	bg := context.WithoutCancel(j.ctx)
-	if err == nil {
+	c := j.claim
+	var snooze *SnoozeError
+	switch {
+	case err == nil:
 		_ = b.Complete(bg, c) // a stale claim was taken back; nothing to do
-		return
+	case errors.As(err, &snooze):
+		_ = b.Snooze(bg, c, snooze.After)
+	case errors.Is(context.Cause(j.ctx), ErrStopped):
+		// Stopped by the stop timeout: hand the item back at once.
+		_ = b.Snooze(bg, c, 0)
+	case timedOut:
+		_, _ = b.Fail(bg, c, "timed out after "+j.timeout.String()+": "+err.Error(), r.w.BaseDelay, r.w.MaxDelay)
+	default:
+		_, _ = b.Fail(bg, c, err.Error(), r.w.BaseDelay, r.w.MaxDelay)
 	}
-	_, _ = b.Fail(bg, c, err.Error(), w.BaseDelay, w.MaxDelay)
 }
 
 // call runs a user callback under the module's panic policy: a panic is

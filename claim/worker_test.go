@@ -37,7 +37,7 @@ func startWork(t *testing.T, b *claim.Broker, w claim.Worker) (stop func() error
 func newRealBroker(t *testing.T, opts ...claim.Option) (*claim.Broker, *lease.Service) {
 	t.Helper()
 	svc := lease.New()
-	b := claim.New(svc, opts...)
+	b := claim.New(claim.NewMemory(svc), opts...)
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -71,15 +71,15 @@ func TestWorkCompletesItemsWithConcurrentWorkers(t *testing.T) {
 			enqueue(t, b, q, "p")
 		}
 		synctest.Wait()
-		assert.Equal(t, counts(3, 0, 3, 0), b.Counts(q), "three workers, one item each")
+		assert.Equal(t, counts(3, 0, 3, 0), countsOf(t, b, q), "three workers, one item each")
 		close(release)
 		synctest.Wait()
-		assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
 		require.NoError(t, stop())
 		assert.Equal(t, 3, peak)
 		var total int
 		for owner, n := range owners {
-			assert.Contains(t, []string{"pool-0", "pool-1", "pool-2"}, owner)
+			assert.Equal(t, "pool", owner)
 			total += n
 		}
 		assert.Equal(t, 6, total)
@@ -106,7 +106,7 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 
 		<-time.After(5 * d)
 		synctest.Wait()
-		assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q), "still claimed long after its first lease")
+		assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q), "still claimed long after its first lease")
 		l, err := svc.Info(lease.ID(c.Ref.Token))
 		require.NoError(t, err)
 		assert.Equal(t, start.Add(5*d+d), l.ExpiresAt, "renewed every d/3, the last one just now")
@@ -114,10 +114,10 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 
 		<-time.After(5 * d)
 		synctest.Wait()
-		assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
 		require.NoError(t, stop())
 		assert.Len(t, claims, 0, "never delivered twice")
-		_, ok := b.Lookup(it.ID)
+		_, ok := lookup(t, b, it.ID)
 		assert.False(t, ok)
 	})
 }
@@ -141,8 +141,8 @@ func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, stop())
 
-		assert.Equal(t, counts(0, 0, 0, 2), b.Counts(q))
-		dead := b.DeadLetters(q)
+		assert.Equal(t, counts(0, 0, 0, 2), countsOf(t, b, q))
+		dead := listDead(t, b, q)
 		require.Len(t, dead, 2)
 		assert.Equal(t, e.ID, dead[0].ID)
 		assert.Equal(t, "boom", dead[0].History[0].Reason)
@@ -173,30 +173,65 @@ func TestWorkRetriesWithBackoff(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, stop())
 		assert.Equal(t, []call{{1, start}, {2, start.Add(time.Second)}, {3, start.Add(3 * time.Second)}}, calls)
-		assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
 	})
 }
 
-func TestWorkStopsOnCancelAndSettlesTheItemUnderWay(t *testing.T) {
+// TestWorkStopHandsBackTheItemAtTheStopTimeout: once Work's ctx is done a
+// running handler keeps its context for StopTimeout; then it is cancelled
+// (cause ErrStopped) and, as it returns an error, its claim is handed back
+// at once, with no attempt spent and no failure recorded.
+func TestWorkStopHandsBackTheItemAtTheStopTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, svc := newRealBroker(t)
 		started := make(chan struct{})
-		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 4, Handler: func(ctx context.Context, _ claim.Claim) error {
-			close(started)
-			<-ctx.Done()
-			return ctx.Err()
-		}})
+		var cancelledAt time.Time
+		var cause error
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 4, StopTimeout: 7 * time.Second,
+			Handler: func(ctx context.Context, _ claim.Claim) error {
+				close(started)
+				<-ctx.Done()
+				cancelledAt, cause = time.Now(), context.Cause(ctx)
+				return ctx.Err()
+			}})
 		it := enqueue(t, b, q, "p")
 		<-started
+		stoppedAt := time.Now()
 		require.NoError(t, stop())
+		assert.Equal(t, 7*time.Second, cancelledAt.Sub(stoppedAt), "cancelled at the stop timeout, not before")
+		require.ErrorIs(t, cause, claim.ErrStopped)
 
-		// The handler's error failed the item: requeued with backoff.
-		got, ok := b.Lookup(it.ID)
+		got, ok := lookup(t, b, it.ID)
 		require.True(t, ok)
-		assert.Equal(t, claim.Delayed, got.State)
-		require.Len(t, got.History, 1)
-		assert.Equal(t, context.Canceled.Error(), got.History[0].Reason)
+		assert.Equal(t, claim.Visible, got.State, "handed back at once")
+		assert.Zero(t, got.Attempts, "no attempt spent")
+		assert.Empty(t, got.History)
 		assert.Zero(t, svc.ActiveCount(), "no lease left behind")
+	})
+}
+
+// TestWorkStopLetsAHandlerUnderWayFinish: a handler that finishes within
+// the stop timeout completes its item, its context never cancelled.
+func TestWorkStopLetsAHandlerUnderWayFinish(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newRealBroker(t)
+		started, finish := make(chan struct{}), make(chan struct{})
+		var ctxErr error
+		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(ctx context.Context, _ claim.Claim) error {
+			close(started)
+			<-finish
+			ctxErr = ctx.Err()
+			return nil
+		}})
+		enqueue(t, b, q, "p")
+		<-started
+		stopped := make(chan error, 1)
+		go func() { stopped <- stop() }()
+		synctest.Wait() // Work has stopped claiming and waits for the handler
+		close(finish)
+		require.NoError(t, <-stopped)
+		require.NoError(t, ctxErr, "not cancelled: it finished in time")
+		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q), "completed")
 	})
 }
 
@@ -225,7 +260,7 @@ func TestWorkHandlerLearnsItsClaimWasLost(t *testing.T) {
 		<-time.After(time.Second)
 		synctest.Wait()
 		require.NoError(t, stop())
-		_, ok := b.Lookup(it.ID)
+		_, ok := lookup(t, b, it.ID)
 		assert.False(t, ok, "completed on its second attempt")
 	})
 }
@@ -288,10 +323,10 @@ func TestWorkHeartbeatsOnTheFakeClock(t *testing.T) {
 	l, err := svc.Info(lease.ID(c.Ref.Token))
 	require.NoError(t, err, "renewed every second")
 	assert.Equal(t, t0.Add(13*time.Second), l.ExpiresAt)
-	assert.Equal(t, counts(0, 0, 1, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
 	close(release)
 	require.NoError(t, stop())
-	assert.Equal(t, counts(0, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
 }
 
 // TestWorkReturnsNilWhenCtxIsDone: Work stops for a done ctx without an
@@ -308,7 +343,7 @@ func TestWorkReturnsNilWhenCtxIsDone(t *testing.T) {
 		return nil
 	}}), "ctx done before Work started")
 	assert.False(t, ran, "no claim is made for a done ctx")
-	assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q))
+	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))
 
 	err := b.Work(done, claim.Worker{Queue: q})
 	le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
@@ -341,7 +376,7 @@ func TestWorkRejectsALeaseTooShortToHeartbeat(t *testing.T) {
 			le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 			assert.Equal(t, "lease_duration", le.Field)
 			assert.Contains(t, err.Error(), d.String())
-			assert.Equal(t, counts(1, 0, 0, 0), b.Counts(q), "nothing changed")
+			assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q), "nothing changed")
 			assert.Zero(t, svc.ActiveCount())
 		})
 	}

@@ -35,11 +35,11 @@ func fakeClock(ctx context.Context, w io.Writer) {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	svc := lease.New(lease.WithClock(clock))
 	defer svc.Close()
-	b := claim.New(svc, claim.WithMaxAttempts(3))
+	b := claim.New(claim.NewMemory(svc), claim.WithMaxAttempts(3))
 	defer b.Close()
 	const queue, ttl = "invoices", 30 * time.Second
 	show := func(what string) {
-		fmt.Fprintf(w, "%s  %-34s %+v\n", clock.Now().Format(time.TimeOnly), what, b.Counts(queue))
+		fmt.Fprintf(w, "%s  %-34s %+v\n", clock.Now().Format(time.TimeOnly), what, must(b.Counts(ctx, queue)))
 	}
 
 	for _, id := range []string{"inv-1", "inv-2", "inv-3"} {
@@ -87,7 +87,7 @@ func fakeClock(ctx context.Context, w io.Writer) {
 		}
 	}
 	show("carol drained the queue")
-	for _, d := range b.DeadLetters(queue) {
+	for _, d := range must(b.List(ctx, claim.Query{Queue: queue, State: claim.Dead, Limit: 100})) {
 		var reasons []string
 		for _, f := range d.History {
 			reason := f.Reason
@@ -106,7 +106,7 @@ func fakeClock(ctx context.Context, w io.Writer) {
 func realClock(ctx context.Context, w io.Writer) {
 	svc := lease.New()
 	defer svc.Close()
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	defer b.Close()
 	for i := range 8 {
 		must(b.Enqueue(ctx, "thumbnails", fmt.Appendf(nil, "img-%d", i)))
@@ -141,7 +141,7 @@ func realClock(ctx context.Context, w io.Writer) {
 	})
 	slices.Sort(done)
 	fmt.Fprintf(w, "real clock: workers returned %v after %s\n", err, strings.Join(done, " "))
-	fmt.Fprintf(w, "real clock: %+v\n", b.Counts("thumbnails"))
+	fmt.Fprintf(w, "real clock: %+v\n", must(b.Counts(ctx, "thumbnails")))
 }
 
 // lostClaim runs a worker whose handler hangs. An operator revokes the
@@ -152,7 +152,7 @@ func lostClaim(ctx context.Context, w io.Writer) {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	svc := lease.New(lease.WithClock(clock))
 	defer svc.Close()
-	b := claim.New(svc)
+	b := claim.New(claim.NewMemory(svc))
 	defer b.Close()
 
 	running := make(chan claim.Claim)
@@ -184,7 +184,7 @@ func lostClaim(ctx context.Context, w io.Writer) {
 	must(0, b.Complete(ctx, again))
 	cancel()
 	must(0, <-done)
-	fmt.Fprintf(w, "%+v\n", b.Counts("reports"))
+	fmt.Fprintf(w, "%+v\n", must(b.Counts(ctx, "reports")))
 }
 
 func must[T any](v T, err error) T {
