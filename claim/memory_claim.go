@@ -109,18 +109,26 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 	if n > len(buf) {
 		holds = make([]*hold, 0, n)
 	}
-	for range n {
+	// The attempt counts from here, and the claims are filled in now: to
+	// anyone looking meanwhile the item is claimed, and a Cancel before the
+	// lease is granted leaves nothing to fill them from.
+	out := make([]Claim, n)
+	for i := range n {
 		it := qs.pop()
 		h := &hold{item: it, owner: req.Owner, lost: req.Lost}
 		it.state = Claimed
 		it.hold = h
+		it.attempts++
+		h.attempt = it.attempts
 		qs.claimed++
 		holds = append(holds, h)
+		out[i] = Claim{Queue: req.Queue, Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
+			Attempt: h.attempt, MaxAttempts: it.max, Priority: int(it.priority), Timeout: it.timeout,
+			Ref: Ref{Item: it.id}}
 	}
 	missed := m.missed
 	m.mu.Unlock()
 
-	out := make([]Claim, len(holds))
 	var err error
 	granted := 0
 	for ; granted < len(out); granted++ {
@@ -129,8 +137,8 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 			err = gerr
 			break
 		}
-		out[granted] = Claim{Queue: req.Queue, Owner: req.Owner, ExpiresAt: l.ExpiresAt,
-			Ref: Ref{Token: uint64(l.ID)}}
+		out[granted].ExpiresAt = l.ExpiresAt
+		out[granted].Ref.Token = uint64(l.ID)
 	}
 
 	m.mu.Lock()
@@ -144,6 +152,7 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 			if h.item.hold != h {
 				continue // cancelled meanwhile
 			}
+			h.item.attempts--
 			m.release(h)
 			m.makeVisible(h.item, h.item.visibleAt)
 		}
@@ -154,33 +163,24 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 		return nil, err
 	}
 	var revoke []lease.ID
-	kept := out[:0]
 	for i, h := range holds {
 		it := h.item
+		h.lease = lease.ID(out[i].Ref.Token)
 		if it.hold != h {
-			// Cancelled while its lease was being granted: the claim never
-			// was; give its lease back.
-			revoke = append(revoke, lease.ID(out[i].Ref.Token))
+			// Cancelled while its lease was being granted: the claim was
+			// made and then cancelled, as Cancel came after the item was
+			// taken. It is returned, stale already; its Lost hears why, and
+			// its lease is given back.
+			if h.lost != nil {
+				h.lost(out[i].Ref, cancelled(out[i].Ref))
+			}
+			revoke = append(revoke, h.lease)
 			continue
 		}
-		it.attempts++
-		h.attempt = it.attempts
-		h.lease = lease.ID(out[i].Ref.Token)
 		h.expires = m.nanos(out[i].ExpiresAt)
 		m.byLease.put(h.lease, h)
 		m.claims.push(h.expires, it)
-		c := out[i]
-		c.Item = it.id
-		c.Ref.Item = it.id
-		c.MaxAttempts = it.max
-		c.Payload = clone(it.payload)
-		c.Attempt = h.attempt
-		c.Priority = int(it.priority)
-		c.Timeout = it.timeout
-		kept = append(kept, c)
 	}
-	clear(out[len(kept):])
-	out = kept
 	if m.missed != missed {
 		// A lease ended that the Memory did not know, perhaps one of these
 		// before it was recorded: if it expired, take it back now.

@@ -1,0 +1,36 @@
+package claim_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimtest"
+	"github.com/leasehold/lease/leasetest"
+)
+
+// newConformanceMemory is a fresh memory store on a fake clock, closed with
+// its service when the test ends.
+func newConformanceMemory(t *testing.T) (*claim.Memory, *leasetest.FakeClock) {
+	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clock))
+	m := claim.NewMemory(svc)
+	t.Cleanup(func() {
+		_ = m.Close()
+		_ = svc.Close()
+	})
+	return m, clock
+}
+
+func TestMemoryConformance(t *testing.T) {
+	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
+		return newConformanceMemory(t)
+	})
+}
+
+func FuzzMemoryConformance(f *testing.F) {
+	claimtest.FuzzStore(f, func(t *testing.T) (claim.Store, *leasetest.FakeClock) {
+		return newConformanceMemory(t)
+	})
+}
