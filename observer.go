@@ -1,0 +1,171 @@
+package lease
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/lease/internal/callback"
+)
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// The kinds of Event.
+const (
+	// EventGranted reports a lease granted.
+	EventGranted EventKind = iota + 1
+	// EventRenewed reports a lease renewed, by Renew or by a keep-alive.
+	EventRenewed
+	// EventEnded reports a lease that expired or was revoked.
+	EventEnded
+	// EventDenied reports an operation refused with an error Code.
+	EventDenied
+	// EventDecisionsDropped reports Count decisions that skipped the
+	// audit sink because its buffer was full (see DroppedDecisions).
+	EventDecisionsDropped
+	// EventEventsDropped reports Count events that skipped the observer
+	// itself because its buffer was full.
+	EventEventsDropped
+)
+
+// String returns the kind's name, such as "granted" or "decisions_dropped".
+func (k EventKind) String() string {
+	switch k {
+	case EventGranted:
+		return "granted"
+	case EventRenewed:
+		return "renewed"
+	case EventEnded:
+		return "ended"
+	case EventDenied:
+		return "denied"
+	case EventDecisionsDropped:
+		return "decisions_dropped"
+	case EventEventsDropped:
+		return "events_dropped"
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Event is one thing an Observer is told about. It is a plain value, safe
+// to copy and to keep.
+type Event struct {
+	Kind    EventKind
+	LeaseID ID     // 0 for the dropped kinds and for a denial of no lease
+	Holder  string // the lease's holder, when the lease is known
+	// Purpose is the lease's purpose, when the lease is known: the
+	// purpose granted, renewed or ended, or the lease's own for a denial.
+	Purpose Purpose
+	Action  Action    // the decision reported
+	Reason  EndReason // EventEnded: why
+	Code    Code      // EventDenied: the error's code
+	// Lag is, for an expiry, how late the service processed it: the
+	// instant it did minus the lease's ExpiresAt. A timer that fires on
+	// time gives a lag near zero; a stalled process, a larger one.
+	Lag time.Duration
+	// Count is the number of decisions or events dropped (the dropped
+	// kinds only).
+	Count uint64
+	// At is the service clock's time of the decision (zero for the
+	// dropped kinds).
+	At time.Time
+}
+
+// Observer receives a Service's events: the grants, renewals, endings and
+// denials the audit sink and the ending subscribers see, in the same order,
+// without allowed Uses (the hot path stays free of them). Observe is
+// called outside the service's lock, by one goroutine at a time, under the
+// service's panic policy (reported as Callback "observer"); it may call
+// back into the service. Events wait for a slow observer in a buffer of
+// WithSinkBuffer's size; past it they are dropped and counted, and the
+// count is reported by an EventEventsDropped once there is room again.
+// Nothing is observed after Close returns.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to an Observer. Like any func value it is
+// safe to share; the function decides its own concurrency.
+type ObserverFunc func(Event)
+
+// Observe calls f(e).
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// WithObserver makes the service tell o about its events (see Observer).
+// Without it an event costs a nil check. It panics if o is nil.
+func WithObserver(o Observer) Option {
+	if o == nil {
+		panic("lease: WithObserver: nil observer")
+	}
+	// Each Service built with the option gets hooks of its own.
+	return optionFunc(func(opts *options) { opts.observer = &observerHook{obs: o} })
+}
+
+// observerHook is one Service's observer and the state of its buffer.
+type observerHook struct {
+	obs     Observer
+	pending atomic.Int64 // events queued and not yet delivered
+	// Guarded by the service's lock.
+	missed      uint64 // events dropped since the last report
+	seenDropped uint64 // DroppedDecisions as last reported
+}
+
+// observe turns a decision into an event and queues it. Called by decide,
+// with the lock held, only when there is an observer.
+func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) {
+	ev := Event{LeaseID: id, Action: action}
+	switch {
+	case err != nil:
+		ev.Kind, ev.Code = EventDenied, err.Code
+	case action == ActionGrant:
+		ev.Kind = EventGranted
+	case action == ActionRenew:
+		ev.Kind = EventRenewed
+	case action == ActionRevoke:
+		ev.Kind, ev.Reason = EventEnded, EndRevoked
+	case action == ActionExpire:
+		ev.Kind, ev.Reason = EventEnded, EndExpired
+		ev.Lag = time.Duration(s.now() - at) // at is the expiry instant
+	default:
+		return // an allowed Use: not an event
+	}
+	if e != nil {
+		ev.Holder, ev.Purpose = e.holder, e.purpose
+	}
+	ev.At = s.at(at)
+	h := s.opts.observer
+	if s.dropped > h.seenDropped {
+		if s.queueObserved(Event{Kind: EventDecisionsDropped, Count: s.dropped - h.seenDropped}) {
+			h.seenDropped = s.dropped
+		}
+	}
+	s.queueObserved(ev)
+}
+
+// queueObserved queues ev for the observer, after a report of the events
+// dropped before it, unless the buffer is full. Called with the lock held.
+func (s *Service) queueObserved(ev Event) bool {
+	h := s.opts.observer
+	room := int64(s.opts.sinkBuffer) - h.pending.Load()
+	if h.missed > 0 && room >= 2 {
+		h.pending.Add(1)
+		s.outbox = append(s.outbox, event{kind: eventObserve, observed: Event{Kind: EventEventsDropped, Count: h.missed}})
+		h.missed = 0
+		room--
+	}
+	if room < 1 || h.missed > 0 {
+		h.missed++
+		return false
+	}
+	h.pending.Add(1)
+	s.outbox = append(s.outbox, event{kind: eventObserve, observed: ev})
+	return true
+}
+
+// deliverObserved calls the observer, outside the lock.
+func (s *Service) deliverObserved(ev *Event) {
+	h := s.opts.observer
+	h.pending.Add(-1)
+	callback.Call("observer", s.reportPanic, func() { h.obs.Observe(*ev) })
+}
