@@ -125,7 +125,10 @@ type AuditRow struct {
 // QueueRow is one claim queue: its counts and its oldest dead letters.
 type QueueRow struct {
 	Name        string       `json:"name"`
-	Counts      claim.Counts `json:"counts"`
+	Visible     int          `json:"visible"`
+	Delayed     int          `json:"delayed"`
+	Claimed     int          `json:"claimed"`
+	Dead        int          `json:"dead"`
 	DeadLetters []DeadLetter `json:"dead_letters"`
 	Error       string       `json:"error,omitempty"`
 }
@@ -217,12 +220,13 @@ func (h *Handler) Build(ctx context.Context) Page {
 
 func queueRow(ctx context.Context, b *claim.Broker, queue string, limit int) QueueRow {
 	row := QueueRow{Name: queue, DeadLetters: []DeadLetter{}}
-	var err error
-	if row.Counts, err = b.Counts(ctx, queue); err != nil {
+	counts, err := b.Counts(ctx, queue)
+	if err != nil {
 		row.Error = err.Error()
 		return row
 	}
-	if row.Counts.Dead == 0 {
+	row.Visible, row.Delayed, row.Claimed, row.Dead = counts.Visible, counts.Delayed, counts.Claimed, counts.Dead
+	if row.Dead == 0 {
 		return row
 	}
 	dead, err := b.List(ctx, claim.Query{Queue: queue, State: claim.Dead, Limit: limit})
