@@ -112,55 +112,72 @@ type observerHook struct {
 }
 
 // observe turns a decision into an event and queues it. Called by decide,
-// with the lock held, only when there is an observer.
+// with the lock held, only when there is an observer and the decision is
+// not an allowed Use.
 func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) {
-	ev := Event{LeaseID: id, Action: action}
+	kind, reason := EventDenied, EndReason(0)
 	switch {
 	case err != nil:
-		ev.Kind, ev.Code = EventDenied, err.Code
 	case action == ActionGrant:
-		ev.Kind = EventGranted
+		kind = EventGranted
 	case action == ActionRenew:
-		ev.Kind = EventRenewed
+		kind = EventRenewed
 	case action == ActionRevoke:
-		ev.Kind, ev.Reason = EventEnded, EndRevoked
+		kind, reason = EventEnded, EndRevoked
 	case action == ActionExpire:
-		ev.Kind, ev.Reason = EventEnded, EndExpired
-		ev.Lag = time.Duration(s.now() - at) // at is the expiry instant
+		kind, reason = EventEnded, EndExpired
 	default:
 		return // an allowed Use: not an event
+	}
+	h := s.opts.observer
+	if s.dropped > h.seenDropped {
+		if ev := s.observedSlot(); ev != nil {
+			ev.Kind, ev.Count = EventDecisionsDropped, s.dropped-h.seenDropped
+			h.seenDropped = s.dropped
+		}
+	}
+	ev := s.observedSlot()
+	if ev == nil {
+		return
+	}
+	// Written in place: events are queued on every grant and renewal.
+	ev.Kind, ev.LeaseID, ev.Action, ev.Reason, ev.At = kind, id, action, reason, s.at(at)
+	if err != nil {
+		ev.Code = err.Code
+	}
+	if reason == EndExpired {
+		ev.Lag = time.Duration(s.now() - at) // at is the expiry instant
 	}
 	if e != nil {
 		ev.Holder, ev.Purpose = e.holder, e.purpose
 	}
-	ev.At = s.at(at)
-	h := s.opts.observer
-	if s.dropped > h.seenDropped {
-		if s.queueObserved(Event{Kind: EventDecisionsDropped, Count: s.dropped - h.seenDropped}) {
-			h.seenDropped = s.dropped
-		}
-	}
-	s.queueObserved(ev)
 }
 
-// queueObserved queues ev for the observer, after a report of the events
-// dropped before it, unless the buffer is full. Called with the lock held.
-func (s *Service) queueObserved(ev Event) bool {
+// observedSlot queues a zero event for the observer, after a report of
+// the events dropped before it, and returns it to be filled in; nil if the
+// buffer is full. Called with the lock held.
+func (s *Service) observedSlot() *Event {
 	h := s.opts.observer
 	room := int64(s.opts.sinkBuffer) - h.pending.Load()
 	if h.missed > 0 && room >= 2 {
-		h.pending.Add(1)
-		s.outbox = append(s.outbox, event{kind: eventObserve, observed: Event{Kind: EventEventsDropped, Count: h.missed}})
+		ev := s.appendObserved()
+		ev.Kind, ev.Count = EventEventsDropped, h.missed
 		h.missed = 0
 		room--
 	}
 	if room < 1 || h.missed > 0 {
 		h.missed++
-		return false
+		return nil
 	}
-	h.pending.Add(1)
-	s.outbox = append(s.outbox, event{kind: eventObserve, observed: ev})
-	return true
+	return s.appendObserved()
+}
+
+// appendObserved appends a zero observer event to the outbox and returns
+// it.
+func (s *Service) appendObserved() *Event {
+	s.opts.observer.pending.Add(1)
+	s.outbox = append(s.outbox, event{kind: eventObserve})
+	return &s.outbox[len(s.outbox)-1].observed
 }
 
 // deliverObserved calls the observer, outside the lock.
