@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// EventKind says what an Event reports.
+// EventKind says what an Event reports. It is a plain value, safe to
+// share.
 type EventKind uint8
 
 // The kinds of Event.

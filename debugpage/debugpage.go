@@ -34,8 +34,8 @@ const (
 )
 
 // Config says what the page shows. Every source is optional; the page
-// leaves out the sections it has no source for. A Config is a plain value;
-// New keeps its own copy of Queues.
+// leaves out the sections it has no source for. A Config is a plain value,
+// safe to share; New keeps its own copy of Queues.
 type Config struct {
 	// Service is the source of the leases, their keys and the audit
 	// trail.
@@ -75,7 +75,8 @@ func New(cfg Config) *Handler {
 }
 
 // Page is what the page shows, and the JSON document it serves. It is a
-// plain value built for each request.
+// plain value built for each request, safe to share once built; its slices
+// are its own.
 type Page struct {
 	Now         time.Time  `json:"now"`
 	Revision    int64      `json:"revision"`
@@ -90,7 +91,7 @@ type Page struct {
 	Sections []string `json:"sections"`
 }
 
-// LeaseRow is one live lease.
+// LeaseRow is one live lease. It is a plain value; Keys is its own copy.
 type LeaseRow struct {
 	ID        lease.ID      `json:"id"`
 	Holder    string        `json:"holder"`
@@ -101,7 +102,7 @@ type LeaseRow struct {
 	Keys      []string      `json:"keys"`
 }
 
-// LockRow is one lock held.
+// LockRow is one lock held. It is a plain value, safe to copy and share.
 type LockRow struct {
 	Name        string    `json:"name"`
 	ExecutionID string    `json:"execution_id"`
@@ -109,7 +110,8 @@ type LockRow struct {
 	ExpiresAt   time.Time `json:"expires_at"`
 }
 
-// AuditRow is one audit decision.
+// AuditRow is one audit decision. It is a plain value, safe to copy and
+// share.
 type AuditRow struct {
 	Timestamp time.Time    `json:"timestamp"`
 	Revision  int64        `json:"revision"`
@@ -122,7 +124,8 @@ type AuditRow struct {
 	TraceID   string       `json:"trace_id,omitempty"`
 }
 
-// QueueRow is one claim queue: its counts and its oldest dead letters.
+// QueueRow is one claim queue: its counts and its oldest dead letters. It
+// is a plain value; DeadLetters is its own.
 type QueueRow struct {
 	Name        string       `json:"name"`
 	Visible     int          `json:"visible"`
@@ -133,7 +136,8 @@ type QueueRow struct {
 	Error       string       `json:"error,omitempty"`
 }
 
-// DeadLetter is one dead item of a queue.
+// DeadLetter is one dead item of a queue. It is a plain value, safe to
+// copy and share.
 type DeadLetter struct {
 	ID          claim.ItemID `json:"id"`
 	Attempts    int          `json:"attempts"`

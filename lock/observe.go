@@ -8,7 +8,8 @@ import (
 	"github.com/leasehold/lease/internal/callback"
 )
 
-// EventKind says what an Event reports.
+// EventKind says what an Event reports. It is a plain value, safe to
+// share.
 type EventKind uint8
 
 // The kinds of Event.

@@ -11,10 +11,11 @@
 //	manager, err := lock.NewManager(provider, lock.WithObserver(tel.Lock()))
 //
 // The instruments are named in OpenTelemetry's semantic-convention style
-// under the "lease." prefix; docs/observability.md lists them. The counts
-// of the lease service, its busiest source, are kept in atomic counters
-// and read by asynchronous instruments when the metrics are collected, so
-// a grant costs the service a few atomic additions. Lock names and item
+// under the "lease." prefix; docs/observability.md lists them, with the
+// overhead measured. The counts of the lease service, its busiest source,
+// are kept in atomic counters and read by asynchronous instruments when
+// the metrics are collected, so the observer's own work for a grant is a
+// few atomic additions. Lock names and item
 // IDs go on spans, never on metrics, whose attributes are kept to small
 // sets (purposes, reasons, codes, queues, outcomes).
 //
