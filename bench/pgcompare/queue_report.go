@@ -2,6 +2,7 @@ package pgcompare
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -14,9 +15,9 @@ func (r *Report) header() string {
 	c := r.Config
 	return fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s, shared_buffers=%s; "+
 		"burn-down of %d no-op items enqueued in batches of %d; pickup of %d items one at a time into an idle queue (after %d unmeasured); "+
-		"medians of %d runs.",
+		"medians of %d runs; load average %s at the start, %s at the end.",
 		r.Server["server_version"], r.Server["fsync"], r.Server["synchronous_commit"], r.Server["shared_buffers"],
-		c.N, c.Batch, c.Pickup, c.PickupWarmup, c.Runs)
+		c.N, c.Batch, c.Pickup, c.PickupWarmup, c.Runs, cmp.Or(r.Load[0], "unknown"), cmp.Or(r.Load[1], "unknown"))
 }
 
 // ms formats d in milliseconds.
@@ -29,11 +30,11 @@ func ms(d time.Duration) string {
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s\n\n", r.header())
-	fmt.Fprintln(bw, "| setting | enqueue items/s | burn-down jobs/s | pickup p50 ms | pickup p99 ms |")
-	fmt.Fprintln(bw, "|---|--:|--:|--:|--:|")
+	fmt.Fprintln(bw, "| setting | pool | enqueue items/s | burn-down jobs/s | pickup p50 ms | pickup p99 ms |")
+	fmt.Fprintln(bw, "|---|--:|--:|--:|--:|--:|")
 	for _, row := range r.Rows {
 		m := row.Median
-		fmt.Fprintf(bw, "| %s | %.0f | %.0f | %s | %s |\n", row.Setting, m.EnqueuePerSec, m.BurnDownPerSec, ms(m.PickupP50), ms(m.PickupP99))
+		fmt.Fprintf(bw, "| %s | %d | %.0f | %.0f | %s | %s |\n", row.Setting, row.PoolSize, m.EnqueuePerSec, m.BurnDownPerSec, ms(m.PickupP50), ms(m.PickupP99))
 	}
 	return bw.Flush()
 }

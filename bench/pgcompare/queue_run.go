@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,9 +67,10 @@ type Run struct {
 
 // Row is the runs of one setting and their medians.
 type Row struct {
-	Setting string
-	Runs    []Run
-	Median  Run // each field the median of that field over Runs
+	Setting  string
+	PoolSize int // the pgx pool's MaxConns
+	Runs     []Run
+	Median   Run // each field the median of that field over Runs
 }
 
 // Report is what Measure found, with the server settings it ran under.
@@ -78,6 +80,24 @@ type Report struct {
 	Config Config
 	Server map[string]string // SHOW results: server_version, fsync, synchronous_commit, ...
 	Rows   []Row
+	// Load is the machine's load averages over 1, 5 and 15 minutes
+	// (/proc/loadavg) as the measurement started and as it ended, or
+	// empty where the system does not say: other work on the machine
+	// skews the figures.
+	Load [2]string
+}
+
+// loadAverage returns the first three fields of /proc/loadavg, or "".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // serverSettings are the settings a Report records.
@@ -104,9 +124,11 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 		}
 		rep.Server[name] = v
 	}
+	rep.Load[0] = loadAverage()
 	rep.Rows = make([]Row, len(settings))
 	for i, s := range settings {
 		rep.Rows[i].Setting = s.Name
+		rep.Rows[i].PoolSize = max(s.PoolSize, 1)
 	}
 	for r := range cfg.Runs {
 		for i, s := range settings {
@@ -124,6 +146,7 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 	for i := range rep.Rows {
 		rep.Rows[i].Median = medianRun(rep.Rows[i].Runs)
 	}
+	rep.Load[1] = loadAverage()
 	return rep, nil
 }
 
@@ -168,7 +191,7 @@ func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, f f
 		return err
 	}
 	pcfg.ConnConfig.Database = db
-	pcfg.MaxConns = int32(max(s.PoolSize, 1))
+	pcfg.MaxConns = int32(max(s.PoolSize, 1)) // as Row.PoolSize
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return err

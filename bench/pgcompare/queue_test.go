@@ -2,12 +2,16 @@ package pgcompare
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -69,4 +73,79 @@ func TestPercentileAndMedian(t *testing.T) {
 	assert.Equal(t, 2.5, median([]float64{4, 1, 2, 3}))
 	m := medianRun([]Run{{EnqueuePerSec: 1, PickupP50: 3}, {EnqueuePerSec: 5, PickupP50: 1}, {EnqueuePerSec: 2, PickupP50: 2}})
 	assert.Equal(t, Run{EnqueuePerSec: 2, PickupP50: 2}, m)
+}
+
+// chanSystem is a System of a buffered channel and goroutines, standing in
+// for a library in tests of the harness itself.
+type chanSystem struct {
+	items   chan struct{}
+	workers int
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func (s *chanSystem) Enqueue(_ context.Context, n int) error {
+	for range n {
+		s.items <- struct{}{}
+	}
+	return nil
+}
+
+func (s *chanSystem) Start(_ context.Context, obs Observer) error {
+	for range s.workers {
+		s.wg.Go(func() {
+			for {
+				select {
+				case <-s.stop:
+					return
+				case <-s.items:
+					obs.Started()
+					obs.Completed()
+				}
+			}
+		})
+	}
+	return nil
+}
+
+func (s *chanSystem) Settled(context.Context) error { return nil }
+
+func (s *chanSystem) Stop(context.Context) error {
+	close(s.stop)
+	s.wg.Wait()
+	return nil
+}
+
+// TestOurSettingsPlugIn checks the seam the claim store plugs into:
+// OurSettings is empty while OpenOurs is nil, and once it is set its
+// settings run through Measure like River's.
+func TestOurSettingsPlugIn(t *testing.T) {
+	require.Nil(t, OpenOurs, "this test stands in for the claim store; run it without the claimstore tag")
+	require.Empty(t, OurSettings())
+	var opened []int
+	OpenOurs = func(_ context.Context, _ *pgxpool.Pool, workers int) (System, error) {
+		opened = append(opened, workers)
+		return &chanSystem{items: make(chan struct{}, 1000), workers: workers, stop: make(chan struct{})}, nil
+	}
+	t.Cleanup(func() { OpenOurs = nil })
+	settings := OurSettings()
+	require.Len(t, settings, 2)
+	rep, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 300, Batch: 100, Pickup: 10, Runs: 3, Timeout: time.Minute}, settings)
+	require.NoError(t, err)
+	assert.Equal(t, []int{100, 100, 2000, 2000, 100, 100, 2000, 2000, 100, 100, 2000, 2000}, opened, "a burn-down and a pickup database per run, settings interleaved")
+	for _, row := range rep.Rows {
+		assert.Len(t, row.Runs, 3)
+		assert.Positive(t, row.Median.BurnDownPerSec)
+		assert.Positive(t, row.Median.PickupP99)
+	}
+}
+
+// TestMeasureReportsAnOpenError checks that a setting that cannot open
+// fails the measurement, naming the setting, and leaves no database.
+func TestMeasureReportsAnOpenError(t *testing.T) {
+	bad := Setting{Name: "broken", PoolSize: 1, Open: func(context.Context, *pgxpool.Pool) (System, error) {
+		return nil, errors.New("no such library")
+	}}
+	_, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 10, Runs: 1}, []Setting{bad})
+	require.ErrorContains(t, err, "broken, run 1: open: no such library")
 }
