@@ -1,0 +1,139 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/leasehold/lease/claim"
+)
+
+// batchCall is one caller's request in a claimBatcher, and its answer once
+// done is closed.
+type batchCall[Req, Res any] struct {
+	item  claim.ItemID
+	token uint64
+	req   Req
+	res   Res
+	err   error
+	done  chan struct{}
+}
+
+// claimBatcher coalesces the calls of many goroutines into one statement
+// per round trip (group commit): its flusher sends whatever is pending as
+// one batch, and once that batch has committed, sends what arrived
+// meanwhile. A caller waits for its own batch, so an answer without an
+// error means the batch committed. A batch names each item at most once;
+// a second call on an item waits for the next batch, so one statement never
+// changes a row twice.
+//
+// pending holds one entry per waiting caller, so it is bounded by the
+// number of goroutines calling.
+type claimBatcher[Req, Res any] struct {
+	max  int
+	op   string
+	kick chan struct{} // wakes the flusher; capacity 1
+	// run sends calls as one statement and sets each call's res or err; an
+	// error it returns is every call's.
+	run func(ctx context.Context, calls []*batchCall[Req, Res]) error
+
+	mu      sync.Mutex
+	pending []*batchCall[Req, Res]
+	closed  bool
+}
+
+func newClaimBatcher[Req, Res any](op string, max int, run func(context.Context, []*batchCall[Req, Res]) error) *claimBatcher[Req, Res] {
+	return &claimBatcher[Req, Res]{max: max, op: op, kick: make(chan struct{}, 1), run: run}
+}
+
+// do queues req for the claim r and waits for its batch's answer, or for ctx. A
+// call withdrawn before its batch was sent changes nothing; one whose
+// batch was under way when ctx ended has an unknown outcome.
+func (b *claimBatcher[Req, Res]) do(ctx context.Context, r claim.Ref, req Req) (Res, error) {
+	var zero Res
+	c := &batchCall[Req, Res]{item: r.Item, token: r.Token, req: req, done: make(chan struct{})}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return zero, claimClosed(b.op)
+	}
+	b.pending = append(b.pending, c)
+	b.mu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-c.done:
+		return c.res, c.err
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	if i := slices.Index(b.pending, c); i >= 0 {
+		b.pending = slices.Delete(b.pending, i, i+1)
+	}
+	b.mu.Unlock()
+	return zero, ctx.Err()
+}
+
+// take removes and returns the next batch: pending calls in arrival order,
+// at most max, each item once.
+func (b *claimBatcher[Req, Res]) take() []*batchCall[Req, Res] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) == 0 {
+		return nil
+	}
+	n := min(len(b.pending), b.max)
+	batch := make([]*batchCall[Req, Res], 0, n)
+	seen := make(map[claim.ItemID]struct{}, n)
+	rest := b.pending[:0]
+	for _, c := range b.pending {
+		if _, dup := seen[c.item]; dup || len(batch) == b.max {
+			rest = append(rest, c)
+			continue
+		}
+		seen[c.item] = struct{}{}
+		batch = append(batch, c)
+	}
+	clear(b.pending[len(rest):])
+	b.pending = rest
+	return batch
+}
+
+// flush sends batches until ctx is done, then fails every call still
+// waiting with a closed error.
+func (b *claimBatcher[Req, Res]) flush(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.closed = true
+			left := b.pending
+			b.pending = nil
+			b.mu.Unlock()
+			for _, c := range left {
+				c.err = claimClosed(b.op)
+				close(c.done)
+			}
+			return
+		case <-b.kick:
+		}
+		for {
+			batch := b.take()
+			if len(batch) == 0 {
+				break
+			}
+			err := b.run(ctx, batch)
+			if err != nil && ctx.Err() != nil {
+				err = claimClosed(b.op)
+			}
+			for _, c := range batch {
+				if err != nil {
+					c.err = err
+				}
+				close(c.done)
+			}
+		}
+	}
+}
