@@ -11,12 +11,17 @@ import (
 // batchCall is one caller's request in a claimBatcher, and its answer once
 // done is closed.
 type batchCall[Req, Res any] struct {
-	item  claim.ItemID
+	item  claim.ItemID // 0 for a call on no item
 	token uint64
-	req   Req
-	res   Res
-	err   error
-	done  chan struct{}
+	// group and weight decide which calls share a batch: calls of one
+	// group, whose weights add up to at most the batcher's max (a heavier
+	// call goes alone).
+	group  string
+	weight int
+	req    Req
+	res    Res
+	err    error
+	done   chan struct{}
 }
 
 // claimBatcher coalesces the calls of many goroutines into one statement
@@ -25,7 +30,8 @@ type batchCall[Req, Res any] struct {
 // meanwhile. A caller waits for its own batch, so an answer without an
 // error means the batch committed. A batch names each item at most once;
 // a second call on an item waits for the next batch, so one statement never
-// changes a row twice.
+// changes a row twice. A batch holds calls of one group only (Claim calls
+// of one queue), up to a total weight.
 //
 // pending holds one entry per waiting caller, so it is bounded by the
 // number of goroutines calling.
@@ -46,12 +52,17 @@ func newClaimBatcher[Req, Res any](op string, max int, run func(context.Context,
 	return &claimBatcher[Req, Res]{max: max, op: op, kick: make(chan struct{}, 1), run: run}
 }
 
-// do queues req for the claim r and waits for its batch's answer, or for ctx. A
-// call withdrawn before its batch was sent changes nothing; one whose
-// batch was under way when ctx ended has an unknown outcome.
+// do queues req for the claim r and waits for its batch's answer, or for
+// ctx. A call withdrawn before its batch was sent changes nothing; one
+// whose batch was under way when ctx ended has an unknown outcome.
 func (b *claimBatcher[Req, Res]) do(ctx context.Context, r claim.Ref, req Req) (Res, error) {
+	return b.call(ctx, &batchCall[Req, Res]{item: r.Item, token: r.Token, weight: 1, req: req})
+}
+
+// call queues c and waits for its batch's answer, as do.
+func (b *claimBatcher[Req, Res]) call(ctx context.Context, c *batchCall[Req, Res]) (Res, error) {
 	var zero Res
-	c := &batchCall[Req, Res]{item: r.Item, token: r.Token, req: req, done: make(chan struct{})}
+	c.done = make(chan struct{})
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -76,8 +87,8 @@ func (b *claimBatcher[Req, Res]) do(ctx context.Context, r claim.Ref, req Req) (
 	return zero, ctx.Err()
 }
 
-// take removes and returns the next batch: pending calls in arrival order,
-// at most max, each item once.
+// take removes and returns the next batch: pending calls in arrival order
+// of the first one's group, up to a total weight of max, each item once.
 func (b *claimBatcher[Req, Res]) take() []*batchCall[Req, Res] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -87,13 +98,18 @@ func (b *claimBatcher[Req, Res]) take() []*batchCall[Req, Res] {
 	n := min(len(b.pending), b.max)
 	batch := make([]*batchCall[Req, Res], 0, n)
 	seen := make(map[claim.ItemID]struct{}, n)
+	group, weight := b.pending[0].group, 0
 	rest := b.pending[:0]
 	for _, c := range b.pending {
-		if _, dup := seen[c.item]; dup || len(batch) == b.max {
+		_, dup := seen[c.item]
+		if dup || c.group != group || (len(batch) > 0 && weight+c.weight > b.max) {
 			rest = append(rest, c)
 			continue
 		}
-		seen[c.item] = struct{}{}
+		if c.item != 0 {
+			seen[c.item] = struct{}{}
+		}
+		weight += c.weight
 		batch = append(batch, c)
 	}
 	clear(b.pending[len(rest):])

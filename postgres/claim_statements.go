@@ -96,30 +96,45 @@ SELECT i.n, ins.id, ins.due, now() FROM input AS i LEFT JOIN ins ON ins.id = i.i
 		existing: r.Replace(`SELECT {COLS} FROM {T}
 WHERE (queue, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`),
 
-		// $1 queue, $2 limit, $3 owner, $4 lease in µs. Claimable: waiting
-		// and due, or claimed with an expired lease. An expired claim on its
-		// last attempt goes to the dead letters instead of being claimed
-		// (state 4 in the result, which the caller drops); either way its
-		// loss is added to the history. SET reads the row's old values.
-		claim: r.Replace(`WITH picked AS (
-  SELECT id, due FROM {T}
+		// $1 queue; $2 owners, $3 leases in µs, $4 limits: one entry per
+		// Claim call sharing the statement. Claimable: waiting and due, or
+		// claimed with an expired lease. The rows taken are numbered in
+		// claim order and dealt out in that order, the first call's limit
+		// first. An expired claim on its last attempt goes to the dead
+		// letters instead of being claimed (state 4 in the result, which the
+		// caller drops); either way its loss joins the history. SET reads
+		// the row's old values. Returns each row's call (1-based) and
+		// number.
+		claim: r.Replace(`WITH req AS MATERIALIZED (
+  SELECT r.i, r.owner, r.lease_us,
+    (sum(r.lim) OVER (ORDER BY r.i) - r.lim)::bigint AS lo,
+    (sum(r.lim) OVER (ORDER BY r.i))::bigint AS hi
+  FROM unnest($2::text[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(owner, lease_us, lim, i)
+),
+locked AS (
+  SELECT id, due, priority FROM {T}
   WHERE queue = $1 AND state IN (1, 3) AND due <= now()
   ORDER BY priority, due, id
-  LIMIT $2
+  LIMIT (SELECT max(hi) FROM req)
   FOR UPDATE SKIP LOCKED
+),
+picked AS MATERIALIZED (
+  SELECT l.id, l.rn, q.i, q.owner, q.lease_us
+  FROM (SELECT id, row_number() OVER (ORDER BY priority, due, id) AS rn FROM locked) AS l
+  JOIN req AS q ON l.rn > q.lo AND l.rn <= q.hi
 )
 UPDATE {T} AS t SET
   state = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN 4 ELSE 3 END,
   attempts = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.attempts ELSE t.attempts + 1 END,
   token = t.token + 1,
-  owner = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.owner ELSE $3 END,
+  owner = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.owner ELSE p.owner END,
   due = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due
-    ELSE now() + $4::bigint * interval '1 microsecond' END,
+    ELSE now() + p.lease_us * interval '1 microsecond' END,
   dead_at = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due END,
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
 FROM picked AS p
 WHERE t.id = p.id
-RETURNING t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.due, t.token, t.payload, p.due`),
+RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.due, t.token, t.payload`),
 
 		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
 		// position and new expiry of each claim that was live. Rows are

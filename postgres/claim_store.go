@@ -53,6 +53,7 @@ type ClaimStore struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the flushers and the listener
 
+	claims  *claimBatcher[claim.ClaimRequest, []claim.Claim]
 	settles *claimBatcher[claim.Settlement, struct{}]
 	extends *claimBatcher[time.Duration, time.Time]
 	notes   *claimNotifier
@@ -123,10 +124,12 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		lostPrune:       64,
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.claims = newClaimBatcher("claim", c.batch, s.runClaim)
 	s.settles = newClaimBatcher("settle", c.batch, s.runSettle)
 	s.extends = newClaimBatcher("extend", c.batch, s.runExtend)
 	s.notes = newClaimNotifier(s)
-	s.wg.Add(2)
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); s.claims.flush(s.ctx) }()
 	go func() { defer s.wg.Done(); s.settles.flush(s.ctx) }()
 	go func() { defer s.wg.Done(); s.extends.flush(s.ctx) }()
 	return s, nil
@@ -270,9 +273,13 @@ func (s *ClaimStore) existing(ctx context.Context, tx pgx.Tx, items []claim.NewI
 	return nil
 }
 
-// Claim claims up to req.Limit claimable items of req.Queue for req.Owner
-// in one statement, each for req.Lease on the database's clock, and returns
-// them in claim order (an empty slice when none is claimable). An expired
+// Claim claims up to req.Limit claimable items of req.Queue for req.Owner,
+// each for req.Lease on the database's clock, and returns them in claim
+// order (an empty slice when none is claimable). Claim calls on one queue
+// from many goroutines share one statement per round trip, which deals the
+// items out in call order. A call whose ctx ends while its statement is
+// under way returns ctx's error; claims it may have made run out with
+// their lease. An expired
 // claim on its item's last attempt that the statement meets is moved to
 // the dead letters instead, so a Claim may return fewer items than it
 // could have. If req.Lost is set, Cancel of one of these items, from any
@@ -285,48 +292,68 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 	if err := checkClaimRequest(req); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.sql.claim, req.Queue, req.Limit, req.Owner, micros(req.Lease))
+	weight := min(req.Limit, math.MaxInt32)
+	out, err := s.claims.call(ctx, &batchCall[claim.ClaimRequest, []claim.Claim]{group: req.Queue, weight: weight, req: req})
 	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	type picked struct {
-		c   claim.Claim
-		was time.Time
-	}
-	var (
-		got             []picked
-		id, token, tout int64
-		state, prio     int16
-		attempt, maxAtt int32
-		expires, was    time.Time
-		payload         []byte
-	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &state, &attempt, &maxAtt, &prio, &tout, &expires, &token, &payload, &was}, func() error {
-		if state != rowClaimed {
-			return nil // its lost claim was its last attempt: now dead
-		}
-		got = append(got, picked{claim.Claim{
-			Queue: req.Queue, Item: claim.ItemID(id), Owner: req.Owner, Payload: payload,
-			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
-			Timeout: time.Duration(tout) * time.Microsecond, ExpiresAt: expires,
-			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
-		}, was})
-		return nil
-	})
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	slices.SortFunc(got, func(a, b picked) int {
-		return cmp.Or(cmp.Compare(a.c.Priority, b.c.Priority), a.was.Compare(b.was), cmp.Compare(a.c.Item, b.c.Item))
-	})
-	out := make([]claim.Claim, len(got))
-	for i, p := range got {
-		out[i] = p.c
+		return nil, err
 	}
 	if req.Lost != nil && len(out) > 0 {
 		s.track(out, req.Lost)
 	}
 	return out, nil
+}
+
+// runClaim sends one batch of Claim calls on one queue.
+func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.ClaimRequest, []claim.Claim]) error {
+	n := len(calls)
+	owners, leases, limits := make([]string, n), make([]int64, n), make([]int64, n)
+	for i, c := range calls {
+		owners[i], leases[i], limits[i] = c.req.Owner, micros(c.req.Lease), int64(c.weight)
+		c.res = []claim.Claim{}
+	}
+	queue := calls[0].req.Queue
+	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, limits)
+	if err != nil {
+		return s.fail("claim", err)
+	}
+	type picked struct {
+		call, rn int64
+		c        claim.Claim
+	}
+	var (
+		got             []picked
+		call, rn        int64
+		id, token, tout int64
+		state, prio     int16
+		attempt, maxAtt int32
+		expires         time.Time
+		payload         []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &expires, &token, &payload}, func() error {
+		if call < 1 || call > int64(n) {
+			return fmt.Errorf("claim for call %d of %d", call, n)
+		}
+		if state != rowClaimed {
+			return nil // its lost claim was its last attempt: now dead
+		}
+		got = append(got, picked{call, rn, claim.Claim{
+			Queue: queue, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
+			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
+			Timeout: time.Duration(tout) * time.Microsecond, ExpiresAt: expires,
+			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
+		}})
+		payload = nil // the next row gets its own
+		return nil
+	})
+	if err != nil {
+		return s.fail("claim", err)
+	}
+	slices.SortFunc(got, func(a, b picked) int { return cmp.Compare(a.rn, b.rn) })
+	for _, p := range got {
+		c := calls[p.call-1]
+		c.res = append(c.res, p.c)
+	}
+	return nil
 }
 
 // Extend extends the live claim r to lease from now on the database's
