@@ -36,9 +36,13 @@ type batchCall[Req, Res any] struct {
 // pending holds one entry per waiting caller, so it is bounded by the
 // number of goroutines calling.
 type claimBatcher[Req, Res any] struct {
-	max  int
-	op   string
-	kick chan struct{} // wakes the flusher; capacity 1
+	max int
+	op  string
+	// flushers is how many batches may be under way at once, each on
+	// its own connection: while one waits for its commit to reach the
+	// disk, the next is sent.
+	flushers int
+	kick     chan struct{} // wakes the flusher; capacity 1
 	// run sends calls as one statement and sets each call's res or err; an
 	// error it returns is every call's.
 	run func(ctx context.Context, calls []*batchCall[Req, Res]) error
@@ -48,8 +52,15 @@ type claimBatcher[Req, Res any] struct {
 	closed  bool
 }
 
-func newClaimBatcher[Req, Res any](op string, max int, run func(context.Context, []*batchCall[Req, Res]) error) *claimBatcher[Req, Res] {
-	return &claimBatcher[Req, Res]{max: max, op: op, kick: make(chan struct{}, 1), run: run}
+func newClaimBatcher[Req, Res any](op string, max, flushers int, run func(context.Context, []*batchCall[Req, Res]) error) *claimBatcher[Req, Res] {
+	return &claimBatcher[Req, Res]{max: max, op: op, flushers: flushers, kick: make(chan struct{}, 1), run: run}
+}
+
+// start starts the batcher's flushers, counted in wg, until ctx is done.
+func (b *claimBatcher[Req, Res]) start(ctx context.Context, wg *sync.WaitGroup) {
+	for range b.flushers {
+		wg.Go(func() { b.flush(ctx) })
+	}
 }
 
 // do queues req for the claim r and waits for its batch's answer, or for
@@ -149,6 +160,12 @@ func (b *claimBatcher[Req, Res]) flush(ctx context.Context) {
 					c.err = err
 				}
 				close(c.done)
+			}
+			// Calls that arrived meanwhile may be waiting for another
+			// flusher that is busy: pass the word on.
+			select {
+			case b.kick <- struct{}{}:
+			default:
 			}
 		}
 	}

@@ -29,6 +29,7 @@ func TestNewClaimStoreBadInput(t *testing.T) {
 		{"schema", WithClaimSchema("")},
 		{"poll", WithClaimPoll(0)},
 		{"batch", WithClaimBatch(0)},
+		{"flushers", WithClaimFlushers(0)},
 	} {
 		_, err := NewClaimStore(pool, tc.opt)
 		requireInvalid(t, err, tc.field)

@@ -32,10 +32,11 @@ type claimConfig struct {
 	table     string
 	poll      time.Duration
 	batch     int
+	flushers  int
 }
 
 func defaultClaimConfig() claimConfig {
-	return claimConfig{table: DefaultClaimTable, poll: DefaultClaimPoll, batch: DefaultClaimBatch}
+	return claimConfig{table: DefaultClaimTable, poll: DefaultClaimPoll, batch: DefaultClaimBatch, flushers: DefaultClaimFlushers}
 }
 
 // WithClaimTable sets the name of the table that holds the items. The name
@@ -67,4 +68,18 @@ func WithClaimPoll(d time.Duration) ClaimOption {
 // 1 sends each call on its own. The default is [DefaultClaimBatch].
 func WithClaimBatch(n int) ClaimOption {
 	return claimOptionFunc(func(c *claimConfig) { c.batch = n })
+}
+
+// DefaultClaimFlushers is how many batches of Claim calls, and of Settle
+// calls, a ClaimStore may have under way at once unless
+// [WithClaimFlushers] says otherwise.
+const DefaultClaimFlushers = 1
+
+// WithClaimFlushers sets how many batches of Claim calls, and how many of
+// Settle calls, the store may have under way at once, each on a connection
+// of the pool: while one batch waits for its commit, the next is sent.
+// Extend calls go one batch at a time. n must be at least 1; the store
+// then uses up to 2n+1 connections of the pool for batches.
+func WithClaimFlushers(n int) ClaimOption {
+	return claimOptionFunc(func(c *claimConfig) { c.flushers = n })
 }

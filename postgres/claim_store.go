@@ -111,6 +111,8 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		return nil, invalid("claims.new", "poll", fmt.Sprintf("must be positive, got %v", c.poll))
 	case c.batch < 1:
 		return nil, invalid("claims.new", "batch", fmt.Sprintf("must be at least 1, got %d", c.batch))
+	case c.flushers < 1:
+		return nil, invalid("claims.new", "flushers", fmt.Sprintf("must be at least 1, got %d", c.flushers))
 	}
 	s := &ClaimStore{
 		pool:            pool,
@@ -124,14 +126,13 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		lostPrune:       64,
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.claims = newClaimBatcher("claim", c.batch, s.runClaim)
-	s.settles = newClaimBatcher("settle", c.batch, s.runSettle)
-	s.extends = newClaimBatcher("extend", c.batch, s.runExtend)
+	s.claims = newClaimBatcher("claim", c.batch, c.flushers, s.runClaim)
+	s.settles = newClaimBatcher("settle", c.batch, c.flushers, s.runSettle)
+	s.extends = newClaimBatcher("extend", c.batch, 1, s.runExtend)
 	s.notes = newClaimNotifier(s)
-	s.wg.Add(3)
-	go func() { defer s.wg.Done(); s.claims.flush(s.ctx) }()
-	go func() { defer s.wg.Done(); s.settles.flush(s.ctx) }()
-	go func() { defer s.wg.Done(); s.extends.flush(s.ctx) }()
+	s.claims.start(s.ctx, &s.wg)
+	s.settles.start(s.ctx, &s.wg)
+	s.extends.start(s.ctx, &s.wg)
 	return s, nil
 }
 
