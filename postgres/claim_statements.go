@@ -72,7 +72,8 @@ func newClaimStatements(table, migrations string) claimStatements {
 		// each input learns its ID whether or not it was inserted, and IDs
 		// follow the enqueue order. An input whose key exists (in the
 		// table, or earlier in the batch) is not inserted; the statement
-		// returns its position with a NULL ID, and existing finds it.
+		// returns its position with a NULL ID, and existing finds it. Each
+		// queue with an item visible at once is notified once.
 		enqueue: r.Replace(`WITH seq AS MATERIALIZED (
   SELECT pg_get_serial_sequence($8, 'id')::regclass AS s
 ),
@@ -88,13 +89,18 @@ ins AS (
     now() + delay_us * interval '1 microsecond'
   FROM input ORDER BY n
   ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
-  RETURNING t.id, t.due, CASE WHEN t.due <= now() THEN {WAKE} END AS woke
+  RETURNING t.id, t.queue, t.due, t.tableoid
+),
+woke AS (
+  SELECT count(pg_notify('lease_claim_' || w.tableoid::bigint, 'q' || w.queue)) AS queues
+  FROM (SELECT DISTINCT tableoid, queue FROM ins WHERE due <= now()) AS w
 )
-SELECT i.n, ins.id, ins.due, now() FROM input AS i LEFT JOIN ins ON ins.id = i.id`),
+SELECT i.n, ins.id, ins.due, now(), woke.queues
+FROM input AS i LEFT JOIN ins ON ins.id = i.id CROSS JOIN woke`),
 
 		// $1 queues, $2 keys: the items holding those keys.
 		existing: r.Replace(`SELECT {COLS} FROM {T}
-WHERE (queue, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`),
+WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`),
 
 		// $1 queue; $2 owners, $3 leases in µs, $4 limits: one entry per
 		// Claim call sharing the statement. Claimable: waiting and due, or

@@ -215,8 +215,9 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		id      *int64
 		due     *time.Time
 		now     time.Time
+		woke    int64
 	)
-	_, err = pgx.ForEachRow(rows, []any{&pos, &id, &due, &now}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&pos, &id, &due, &now, &woke}, func() error {
 		i := int(pos) - 1
 		if i < 0 || i >= n {
 			return fmt.Errorf("enqueued item %d of %d", pos, n)
