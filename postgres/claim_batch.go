@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/leasehold/lease/claim"
 )
@@ -47,6 +48,9 @@ type claimBatcher[Req, Res any] struct {
 	// error it returns is every call's.
 	run func(ctx context.Context, calls []*batchCall[Req, Res]) error
 
+	// statements counts the batches sent, for tests.
+	statements atomic.Int64
+
 	mu      sync.Mutex
 	pending []*batchCall[Req, Res]
 	running int // batches under way
@@ -86,6 +90,7 @@ func (b *claimBatcher[Req, Res]) call(ctx context.Context, c *batchCall[Req, Res
 		// arrive meanwhile queue for the flusher as usual.
 		b.running++
 		b.mu.Unlock()
+		b.statements.Add(1)
 		err := b.run(ctx, []*batchCall[Req, Res]{c})
 		b.mu.Lock()
 		b.running--
@@ -177,6 +182,7 @@ func (b *claimBatcher[Req, Res]) flush(ctx context.Context) {
 			if len(batch) == 0 {
 				break
 			}
+			b.statements.Add(1)
 			err := b.run(ctx, batch)
 			if err != nil && ctx.Err() != nil {
 				err = claimClosed(b.op)

@@ -439,6 +439,9 @@ func TestClaimStoreBatchedSettle(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	sent := s.settles.statements.Load()
+	t.Logf("%d settlements in %d statements", n+n/2, sent)
+	assert.Less(t, sent, int64(n), "calls were coalesced")
 	for i := range cs {
 		require.NoError(t, errs[i], "claim %d", i)
 		if i%2 == 1 {
@@ -509,4 +512,42 @@ func TestClaimStoreContextDone(t *testing.T) {
 	_, err := s.Claim(done, claim.ClaimRequest{Queue: "q", Owner: "w", Limit: 1, Lease: long})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, s.Settle(ctx, complete(c)), "a call refused for its context changed nothing")
+}
+
+// TestClaimStoreBatchedClaims has many goroutines claim at once: their
+// calls share statements, and each item goes to one of them, in claim
+// order within each call.
+func TestClaimStoreBatchedClaims(t *testing.T) {
+	s := newTestClaimStore(t)
+	const workers, each = 50, 2
+	in := make([]claim.NewItem, workers*each+5)
+	for i := range in {
+		in[i] = claim.NewItem{Queue: "q", Payload: []byte(fmt.Sprint(i)), MaxAttempts: 1, Priority: i % 3}
+	}
+	enqueue(t, s, in...)
+	got := make([][]claim.Claim, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			cs, err := s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: fmt.Sprint("w", w), Limit: each, Lease: long})
+			assert.NoError(t, err)
+			got[w] = cs
+		})
+	}
+	wg.Wait()
+	t.Logf("%d claims in %d statements", workers, s.claims.statements.Load())
+	assert.Less(t, s.claims.statements.Load(), int64(workers), "calls were coalesced")
+	seen := map[claim.ItemID]bool{}
+	for w, cs := range got {
+		require.Len(t, cs, each)
+		for i, c := range cs {
+			assert.Equal(t, fmt.Sprint("w", w), c.Owner)
+			assert.False(t, seen[c.Item], "item %d claimed twice", c.Item)
+			seen[c.Item] = true
+			if i > 0 {
+				assert.LessOrEqual(t, cs[i-1].Priority, c.Priority, "claim order")
+			}
+		}
+	}
+	assert.Equal(t, claim.Counts{Visible: 5, Claimed: workers * each}, counts(t, s, "q"))
 }
