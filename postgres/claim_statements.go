@@ -110,7 +110,9 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 		// letters instead of being claimed (state 4 in the result, which the
 		// caller drops); either way its loss joins the history. SET reads
 		// the row's old values. Returns each row's call (1-based) and
-		// number.
+		// number. The update names the IDs it takes as an array too: the
+		// planner cannot tell how many rows the CTEs yield, and would
+		// otherwise scan the whole table to join them.
 		claim: r.Replace(`WITH req AS MATERIALIZED (
   SELECT r.i, r.owner, r.lease_us,
     (sum(r.lim) OVER (ORDER BY r.i) - r.lim)::bigint AS lo,
@@ -139,13 +141,15 @@ UPDATE {T} AS t SET
   dead_at = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due END,
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
 FROM picked AS p
-WHERE t.id = p.id
+WHERE t.id = p.id AND t.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.due, t.token, t.payload`),
 
 		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
 		// position and new expiry of each claim that was live. Rows are
 		// locked in ID order, as settle locks them, so that batches over
-		// the same rows cannot deadlock.
+		// the same rows cannot deadlock. The writes name the IDs as an
+		// array too, so that they look rows up by primary key whatever the
+		// planner guesses of the CTE.
 		extend: r.Replace(`WITH live AS MATERIALIZED (
   SELECT t.id, i.n, i.lease_us FROM {T} AS t
   JOIN unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS i(id, token, lease_us, n)
@@ -156,7 +160,7 @@ RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.ti
 )
 UPDATE {T} AS t SET due = now() + l.lease_us * interval '1 microsecond'
 FROM live AS l
-WHERE t.id = l.id
+WHERE t.id = l.id AND t.id = ANY ($1::bigint[])
 RETURNING l.n, t.due`),
 
 		// $1 IDs, $2 tokens, $3 hows, $4 delays in µs, $5 reasons; each ID
@@ -174,7 +178,7 @@ RETURNING l.n, t.due`),
 ),
 done AS (
   DELETE FROM {T} AS t USING live AS l
-  WHERE t.id = l.id AND l.how = 1
+  WHERE t.id = l.id AND t.id = ANY ($1::bigint[]) AND l.how = 1
   RETURNING l.n
 ),
 moved AS (
@@ -188,7 +192,7 @@ moved AS (
       ELSE t.history || jsonb_build_array(jsonb_build_object('a', t.attempts, 'o', t.owner,
         't', (extract(epoch FROM now()) * 1000000)::bigint, 'r', l.reason)) END
   FROM live AS l
-  WHERE t.id = l.id AND l.how <> 1
+  WHERE t.id = l.id AND t.id = ANY ($1::bigint[]) AND l.how <> 1
   RETURNING l.n, t.queue, CASE WHEN l.how IN (2, 4) AND l.after_us = 0 THEN {WAKE} END AS woke
 )
 SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`),

@@ -36,8 +36,9 @@ const enqueueChunk = 5000
 // items are taken back by the next Claim, with no rescuer. Each claim
 // increments the item's token, which is never reset, and Extend and Settle
 // act only if the item is still claimed with that token and its lease has
-// not expired. Settle and Extend calls from many goroutines are coalesced
-// into one statement per round trip, and return once it committed.
+// not expired. Claim (per queue), Settle and Extend calls from many
+// goroutines are coalesced into one statement per round trip, and return
+// once it committed.
 //
 // The table must exist: create it with [ClaimStore.Migrate].
 type ClaimStore struct {
@@ -82,11 +83,12 @@ var _ claim.Store = (*ClaimStore)(nil)
 // number of processes) before using it. It returns an error matching
 // lease.ErrInvalidArgument when pool is nil or an option is invalid.
 //
-// The store starts, lazily, one goroutine that sends batches of Settle
-// calls, one for Extend calls, and, on the first Notify or the first Claim
-// with a Lost function, one that holds its own connection (outside the
-// pool, made from the pool's configuration) listening for notifications.
-// Close stops them.
+// The store starts goroutines that send batches of Claim and Settle calls
+// ([WithClaimFlushers] of each) and of Extend calls (one), each using one
+// connection of the pool while a batch is under way; and, on the first
+// Notify or the first Claim with a Lost function, one that holds its own
+// connection (outside the pool, made from the pool's configuration)
+// listening for notifications. Close stops them.
 func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error) {
 	if pool == nil {
 		return nil, invalid("claims.new", "pool", "must not be nil")
