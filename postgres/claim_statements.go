@@ -103,53 +103,51 @@ FROM input AS i LEFT JOIN ins ON ins.id = i.id CROSS JOIN woke`),
 WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`),
 
 		// $1 queue; $2 owners, $3 leases in µs, $4 limits: one entry per
-		// Claim call sharing the statement. Claimable: waiting and due, or
-		// claimed with an expired lease. The rows taken are numbered in
-		// claim order and dealt out in that order, the first call's limit
-		// first. An expired claim on its last attempt goes to the dead
-		// letters instead of being claimed (state 4 in the result, which the
-		// caller drops); either way its loss joins the history. SET reads
-		// the row's old values. Returns each row's call (1-based) and
-		// number. The update names the IDs it takes as an array too: the
-		// planner cannot tell how many rows the CTEs yield, and would
-		// otherwise scan the whole table to join them.
+		// Claim call sharing the statement; $5 the sum of the limits.
+		// Claimable: waiting and due, or claimed with an expired lease.
+		// The rows taken are numbered in claim order and dealt out in that
+		// order, the first call's limit first. An expired claim on its last
+		// attempt goes to the dead letters instead of being claimed (state
+		// 4 in the result, which the caller drops); either way its loss
+		// joins the history. SET reads the row's old values. Returns each
+		// row's call (1-based) and number.
+		//
+		// The limit is a parameter, and each row finds its call by a
+		// subquery rather than a range join, so that the planner knows
+		// how few rows are updated and looks them up by primary key: with
+		// a guess it scanned the whole table once it had statistics.
 		claim: r.Replace(`WITH req AS MATERIALIZED (
-  SELECT r.i, r.owner, r.lease_us,
-    (sum(r.lim) OVER (ORDER BY r.i) - r.lim)::bigint AS lo,
-    (sum(r.lim) OVER (ORDER BY r.i))::bigint AS hi
+  SELECT r.i, r.owner, r.lease_us, (sum(r.lim) OVER (ORDER BY r.i))::bigint AS hi
   FROM unnest($2::text[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(owner, lease_us, lim, i)
 ),
 locked AS (
   SELECT id, due, priority FROM {T}
   WHERE queue = $1 AND state IN (1, 3) AND due <= now()
   ORDER BY priority, due, id
-  LIMIT (SELECT max(hi) FROM req)
+  LIMIT $5
   FOR UPDATE SKIP LOCKED
 ),
 picked AS MATERIALIZED (
-  SELECT l.id, l.rn, q.i, q.owner, q.lease_us
+  SELECT l.id, l.rn, (SELECT min(q.i) FROM req AS q WHERE q.hi >= l.rn) AS i
   FROM (SELECT id, row_number() OVER (ORDER BY priority, due, id) AS rn FROM locked) AS l
-  JOIN req AS q ON l.rn > q.lo AND l.rn <= q.hi
 )
 UPDATE {T} AS t SET
   state = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN 4 ELSE 3 END,
   attempts = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.attempts ELSE t.attempts + 1 END,
   token = t.token + 1,
-  owner = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.owner ELSE p.owner END,
+  owner = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.owner ELSE q.owner END,
   due = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due
-    ELSE now() + p.lease_us * interval '1 microsecond' END,
+    ELSE now() + q.lease_us * interval '1 microsecond' END,
   dead_at = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due END,
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
-FROM picked AS p
-WHERE t.id = p.id AND t.id = ANY (ARRAY(SELECT id FROM picked))
+FROM picked AS p JOIN req AS q ON q.i = p.i
+WHERE t.id = p.id
 RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.due, t.token, t.payload`),
 
 		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
 		// position and new expiry of each claim that was live. Rows are
 		// locked in ID order, as settle locks them, so that batches over
-		// the same rows cannot deadlock. The writes name the IDs as an
-		// array too, so that they look rows up by primary key whatever the
-		// planner guesses of the CTE.
+		// the same rows cannot deadlock.
 		extend: r.Replace(`WITH live AS MATERIALIZED (
   SELECT t.id, i.n, i.lease_us FROM {T} AS t
   JOIN unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS i(id, token, lease_us, n)
@@ -160,7 +158,7 @@ RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.ti
 )
 UPDATE {T} AS t SET due = now() + l.lease_us * interval '1 microsecond'
 FROM live AS l
-WHERE t.id = l.id AND t.id = ANY ($1::bigint[])
+WHERE t.id = l.id
 RETURNING l.n, t.due`),
 
 		// $1 IDs, $2 tokens, $3 hows, $4 delays in µs, $5 reasons; each ID
@@ -178,7 +176,7 @@ RETURNING l.n, t.due`),
 ),
 done AS (
   DELETE FROM {T} AS t USING live AS l
-  WHERE t.id = l.id AND t.id = ANY ($1::bigint[]) AND l.how = 1
+  WHERE t.id = l.id AND l.how = 1
   RETURNING l.n
 ),
 moved AS (
@@ -192,7 +190,7 @@ moved AS (
       ELSE t.history || jsonb_build_array(jsonb_build_object('a', t.attempts, 'o', t.owner,
         't', (extract(epoch FROM now()) * 1000000)::bigint, 'r', l.reason)) END
   FROM live AS l
-  WHERE t.id = l.id AND t.id = ANY ($1::bigint[]) AND l.how <> 1
+  WHERE t.id = l.id AND l.how <> 1
   RETURNING l.n, t.queue, CASE WHEN l.how IN (2, 4) AND l.after_us = 0 THEN {WAKE} END AS woke
 )
 SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`),

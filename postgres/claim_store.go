@@ -311,12 +311,14 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.ClaimRequest, []claim.Claim]) error {
 	n := len(calls)
 	owners, leases, limits := make([]string, n), make([]int64, n), make([]int64, n)
+	var total int64
 	for i, c := range calls {
 		owners[i], leases[i], limits[i] = c.req.Owner, micros(c.req.Lease), int64(c.weight)
+		total += limits[i]
 		c.res = []claim.Claim{}
 	}
 	queue := calls[0].req.Queue
-	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, limits)
+	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, limits, total)
 	if err != nil {
 		return s.fail("claim", err)
 	}
