@@ -102,25 +102,23 @@ FROM input AS i LEFT JOIN ins ON ins.id = i.id CROSS JOIN woke`),
 		existing: r.Replace(`SELECT {COLS} FROM {T}
 WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`),
 
-		// $1 queue; $2 owners, $3 leases in µs, $4 limits: one entry per
+		// $1 queue; $2 owners, $3 leases in µs, $4 the number of the first
+		// row of each (1, then 1 plus the limits so far): one entry per
 		// Claim call sharing the statement; $5 the sum of the limits.
 		// Claimable: waiting and due, or claimed with an expired lease.
 		// The rows taken are numbered in claim order and dealt out in that
-		// order, the first call's limit first. An expired claim on its last
-		// attempt goes to the dead letters instead of being claimed (state
-		// 4 in the result, which the caller drops); either way its loss
-		// joins the history. SET reads the row's old values. Returns each
-		// row's call (1-based) and number.
+		// order, the first call's limit first (width_bucket finds a row's
+		// call). An expired claim on its last attempt goes to the dead
+		// letters instead of being claimed (state 4 in the result, which
+		// the caller drops); either way its loss joins the history. SET
+		// reads the row's old values. Returns each row's call (1-based)
+		// and number.
 		//
-		// The limit is a parameter, and each row finds its call by a
-		// subquery rather than a range join, so that the planner knows
-		// how few rows are updated and looks them up by primary key: with
-		// a guess it scanned the whole table once it had statistics.
-		claim: r.Replace(`WITH req AS MATERIALIZED (
-  SELECT r.i, r.owner, r.lease_us, (sum(r.lim) OVER (ORDER BY r.i))::bigint AS hi
-  FROM unnest($2::text[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(owner, lease_us, lim, i)
-),
-locked AS (
+		// The limit is a parameter and nothing is joined but the rows
+		// taken, so the planner knows how few rows are updated and finds
+		// them by primary key: with a guess it scanned the whole table
+		// once the table had statistics.
+		claim: r.Replace(`WITH locked AS (
   SELECT id, due, priority FROM {T}
   WHERE queue = $1 AND state IN (1, 3) AND due <= now()
   ORDER BY priority, due, id
@@ -128,19 +126,19 @@ locked AS (
   FOR UPDATE SKIP LOCKED
 ),
 picked AS MATERIALIZED (
-  SELECT l.id, l.rn, (SELECT min(q.i) FROM req AS q WHERE q.hi >= l.rn) AS i
+  SELECT l.id, l.rn, width_bucket(l.rn, $4::bigint[]) AS i
   FROM (SELECT id, row_number() OVER (ORDER BY priority, due, id) AS rn FROM locked) AS l
 )
 UPDATE {T} AS t SET
   state = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN 4 ELSE 3 END,
   attempts = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.attempts ELSE t.attempts + 1 END,
   token = t.token + 1,
-  owner = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.owner ELSE q.owner END,
+  owner = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.owner ELSE ($2::text[])[p.i] END,
   due = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due
-    ELSE now() + q.lease_us * interval '1 microsecond' END,
+    ELSE now() + ($3::bigint[])[p.i] * interval '1 microsecond' END,
   dead_at = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due END,
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
-FROM picked AS p JOIN req AS q ON q.i = p.i
+FROM picked AS p
 WHERE t.id = p.id
 RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.due, t.token, t.payload`),
 

@@ -310,15 +310,15 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 // runClaim sends one batch of Claim calls on one queue.
 func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.ClaimRequest, []claim.Claim]) error {
 	n := len(calls)
-	owners, leases, limits := make([]string, n), make([]int64, n), make([]int64, n)
+	owners, leases, starts := make([]string, n), make([]int64, n), make([]int64, n)
 	var total int64
 	for i, c := range calls {
-		owners[i], leases[i], limits[i] = c.req.Owner, micros(c.req.Lease), int64(c.weight)
-		total += limits[i]
+		owners[i], leases[i], starts[i] = c.req.Owner, micros(c.req.Lease), total+1
+		total += int64(c.weight)
 		c.res = []claim.Claim{}
 	}
 	queue := calls[0].req.Queue
-	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, limits, total)
+	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, starts, total)
 	if err != nil {
 		return s.fail("claim", err)
 	}
