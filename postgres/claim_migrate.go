@@ -37,21 +37,11 @@ func (s *ClaimStore) Migrate(ctx context.Context) error {
 	// the previous lock holder committed.
 	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(migrateLockClass), int32(migrateLockKey)); err != nil {
+		if err := lockMigrations(ctx, tx); err != nil {
 			return err
 		}
-		if s.schema != "" {
-			var exists bool
-			// Checked first: CREATE SCHEMA IF NOT EXISTS needs the CREATE
-			// privilege on the database even when the schema exists.
-			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", s.schema).Scan(&exists); err != nil {
-				return err
-			}
-			if !exists {
-				if _, err := tx.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{s.schema}.Sanitize()); err != nil {
-					return err
-				}
-			}
+		if err := ensureSchema(ctx, tx, s.schema); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, s.sql.migrations); err != nil {
 			return err
