@@ -199,3 +199,28 @@ func TestClaimEightPools(t *testing.T) {
 	assert.EqualValues(t, n, done)
 	assert.Equal(t, claim.Counts{}, counts(t, s, "q"))
 }
+
+// TestClaimListenerReconnects kills the store's listening connection: it
+// reconnects by itself, wakes the waiters (notifications may have been
+// missed meanwhile), and notifications reach it again.
+func TestClaimListenerReconnects(t *testing.T) {
+	s := newTestClaimStore(t)
+	app := "claims-listener-" + uniqueTable()
+	listener := secondStore(t, s, app, WithClaimPoll(time.Hour))
+	ready, stop := listener.Notify("q")
+	<-ready // the first connection listens
+	stop()
+
+	ready, stop = listener.Notify("q")
+	defer stop()
+	var n int
+	require.NoError(t, s.pool.QueryRow(ctx,
+		"SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1", app).Scan(&n))
+	require.Positive(t, n)
+	<-ready // closed by the new connection, once it listens
+
+	again, stopAgain := listener.Notify("q")
+	defer stopAgain()
+	enqueue(t, s, item("q", "after the reconnect"))
+	<-again // a notification: the poll is an hour
+}
