@@ -69,6 +69,10 @@ type ClaimStore struct {
 	lost      map[claim.Ref]lostClaim
 	lostPrune int
 	callbacks sync.WaitGroup // Lost functions running
+
+	// beforeExisting, when set by a test, runs in Enqueue between the
+	// insert and the read of the items already holding keys.
+	beforeExisting func()
 }
 
 type lostClaim struct {
@@ -162,7 +166,38 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 	if len(items) == 0 {
 		return out, nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// A keyed item found on insert may be completed or deleted before the
+	// next statement reads it. Its key is free then, so the enqueue starts
+	// over, and the insert takes the key: it cannot vanish twice unless
+	// another item takes and frees it meanwhile, hence the bound.
+	var err error
+	for range enqueueRetries {
+		err = s.enqueueTx(ctx, items, out)
+		if !errors.Is(err, errKeyVanished) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	for _, it := range out {
+		if it.State == claim.Delayed {
+			s.notes.dueAt(it.Queue, time.Now().Add(it.VisibleAt.Sub(it.EnqueuedAt)))
+		}
+	}
+	return out, nil
+}
+
+// enqueueRetries bounds the starts of one Enqueue.
+const enqueueRetries = 8
+
+// errKeyVanished reports a keyed item that held its key when the insert
+// ran and was gone when it was read.
+var errKeyVanished = errors.New("an item holding the key was removed during the enqueue")
+
+// enqueueTx stores items in one transaction and fills out.
+func (s *ClaimStore) enqueueTx(ctx context.Context, items []claim.NewItem, out []claim.Item) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var missing []int
 		for start := 0; start < len(items); start += enqueueChunk {
 			chunk := items[start:min(start+enqueueChunk, len(items))]
@@ -175,19 +210,13 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 			}
 		}
 		if len(missing) > 0 {
+			if s.beforeExisting != nil {
+				s.beforeExisting()
+			}
 			return s.existing(ctx, tx, items, missing, out)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	for _, it := range out {
-		if it.State == claim.Delayed {
-			s.notes.dueAt(it.Queue, time.Now().Add(it.VisibleAt.Sub(it.EnqueuedAt)))
-		}
-	}
-	return out, nil
 }
 
 // enqueueChunk inserts items, fills out for those inserted and returns the
@@ -268,7 +297,7 @@ func (s *ClaimStore) existing(ctx context.Context, tx pgx.Tx, items []claim.NewI
 		it, ok := found[qk{items[i].Queue, items[i].Key}]
 		if !ok {
 			// Its holder was completed between the insert and this read.
-			return fmt.Errorf("item with key %q of queue %q vanished during the enqueue; try again", items[i].Key, items[i].Queue)
+			return fmt.Errorf("key %q of queue %q: %w", items[i].Key, items[i].Queue, errKeyVanished)
 		}
 		it.Payload = clonePayload(it.Payload)
 		it.History = slices.Clone(it.History)

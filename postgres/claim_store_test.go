@@ -114,6 +114,24 @@ func TestClaimStoreKeys(t *testing.T) {
 	assert.Greater(t, fresh[0].ID, first[3].ID)
 }
 
+// An item holding a key may be completed between the insert that found the
+// key taken and the read of that item: the key is free then, and Enqueue
+// stores the new item instead of failing.
+func TestClaimStoreKeyFreedDuringEnqueue(t *testing.T) {
+	s := newTestClaimStore(t)
+	first := enqueue(t, s, claim.NewItem{Queue: "q", Key: "k", Payload: []byte("one")})
+	cs := claimN(t, s, "q", "w", 1)
+	other := secondStore(t, s, "completer")
+	s.beforeExisting = func() {
+		s.beforeExisting = nil
+		require.NoError(t, other.Settle(ctx, complete(cs[0])))
+	}
+	again := enqueue(t, s, claim.NewItem{Queue: "q", Key: "k", Payload: []byte("two")})
+	assert.Greater(t, again[0].ID, first[0].ID)
+	assert.Equal(t, "two", string(again[0].Payload))
+	assert.Equal(t, claim.Counts{Visible: 1}, counts(t, s, "q"))
+}
+
 // TestClaimStoreStaleClaimAfterReclaim is the bug class where a worker
 // whose claim expired comes back after the item was claimed again: its
 // heartbeat, completion or failure must not touch the new claim.
