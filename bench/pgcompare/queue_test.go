@@ -116,19 +116,15 @@ func (s *chanSystem) Stop(context.Context) error {
 	return nil
 }
 
-// TestOurSettingsPlugIn checks the seam the claim store plugs into:
-// OurSettings is empty while OpenOurs is nil, and once it is set its
-// settings run through Measure like River's.
-func TestOurSettingsPlugIn(t *testing.T) {
-	require.Nil(t, OpenOurs, "this test stands in for the claim store; run it without the claimstore tag")
-	require.Empty(t, OurSettings())
+// TestOurSettingsInterleave checks that the claim store's settings run
+// through Measure like River's, settings taking turns within each run, with
+// a stand-in for the store.
+func TestOurSettingsInterleave(t *testing.T) {
 	var opened []int
-	OpenOurs = func(_ context.Context, _ *pgxpool.Pool, workers int) (System, error) {
+	settings := claimStoreSettings(func(_ context.Context, _ *pgxpool.Pool, workers int) (System, error) {
 		opened = append(opened, workers)
 		return &chanSystem{items: make(chan struct{}, 1000), workers: workers, stop: make(chan struct{})}, nil
-	}
-	t.Cleanup(func() { OpenOurs = nil })
-	settings := OurSettings()
+	})
 	require.Len(t, settings, 2)
 	rep, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 300, Batch: 100, Pickup: 10, Runs: 3, Timeout: time.Minute}, settings)
 	require.NoError(t, err)

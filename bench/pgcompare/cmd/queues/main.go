@@ -1,6 +1,6 @@
 // Command queues measures work queues on PostgreSQL side by side: River
-// (github.com/riverqueue/river) in three settings and, once it is plugged
-// in (see pgcompare.OpenOurs), this repository's claim store. Each run
+// (github.com/riverqueue/river) in three settings and this repository's
+// claim store (postgres.ClaimStore worked by claim.Broker) in two. Each run
 // uses fresh databases that it creates on the server and drops again.
 //
 // It prints a markdown table of the medians over the runs to standard
