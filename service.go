@@ -524,9 +524,12 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 // expiry instant for an expiry.
 func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease {
 	s.heap.Remove(int(e.index))
+	wanted := s.wantsEnd(reason)
 	var deleted []string
 	if e.keys > 0 {
-		deleted = s.keys.deleteLease(e.id, int(e.keys))
+		// The deleted keys are wanted by Revoke's caller and by listeners;
+		// an expiry nobody listens to need not collect them.
+		deleted = s.keys.deleteLease(e.id, int(e.keys), reason == EndRevoked || wanted)
 		e.keys = 0
 	}
 	s.revision++
@@ -547,9 +550,12 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 	s.decide(trace, at, action, e, e.id, nil, reasonText)
 	l := s.snapshot(e)
 	l.Keys = deleted
-	if s.wantsEnd(reason) {
-		// The event's Keys are its own: the caller of Revoke gets deleted.
-		s.outbox = append(s.outbox, event{kind: eventEnd, lease: ownKeys(l), reason: reason, subs: s.subs})
+	if wanted {
+		ev := l
+		if reason == EndRevoked {
+			ev = ownKeys(l) // the caller of Revoke gets deleted; the event needs its own
+		}
+		s.outbox = append(s.outbox, event{kind: eventEnd, lease: ev, reason: reason, subs: s.subs})
 	}
 	if evicted != nil {
 		// Last: deleting from the table may move entries, e among them.

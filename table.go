@@ -26,7 +26,8 @@ type leaseTable struct {
 	lastSlab *slab
 	top      uint64 // the slab receiving new IDs
 	// spare is the last slab freed, cleared, for the next one needed:
-	// steady churn then allocates nothing.
+	// steady churn then allocates nothing. Only a table of spareFrom slabs
+	// or more keeps one.
 	spare *slab
 	n     int // entries held
 	peakN int // most entries held since the last sweep
@@ -49,11 +50,25 @@ const (
 	thinSlab = slabSize / 2
 	// A slab left with this many entries is thinned at once, sweep or not.
 	lastFew = slabSize / 32
+	// A table of fewer slabs keeps no spare: it would cost more than a
+	// quarter of what the leases take.
+	spareFrom = 4
 )
 
 type slab struct {
 	e    [slabSize]entry // e[i] is in use when e[i].id != 0
 	used int
+}
+
+// drainingInOrder reports whether the entries left are the slab's last
+// ones: the slab is being emptied in ID order.
+func (sl *slab) drainingInOrder() bool {
+	for i := slabSize - sl.used; i < slabSize; i++ {
+		if sl.e[i].id == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func newLeaseTable(relocated func(*entry)) leaseTable {
@@ -145,8 +160,9 @@ func (t *leaseTable) delete(id ID) {
 		// The newest slab stays even when empty: the next IDs go there.
 	case sl.used == 0:
 		t.dropSlab(num)
-	case sl.used == lastFew:
-		// Nearly drained: its last entries move out now rather than keep
+	case sl.used == lastFew && !sl.drainingInOrder():
+		// Nearly drained, and not by the usual churn, which would
+		// empty it soon: its last entries move out now rather than keep
 		// 20 KiB alive until a sweep. Each slab crosses this line once.
 		t.thin(num)
 		return
@@ -204,7 +220,11 @@ func (t *leaseTable) dropSlab(num uint64) {
 	if t.lastSlab == sl {
 		t.lastSlab = nil
 	}
-	if t.spare == nil {
+	switch {
+	case len(t.slabs) < spareFrom:
+		// A small table: a spare would cost more than its leases.
+		t.spare = nil
+	case t.spare == nil:
 		if sl.used > 0 {
 			clear(sl.e[:]) // thinned: its entries live elsewhere now
 			sl.used = 0
