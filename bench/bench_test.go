@@ -94,7 +94,9 @@ func BenchmarkExpireBurst(b *testing.B) {
 func BenchmarkExpiryLag(b *testing.B) {
 	cfg := benchConfig()
 	eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {
-		oneShot(b, func() (Sample, error) { return RunExpiryLag(p, cfg.Size(ExpiryLag, p), cfg.LagTTL, cfg.LagSpread) })
+		oneShot(b, func() (Sample, error) {
+			return RunExpiryLag(p, cfg.Size(ExpiryLag, p), cfg.LagTTL, cfg.LagSpread, cfg.Load())
+		})
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -129,8 +130,9 @@ func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
 // RunExpiryLag is scenario 6: n leases of ttl granted at an even pace over
 // spread, so their deadlines are spread over it too; it returns the lag from
 // each lease's deadline to its expiry callback, p50, p99 and max, in
-// milliseconds.
-func RunExpiryLag(p Peer, n int, ttl, spread time.Duration) (Sample, error) {
+// milliseconds. Throughout, load renews other leases of the same peer (peers
+// safe for concurrent use only), so the timer competes with steady traffic.
+func RunExpiryLag(p Peer, n int, ttl, spread time.Duration, load Load) (Sample, error) {
 	l, err := p.New()
 	if err != nil {
 		return nil, err
@@ -140,9 +142,20 @@ func RunExpiryLag(p Peer, n int, ttl, spread time.Duration) (Sample, error) {
 	if !ok {
 		return nil, ErrNotSupported
 	}
-	w := newExpiryWatch(n)
+	if !Concurrent(l) {
+		load = Load{}
+	}
+	w := newExpiryWatch(n + load.Leases)
+	w.want = int64(n) // the load's leases never expire
 	ex.OnExpire(w.expired)
-	deadlines := make([]int64, n+1)
+	loaded, err := GrantMany(l, load.Leases, opTTL, 0)
+	if err != nil {
+		return nil, err
+	}
+	stop := load.start(l, loaded)
+	defer stop()
+	deadlines := make([]int64, n+load.Leases+1)
+	ids := make([]ID, 0, n)
 	start := time.Now()
 	var last time.Time
 	for i := range n {
@@ -158,16 +171,20 @@ func RunExpiryLag(p Peer, n int, ttl, spread time.Duration) (Sample, error) {
 			return nil, err
 		}
 		if int(id) >= len(deadlines) {
-			return nil, fmt.Errorf("bench: peer issued ID %d for lease %d", id, i+1)
+			return nil, fmt.Errorf("bench: peer issued ID %d for lease %d", id, load.Leases+i+1)
 		}
 		deadlines[id] = dl.UnixNano()
+		ids = append(ids, id)
 		last = dl
 	}
 	if err := w.wait(time.Until(last) + 30*time.Second + time.Duration(n)*2*time.Millisecond); err != nil {
 		return nil, err
 	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
 	lags := make([]float64, 0, n)
-	for id := 1; id <= n; id++ {
+	for _, id := range ids {
 		lags = append(lags, ms(time.Duration(w.ended[id]-deadlines[id])))
 	}
 	slices.Sort(lags)
@@ -176,6 +193,57 @@ func RunExpiryLag(p Peer, n int, ttl, spread time.Duration) (Sample, error) {
 		LagP99: percentile(lags, 0.99),
 		LagMax: lags[len(lags)-1],
 	}, nil
+}
+
+// Load is the steady renewal load of scenario 6: PerSecond renewals a
+// second, round robin over Leases long-lived leases of their own.
+type Load struct {
+	PerSecond int
+	Leases    int
+}
+
+// start renews ids at the load's rate, a batch every millisecond, on a
+// goroutine of its own, until the returned function is called; that
+// function returns the first renewal error. It may be called more than
+// once.
+func (ld Load) start(l Leaser, ids []ID) (stop func() error) {
+	if ld.PerSecond <= 0 || len(ids) == 0 {
+		return func() error { return nil }
+	}
+	done, finished := make(chan struct{}), make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		perTick := max(1, ld.PerSecond/1000)
+		i := 0
+		for {
+			select {
+			case <-done:
+				finished <- nil
+				return
+			case <-tick.C:
+			}
+			for range perTick {
+				if err := l.Renew(ids[i]); err != nil {
+					finished <- err
+					<-done
+					return
+				}
+				if i++; i == len(ids) {
+					i = 0
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			close(done)
+			err = <-finished
+		})
+		return err
+	}
 }
 
 // RunMemory is scenario 7: the heap growth per lease after granting n

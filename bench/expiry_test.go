@@ -46,7 +46,7 @@ func TestExpiryLag(t *testing.T) {
 	for _, c := range peerCases() {
 		t.Run(c.peer.Name, func(t *testing.T) {
 			inTime(t, c.peer, func(t *testing.T) {
-				s, err := RunExpiryLag(c.peer, cfg.Size(ExpiryLag, c.peer), cfg.LagTTL, cfg.LagSpread)
+				s, err := RunExpiryLag(c.peer, cfg.Size(ExpiryLag, c.peer), cfg.LagTTL, cfg.LagSpread, cfg.Load())
 				if !c.expirer {
 					require.ErrorIs(t, err, ErrNotSupported)
 					return

@@ -117,7 +117,7 @@ func (pr *peerRun) all() map[Scenario]Cell {
 	}
 	if expirer {
 		pr.repeat(ExpiryLag, pr.cfg.Size(ExpiryLag, pr.p), func(n int) (Sample, error) {
-			return RunExpiryLag(pr.p, n, pr.cfg.LagTTL, pr.cfg.LagSpread)
+			return RunExpiryLag(pr.p, n, pr.cfg.LagTTL, pr.cfg.LagSpread, pr.cfg.Load())
 		})
 	} else {
 		pr.out[ExpiryLag] = Cell{NA: "no timer (sweeps on demand)"}

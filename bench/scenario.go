@@ -73,7 +73,11 @@ type Config struct {
 	Lag       int           // leases in scenario 6
 	LagSpread time.Duration // deadlines of scenario 6 spread over this
 	LagTTL    time.Duration // TTL of scenario 6's leases (etcd's minimum is 2 s)
-	BenchTime time.Duration // target duration of one testing.Benchmark run
+	// RenewLoad is the renewals a second made during scenario 6, round robin
+	// over LoadLeases other leases, by a goroutine of their own.
+	RenewLoad  int
+	LoadLeases int
+	BenchTime  time.Duration // target duration of one testing.Benchmark run
 	// SlowExpiry and SlowLag replace Burst and Lag for peers whose expiry
 	// is rate-limited (Peer.SlowExpiry).
 	SlowExpiry int
@@ -89,6 +93,7 @@ func Full() Config {
 	return Config{
 		Live: 1_000_000, Burst: 1_000_000, Lag: 100_000,
 		LagSpread: 2 * time.Second, LagTTL: 2 * time.Second,
+		RenewLoad: 100_000, LoadLeases: 10_000,
 		BenchTime:  time.Second,
 		SlowExpiry: 10_000, SlowLag: 2_000, SlowKeyed: 200_000,
 	}
@@ -99,6 +104,7 @@ func Quick() Config {
 	return Config{
 		Live: 50_000, Burst: 50_000, Lag: 10_000,
 		LagSpread: time.Second, LagTTL: 2 * time.Second,
+		RenewLoad: 20_000, LoadLeases: 1_000,
 		BenchTime:  100 * time.Millisecond,
 		SlowExpiry: 500, SlowLag: 200, SlowKeyed: 20_000,
 	}
@@ -109,10 +115,14 @@ func Tiny() Config {
 	return Config{
 		Live: 200, Burst: 200, Lag: 100,
 		LagSpread: 50 * time.Millisecond, LagTTL: 50 * time.Millisecond,
+		RenewLoad: 1_000, LoadLeases: 10,
 		BenchTime:  time.Millisecond,
 		SlowExpiry: 50, SlowLag: 20, SlowKeyed: 100,
 	}
 }
+
+// Load returns the renewal load of scenario 6.
+func (cfg Config) Load() Load { return Load{PerSecond: cfg.RenewLoad, Leases: cfg.LoadLeases} }
 
 // Size returns how many leases scenario s uses for peer p under cfg.
 func (cfg Config) Size(s Scenario, p Peer) int {
