@@ -617,13 +617,20 @@ func (s *Service) now() int64 { return s.base.Now() }
 func (s *Service) at(n int64) time.Time { return s.base.Time(n) }
 
 func (s *Service) snapshot(e *entry) Lease {
+	// Converting a time costs a few nanoseconds, a fifth of a Use: a lease
+	// never renewed reuses one conversion for both times.
+	renewed := s.at(e.renewed)
+	granted := renewed
+	if e.granted != e.renewed {
+		granted = s.at(e.granted)
+	}
 	l := Lease{
 		ID:        e.id,
 		Holder:    e.holder,
 		Purpose:   e.purpose,
 		TTL:       time.Duration(e.ttl),
-		GrantedAt: s.at(e.granted),
-		RenewedAt: s.at(e.renewed),
+		GrantedAt: granted,
+		RenewedAt: renewed,
 		ExpiresAt: s.at(e.expires()),
 		Revision:  e.revision,
 	}
