@@ -271,6 +271,40 @@ func RunMemory(p Peer, n, keys int) (Sample, Leaser, []ID, error) {
 	return Sample{BytesLease: perLease}, l, ids, nil
 }
 
+// churnKeep is the share of leases scenario 7c keeps: one in churnKeep.
+const churnKeep = 16
+
+// RunMemoryChurn is scenario 7c: grant n leases, revoke all but one in
+// churnKeep, and return the heap growth per surviving lease. It measures
+// whether memory follows the leases held rather than the peak.
+func RunMemoryChurn(p Peer, n int) (Sample, error) {
+	before := heapAlloc()
+	l, err := p.New()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	ids, err := GrantMany(l, n, opTTL, 0)
+	if err != nil {
+		return nil, err
+	}
+	kept := make([]ID, 0, n/churnKeep+1)
+	for i, id := range ids {
+		if i%churnKeep == 0 {
+			kept = append(kept, id)
+			continue
+		}
+		if err := l.Revoke(id); err != nil {
+			return nil, err
+		}
+	}
+	ids = nil
+	after := heapAlloc()
+	runtime.KeepAlive(l)
+	perLease := (float64(after) - float64(before) - float64(cap(kept))*8) / float64(len(kept))
+	return Sample{BytesLease: perLease}, nil
+}
+
 func heapAlloc() uint64 {
 	runtime.GC()
 	runtime.GC()

@@ -101,3 +101,14 @@ func TestConfigSize(t *testing.T) {
 	assert.Equal(t, 200_000, cfg.Size(MemoryKeyed, EtcdPeer()))
 	assert.Equal(t, 1_000_000, cfg.Size(MemoryKeyed, OursPeer()))
 }
+
+func TestMemoryChurn(t *testing.T) {
+	cfg := Tiny()
+	for _, c := range peerCases() {
+		t.Run(c.peer.Name, func(t *testing.T) {
+			s, err := RunMemoryChurn(c.peer, cfg.Size(MemoryChurn, c.peer))
+			require.NoError(t, err)
+			assert.Contains(t, s, BytesLease)
+		})
+	}
+}

@@ -16,6 +16,9 @@ const (
 	ExpiryLag                            // 6. expiry lag on the real clock
 	Memory                               // 7. heap bytes per live lease
 	MemoryKeyed                          // 7k. the same with two keys per lease
+	RenewRandom                          // 2r. renew at random with many live leases
+	SerialMixed                          // 4s. scenario 4's op on one goroutine
+	MemoryChurn                          // 7c. heap per surviving lease after churn
 )
 
 // Metric is one number a scenario produces. Lower is better for all of them.
@@ -56,13 +59,16 @@ func Infos() []Info {
 	return []Info{
 		{GrantRevoke, "1 grant+revoke", "1. grant + revoke pair, one goroutine", opMetrics, NsPerOp},
 		{RenewLive, "2 renew", "2. renew with N live leases", opMetrics, NsPerOp},
+		{RenewRandom, "2r renew random", "2r. renew at random with N live leases", opMetrics, NsPerOp},
 		{AttachRevoke, "3 attach 4 keys", "3. grant + attach 4 keys + revoke", opMetrics, NsPerOp},
 		{ParallelMixed, "4 parallel", "4. parallel grant+renew+revoke, all cores", opMetrics, NsPerOp},
+		{SerialMixed, "4s one goroutine", "4s. grant+renew+revoke, one goroutine", opMetrics, NsPerOp},
 		{ExpireBurst, "5 expire burst", "5. expire N leases due at one instant", []Metric{{TotalMs, "ms until all gone"}}, TotalMs},
 		{ExpireBurstKeyed, "5k burst+keys", "5k. expire N leases with 1 key each due at one instant", []Metric{{TotalMs, "ms until all gone"}}, TotalMs},
 		{ExpiryLag, "6 lag p99", "6. expiry lag, real clock, deadlines spread", []Metric{{LagP50, "ms p50"}, {LagP99, "ms p99"}, {LagMax, "ms max"}}, LagP99},
 		{Memory, "7 memory", "7. heap per live lease at N leases", []Metric{{BytesLease, "B/lease"}}, BytesLease},
 		{MemoryKeyed, "7k memory+keys", "7k. heap per live lease with 2 keys each", []Metric{{BytesLease, "B/lease"}}, BytesLease},
+		{MemoryChurn, "7c memory after churn", "7c. heap per surviving lease after N granted, 15 in 16 revoked", []Metric{{BytesLease, "B/lease"}}, BytesLease},
 	}
 }
 
@@ -127,7 +133,12 @@ func (cfg Config) Load() Load { return Load{PerSecond: cfg.RenewLoad, Leases: cf
 // Size returns how many leases scenario s uses for peer p under cfg.
 func (cfg Config) Size(s Scenario, p Peer) int {
 	switch s {
-	case RenewLive, Memory:
+	case RenewLive, RenewRandom, Memory:
+		return cfg.Live
+	case MemoryChurn:
+		if p.SlowExpiry {
+			return min(cfg.Live, cfg.SlowExpiry) // every revoke is a durable write
+		}
 		return cfg.Live
 	case MemoryKeyed:
 		if p.SlowExpiry {
