@@ -87,14 +87,7 @@ func BenchParallelMixed(b *testing.B, l Leaser) {
 	var first error
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			id, err := l.Grant(opTTL)
-			if err == nil {
-				err = l.Renew(id)
-			}
-			if err == nil {
-				err = l.Revoke(id)
-			}
-			if err != nil {
+			if err := mixedOp(l); err != nil {
 				once.Do(func() { first = err })
 				return
 			}
@@ -110,17 +103,22 @@ func BenchParallelMixed(b *testing.B, l Leaser) {
 func BenchSerialMixed(b *testing.B, l Leaser) {
 	b.ReportAllocs()
 	for b.Loop() {
-		id, err := l.Grant(opTTL)
-		if err == nil {
-			err = l.Renew(id)
-		}
-		if err == nil {
-			err = l.Revoke(id)
-		}
-		if err != nil {
+		if err := mixedOp(l); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// mixedOp is the op of scenarios 4 and 4s: grant, renew and revoke.
+func mixedOp(l Leaser) error {
+	id, err := l.Grant(opTTL)
+	if err == nil {
+		err = l.Renew(id)
+	}
+	if err == nil {
+		err = l.Revoke(id)
+	}
+	return err
 }
 
 // GrantMany grants n leases of ttl and attaches keys to each (keys must be
