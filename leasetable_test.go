@@ -54,3 +54,15 @@ func TestLeaseTableAgainstMap(t *testing.T) {
 	require.Zero(t, tbl.n)
 	require.LessOrEqual(t, len(tbl.slabs), 1, "only the newest slab stays")
 }
+
+// TestLeaseTableEmptyBetweenSlabs adds and deletes one ID at a time, so the
+// table is empty every time the IDs move on to a new slab (a service that
+// remembers no ended leases): the slab left behind must still be freed.
+func TestLeaseTableEmptyBetweenSlabs(t *testing.T) {
+	tbl := newLeaseTable(func(*entry) { t.Fatal("nothing to relocate") })
+	for id := ID(1); id <= 10*slabSize; id++ {
+		tbl.add(id).ttl = 1
+		tbl.delete(id)
+		require.LessOrEqual(t, len(tbl.slabs), 1, "after ID %d", id)
+	}
+}
