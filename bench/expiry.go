@@ -87,17 +87,29 @@ func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
 	}
 	due := time.Now().Add(room)
 	var first, last time.Time
+	// A lease can expire before it has been set up when granting is slow
+	// (a loaded machine): that is an overrun, retried with more room, not
+	// a failure of the peer.
+	overran := func(err error) error {
+		if !time.Now().Before(due) {
+			return errOverran
+		}
+		return err
+	}
 	for i := range n {
+		if !time.Now().Before(due) {
+			return nil, errOverran
+		}
 		id, err := l.Grant(time.Until(due))
 		if err != nil {
-			return nil, err
+			return nil, overran(err)
 		}
 		if err := attachKeys(l, id, i, keys); err != nil {
-			return nil, err
+			return nil, overran(err)
 		}
 		dl, err := l.Deadline(id)
 		if err != nil {
-			return nil, err
+			return nil, overran(err)
 		}
 		if first.IsZero() || dl.Before(first) {
 			first = dl
