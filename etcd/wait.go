@@ -100,7 +100,7 @@ func (p *Provider) queue(ctx context.Context, name, executionID string, ttl int6
 	if err != nil {
 		return nil, false, fmt.Errorf("etcd: acquire %q: %w", name, err)
 	}
-	defer leave()
+	defer func() { leave(l != nil) }()
 	k := p.key(name)
 	for ctx.Err() == nil {
 		// One read, at one revision: our key, the waiter just ahead of us,
@@ -148,19 +148,28 @@ func kvs(resp *clientv3.TxnResponse, i int) []*mvccpb.KeyValue {
 // lease of QueueTTL that it keeps alive until leave, which also revokes the
 // lease and so deletes the key if it is still there. It returns the key and
 // its create revision: the waiter's place.
-func (p *Provider) enqueue(ctx context.Context, name, executionID string) (key string, place int64, leave func(), err error) {
+//
+// leave(true) says the key is already gone, deleted with the lock's
+// taking: the lease then holds nothing, and its revocation, which only
+// spares etcd from keeping it until it expires, runs in the background
+// rather than delay the new holder.
+func (p *Provider) enqueue(ctx context.Context, name, executionID string) (key string, place int64, leave func(taken bool), err error) {
 	g, err := p.client.Grant(ctx, ttlSeconds(QueueTTL))
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("grant a queue lease: %w", err)
 	}
 	kctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	leave = func() {
+	leave = func(taken bool) {
 		stop()
-		p.revoke(ctx, g.ID)
+		if taken {
+			go p.revoke(ctx, g.ID)
+		} else {
+			p.revoke(ctx, g.ID)
+		}
 	}
 	acks, err := p.client.KeepAlive(kctx, g.ID)
 	if err != nil {
-		leave()
+		leave(false)
 		return "", 0, nil, fmt.Errorf("keep the queue lease alive: %w", err)
 	}
 	go func() {
@@ -170,7 +179,7 @@ func (p *Provider) enqueue(ctx context.Context, name, executionID string) (key s
 	key = fmt.Sprintf("%s%016x", p.queuePrefix(name), uint64(g.ID))
 	resp, err := p.client.Put(ctx, key, queueTag+executionID, clientv3.WithLease(g.ID))
 	if err != nil {
-		leave()
+		leave(false)
 		return "", 0, nil, fmt.Errorf("queue: %w", err)
 	}
 	// Lease IDs are unique, so the put created the key.
