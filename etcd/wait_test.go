@@ -183,3 +183,42 @@ func TestAcquireWaitOutlivesACrashedWaiter(t *testing.T) {
 	awaitQueue(t, p, "x", 0)
 	require.NoError(t, p.Release(ctx, []lock.Lease{l}))
 }
+
+// TestGoneSeesADeleteOnEitherSideOfTheWatch: gone reports a delete that
+// came before its watch (the store moved on since the read, so it watches
+// from the present and reads the key again) and one that comes after, and
+// returns false when its ctx ends first.
+func TestGoneSeesADeleteOnEitherSideOfTheWatch(t *testing.T) {
+	p := newTestProvider(t)
+	ctx := t.Context()
+	read := func() (*mvccpb.KeyValue, int64) {
+		_, err := testClient.Put(ctx, p.key("x"), "v")
+		require.NoError(t, err)
+		resp, err := testClient.Get(ctx, p.key("x"))
+		require.NoError(t, err)
+		require.Len(t, resp.Kvs, 1)
+		return resp.Kvs[0], resp.Header.Revision
+	}
+
+	kv, at := read()
+	_, err := testClient.Delete(ctx, p.key("x"))
+	require.NoError(t, err)
+	assert.True(t, p.gone(ctx, kv, at), "deleted before the watch")
+
+	kv, at = read()
+	done := make(chan bool, 1)
+	go func() { done <- p.gone(ctx, kv, at) }()
+	_, err = testClient.Delete(ctx, p.key("x"))
+	require.NoError(t, err)
+	select {
+	case ok := <-done:
+		assert.True(t, ok, "deleted after the watch")
+	case <-time.After(10 * time.Second):
+		t.Fatal("gone did not see the delete")
+	}
+
+	kv, at = read()
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.False(t, p.gone(short, kv, at), "ctx done, key still there")
+}
