@@ -125,14 +125,14 @@ func (p *Provider) queue(ctx context.Context, name, executionID string, ttl int6
 			p.gone(ctx, held[0], at)
 			continue
 		}
-		l, _, err := p.put(ctx, name, executionID, ttl, value,
+		got, _, err := p.put(ctx, name, executionID, ttl, value,
 			[]clientv3.Cmp{
 				clientv3.Compare(clientv3.CreateRevision(k), "=", 0),
 				clientv3.Compare(clientv3.CreateRevision(qk), "=", place),
 			},
 			[]clientv3.Op{clientv3.OpDelete(qk)})
-		if err != nil || l != nil {
-			return l, false, err
+		if err != nil || got != nil {
+			return got, false, err
 		}
 		// Acquire took the lock first, or our key is gone: look again.
 	}

@@ -222,3 +222,24 @@ func TestGoneSeesADeleteOnEitherSideOfTheWatch(t *testing.T) {
 	cancel()
 	assert.False(t, p.gone(short, kv, at), "ctx done, key still there")
 }
+
+// TestAcquireWaitQueuesBehindAWaiterOfAFreeLock: a new waiter does not
+// take a free lock while someone is queued for it, but queues behind; it
+// takes the lock once the queue ahead of it is gone.
+func TestAcquireWaitQueuesBehindAWaiterOfAFreeLock(t *testing.T) {
+	p := newTestProvider(t)
+	ctx := t.Context()
+	g, err := testClient.Grant(ctx, 60)
+	require.NoError(t, err)
+	ahead := fmt.Sprintf("%s%016x", p.queuePrefix("x"), uint64(g.ID))
+	_, err = testClient.Put(ctx, ahead, queueTag+"ahead", clientv3.WithLease(g.ID))
+	require.NoError(t, err)
+	w := startWaiter(ctx, p, "x", "w")
+	awaitQueue(t, p, "x", 2)
+	_, ok, err := p.Holder(ctx, "x")
+	require.NoError(t, err)
+	assert.False(t, ok, "the free lock is not taken past the queue")
+	_, err = testClient.Revoke(ctx, g.ID)
+	require.NoError(t, err)
+	require.NoError(t, p.Release(ctx, []lock.Lease{handedOff(t, w, "w")}))
+}
