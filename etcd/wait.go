@@ -121,10 +121,12 @@ func (p *Provider) queue(ctx context.Context, name, executionID string, ttl int6
 			p.gone(ctx, ahead[0], at)
 			continue
 		}
-		if held := kvs(resp, 2); len(held) > 0 {
-			p.gone(ctx, held[0], at)
+		if held := kvs(resp, 2); len(held) > 0 && !p.gone(ctx, held[0], at) {
 			continue
 		}
+		// We are first (a place ahead only ever empties) and the lock's key
+		// is absent, or was deleted since the read: try at once, a round
+		// trip sooner than a read would allow. The transaction checks both.
 		got, _, err := p.put(ctx, name, executionID, ttl, value,
 			[]clientv3.Cmp{
 				clientv3.Compare(clientv3.CreateRevision(k), "=", 0),
@@ -134,7 +136,7 @@ func (p *Provider) queue(ctx context.Context, name, executionID string, ttl int6
 		if err != nil || got != nil {
 			return got, false, err
 		}
-		// Acquire took the lock first, or our key is gone: look again.
+		// Acquire took the lock first, or our key is gone: read again.
 	}
 	return nil, false, nil // the caller returns ctx.Err()
 }
