@@ -2,7 +2,9 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -242,4 +244,53 @@ func TestAcquireWaitQueuesBehindAWaiterOfAFreeLock(t *testing.T) {
 	_, err = testClient.Revoke(ctx, g.ID)
 	require.NoError(t, err)
 	require.NoError(t, p.Release(ctx, []lock.Lease{handedOff(t, w, "w")}))
+}
+
+// TestAcquireWaitUnderContention: waiters that queue all at once, some of
+// them giving up, each find themselves the lock's holder until they
+// release it, with a token greater than the one before, and leave the
+// queue empty.
+func TestAcquireWaitUnderContention(t *testing.T) {
+	p := newTestProvider(t)
+	const workers, rounds = 6, 3
+	var mu sync.Mutex
+	var last uint64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*rounds)
+	for w := range workers {
+		wg.Go(func() {
+			for r := range rounds {
+				ctx, cancel := context.WithCancel(t.Context())
+				if (w+r)%4 == 3 {
+					cancel() // a waiter that gives up at once
+				}
+				l, err := p.AcquireWait(ctx, "x", fmt.Sprintf("w%d-%d", w, r), time.Minute, nil)
+				cancel()
+				if err != nil {
+					if !errors.Is(err, context.Canceled) {
+						errs <- err
+					}
+					continue
+				}
+				mu.Lock()
+				if l.Token <= last {
+					errs <- fmt.Errorf("token %d after %d", l.Token, last)
+				}
+				last = l.Token
+				mu.Unlock()
+				if h, ok, err := p.Holder(t.Context(), "x"); err != nil || !ok || h.ExecutionID != l.ExecutionID {
+					errs <- fmt.Errorf("%s holds, but Holder says %+v, %v, %v", l.ExecutionID, h, ok, err)
+				}
+				if err := p.Release(t.Context(), []lock.Lease{*l}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	awaitQueue(t, p, "x", 0)
 }
