@@ -30,7 +30,7 @@ type ourLock struct {
 	name string
 }
 
-func (o ourLock) take(ctx context.Context, l *lock.Lease, err error) (func(context.Context) error, error) {
+func (o ourLock) take(l *lock.Lease, err error) (func(context.Context) error, error) {
 	if err != nil || l == nil {
 		return nil, err
 	}
@@ -39,12 +39,12 @@ func (o ourLock) take(ctx context.Context, l *lock.Lease, err error) (func(conte
 
 func (o ourLock) hold(ctx context.Context) (func(context.Context) error, error) {
 	l, err := o.p.Acquire(ctx, o.name, "holder", 10*time.Second)
-	return o.take(ctx, l, err)
+	return o.take(l, err)
 }
 
 func (o ourLock) wait(ctx context.Context) (func(context.Context) error, error) {
 	l, err := o.p.AcquireWait(ctx, o.name, "waiter", 10*time.Second, nil)
-	return o.take(ctx, l, err)
+	return o.take(l, err)
 }
 
 func (o ourLock) queue() string { return o.p.queuePrefix(o.name) }
