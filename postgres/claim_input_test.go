@@ -161,6 +161,17 @@ func TestClaimStoreMigrateVersions(t *testing.T) {
 	assert.Equal(t, len(s.claimMigrations()), n)
 }
 
+// A claim table dropped by hand is created again by the next Migrate,
+// although its versions are recorded.
+func TestClaimStoreMigrateAfterDrop(t *testing.T) {
+	s := newTestClaimStore(t)
+	_, err := s.pool.Exec(ctx, "DROP TABLE "+s.table)
+	require.NoError(t, err)
+	require.NoError(t, s.Migrate(ctx))
+	enqueue(t, s, item("q", "after the drop"))
+	assert.Equal(t, claim.Counts{Visible: 1}, counts(t, s, "q"))
+}
+
 // TestClaimStoreMigrateConcurrentHostileNames migrates stores on names
 // that need quoting from many goroutines at once, some on the same table,
 // alongside a lock Provider's Migrate: the one advisory lock serialises them.

@@ -25,7 +25,8 @@ func (s *ClaimStore) claimMigrations() [][]string {
 // does not list for this claim table, recording it there. It is idempotent
 // and safe to call from many processes at once: it takes the same
 // database-wide advisory lock as [Provider.Migrate] before it reads
-// anything, so each Migrate sees what the previous one applied.
+// anything, so each Migrate sees what the previous one applied. A claim
+// table that was dropped is created again, whatever its recorded versions.
 func (s *ClaimStore) Migrate(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("claims.migrate", "ctx", "must not be nil")
@@ -49,6 +50,20 @@ func (s *ClaimStore) Migrate(ctx context.Context) error {
 		var done int
 		if err := tx.QueryRow(ctx, s.sql.migrated, s.table).Scan(&done); err != nil {
 			return err
+		}
+		if done > 0 {
+			// A table dropped by hand leaves its versions behind: start
+			// it over rather than trust them.
+			var exists bool
+			if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", s.table).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				if _, err := tx.Exec(ctx, "DELETE FROM "+s.migrationsTable+" WHERE target = $1", s.table); err != nil {
+					return err
+				}
+				done = 0
+			}
 		}
 		for v, stmts := range s.claimMigrations() {
 			version := v + 1
