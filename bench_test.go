@@ -3,6 +3,8 @@ package lease_test
 import (
 	"context"
 	"runtime"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -148,5 +150,115 @@ func BenchmarkExpire1MWithSubscriber(b *testing.B) {
 		stop()
 		s.Close()
 		b.StartTimer()
+	}
+}
+
+// BenchmarkExpire1MKeyed is the burst with one key per lease, while another
+// goroutine calls Use on a lease that does not expire: it reports the
+// latency of those calls (p99 and max, in µs) beside the burst's time.
+func BenchmarkExpire1MKeyed(b *testing.B) {
+	ctx := context.Background()
+	var lat []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		clk := leasetest.NewFakeClock(time.Unix(0, 0))
+		s := lease.New(lease.WithClock(clk))
+		for i := range 1_000_000 {
+			l, err := s.Grant(ctx, "h", lease.Operation, time.Minute)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Put(ctx, "k/"+strconv.Itoa(i), nil, l.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+		stay, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stop := make(chan struct{})
+		done := make(chan []time.Duration)
+		go func() {
+			var got []time.Duration
+			for {
+				select {
+				case <-stop:
+					done <- got
+					return
+				default:
+				}
+				t := time.Now()
+				if _, err := s.Use(ctx, stay.ID, lease.Operation); err != nil {
+					panic(err)
+				}
+				got = append(got, time.Since(t))
+			}
+		}()
+		b.StartTimer()
+		clk.Advance(time.Minute)
+		if n := s.ActiveCount(); n != 1 {
+			b.Fatalf("%d leases left", n)
+		}
+		b.StopTimer()
+		close(stop)
+		lat = append(lat, <-done...)
+		s.Close()
+		b.StartTimer()
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "use-p99-µs")
+		b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "use-max-µs")
+	}
+}
+
+// BenchmarkParallelMixed is a grant, a renew and a revoke of a goroutine's
+// own lease per op; run with -cpu 1,2 to compare one goroutine with two.
+func BenchmarkParallelMixed(b *testing.B) {
+	s := lease.New()
+	defer s.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
+			if err == nil {
+				_, err = s.Renew(ctx, l.ID)
+			}
+			if err == nil {
+				_, err = s.Revoke(ctx, l.ID)
+			}
+			if err != nil {
+				panic(err)
+			}
+		}
+	})
+}
+
+// BenchmarkMemoryAfterChurn reports live heap bytes per surviving lease
+// after granting 2^20 leases and revoking all but one in 256, with the
+// fixed-size records small (memOpts) so that the leases are what counts.
+func BenchmarkMemoryAfterChurn(b *testing.B) {
+	ctx := context.Background()
+	const total, every = 1 << 20, 256
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s := lease.New(memOpts()...)
+		ids := grantMany(b, s, total)
+		for i, id := range ids {
+			if i%every != 0 {
+				if _, err := s.Revoke(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		ids = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(total/every), "B/lease")
+		runtime.KeepAlive(s)
+		s.Close()
 	}
 }

@@ -46,7 +46,7 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 	kctx, cancel := context.WithCancelCause(ctx)
 	reg := &keepAliveReg{ctx: kctx, cancel: cancel, traceID: trace}
 	if e.ka == nil {
-		e.ka = &keepAlive{}
+		e.ka = &keepAlive{next: e.expires()} // the deadline it had: renew compares with it
 	}
 	e.ka.regs = append(e.ka.regs, reg)
 	s.renew(e, now, e.ttl)
@@ -54,16 +54,18 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 	s.rearm(now)
 	// Registered last: if ctx is already done the callback runs at once on
 	// its own goroutine and waits for the lock we hold.
-	reg.stop = context.AfterFunc(ctx, func() { s.dropKeepAlive(e, reg) })
+	// The callback finds the lease by ID: the table may have moved it.
+	reg.stop = context.AfterFunc(ctx, func() { s.dropKeepAlive(id, reg) })
 	return kctx, nil
 }
 
 // dropKeepAlive removes reg after its parent context is done. The lease is
 // then left to expire unless another keep-alive remains.
-func (s *Service) dropKeepAlive(e *entry, reg *keepAliveReg) {
+func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 	s.mu.Lock()
 	defer s.unlock()
-	if s.closed || e.ka == nil || !slices.Contains(e.ka.regs, reg) {
+	e := s.leases.get(id)
+	if s.closed || e == nil || e.ka == nil || !slices.Contains(e.ka.regs, reg) {
 		return // already ended, or already dropped by settle
 	}
 	// The parent was done a moment ago: renewals that fell due before then
@@ -73,14 +75,15 @@ func (s *Service) dropKeepAlive(e *entry, reg *keepAliveReg) {
 	now := s.now()
 	s.settle(now)
 	reg.draining = false
-	if e.ka == nil {
+	if e = s.leases.get(id); e == nil || e.ka == nil {
 		return
 	}
 	e.ka.regs = slices.DeleteFunc(e.ka.regs, func(r *keepAliveReg) bool { return r == reg })
 	if len(e.ka.regs) == 0 {
+		old := e.ka.next
 		e.ka = nil
 		if e.state == stateActive {
-			s.setDue(e)
+			s.setDue(e, old)
 		}
 	}
 	s.rearm(now)

@@ -76,14 +76,39 @@ func (k *keySpace) keysOf(lease ID, n int) []string {
 	return keys
 }
 
-// deleteLease deletes every key attached to lease and returns them, sorted.
-func (k *keySpace) deleteLease(lease ID, n int) []string {
-	keys := k.keysOf(lease, n)
-	for _, key := range keys {
-		k.kv.Delete(kvItem{key: key})
-		k.byLease.Delete(attachment{lease, key})
+// deleteLease deletes every key attached to lease and, if collect is set,
+// returns them, sorted. Leases mostly end in the order they were granted,
+// so the lease's keys are usually the first of the index: they are then
+// taken from its left edge, without a search.
+func (k *keySpace) deleteLease(lease ID, n int, collect bool) []string {
+	var keys []string
+	if collect {
+		keys = make([]string, 0, n)
+	}
+	for range n {
+		a, ok := k.byLease.Min()
+		if ok && a.lease == lease {
+			k.byLease.DeleteMin()
+		} else if a, ok = k.firstOf(lease); ok {
+			k.byLease.Delete(a)
+		} else {
+			break
+		}
+		k.kv.Delete(kvItem{key: a.key})
+		if collect {
+			keys = append(keys, a.key)
+		}
 	}
 	return keys
+}
+
+// firstOf returns the first attachment of lease.
+func (k *keySpace) firstOf(lease ID) (first attachment, found bool) {
+	k.byLease.AscendGreaterOrEqual(attachment{lease: lease}, func(a attachment) bool {
+		first, found = a, a.lease == lease
+		return false
+	})
+	return first, found
 }
 
 // scan returns copies of the keys starting with prefix, in key order, at most

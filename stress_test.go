@@ -353,7 +353,10 @@ func TestStressConcurrentOperations(t *testing.T) {
 		g := newStressLedger(t)
 		log := &auditLog{}
 		s, clk := newService(t, lease.WithOnExpire(g.expireHook), lease.WithEndedCapacity(16),
-			lease.WithAuditCapacity(1<<16), lease.WithAuditSink(log.sink))
+			lease.WithAuditCapacity(1<<16), lease.WithAuditSink(log.sink),
+			// Room for every decision: the check below wants them all
+			// in the sink, however far behind its delivery runs.
+			lease.WithSinkBuffer(1<<16))
 		defer s.OnEnd(g.onEnd)()
 
 		runStress(t, s, clk, g, workers, ops, seed)

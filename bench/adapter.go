@@ -65,7 +65,7 @@ func Concurrent(l Leaser) bool {
 
 // Peer names an adapter and constructs fresh instances of it.
 type Peer struct {
-	Key  string // short name for flags: lease, etcd, ttlcache, map+heap
+	Key  string // short name for flags: lease, etcd, ttlcache, map+heap, timers
 	Name string // name in reports
 	// New returns a fresh, empty instance.
 	New func() (Leaser, error)
@@ -78,5 +78,5 @@ type Peer struct {
 
 // Peers returns every peer, ours first.
 func Peers() []Peer {
-	return []Peer{OursPeer(), EtcdPeer(), TTLCachePeer(), BaselinePeer()}
+	return []Peer{OursPeer(), EtcdPeer(), TTLCachePeer(), BaselinePeer(), TimersPeer()}
 }

@@ -23,6 +23,7 @@ func peerCases() []peerCase {
 		{EtcdPeer(), true, true, true, true},
 		{TTLCachePeer(), false, false, true, true},
 		{BaselinePeer(), true, false, false, false},
+		{TimersPeer(), true, false, true, true},
 	}
 }
 

@@ -54,6 +54,27 @@ func BenchmarkRenew(b *testing.B) {
 	})
 }
 
+func BenchmarkRenewRandom(b *testing.B) {
+	eachPeer(b, always, func(b *testing.B, p Peer, l Leaser) {
+		ids, err := GrantMany(l, benchConfig().Size(RenewRandom, p), opTTL, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		BenchRenewRandom(b, l, ids)
+	})
+}
+
+func BenchmarkSerialMixed(b *testing.B) {
+	eachPeer(b, always, func(b *testing.B, _ Peer, l Leaser) { BenchSerialMixed(b, l) })
+}
+
+func BenchmarkMemoryChurn(b *testing.B) {
+	eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {
+		oneShot(b, func() (Sample, error) { return RunMemoryChurn(p, benchConfig().Size(MemoryChurn, p)) })
+	})
+}
+
 func BenchmarkAttachRevoke(b *testing.B) {
 	eachPeer(b, keyed, func(b *testing.B, _ Peer, l Leaser) { BenchAttachRevoke(b, l.(KeyedLeaser)) })
 }
@@ -94,7 +115,9 @@ func BenchmarkExpireBurst(b *testing.B) {
 func BenchmarkExpiryLag(b *testing.B) {
 	cfg := benchConfig()
 	eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {
-		oneShot(b, func() (Sample, error) { return RunExpiryLag(p, cfg.Size(ExpiryLag, p), cfg.LagTTL, cfg.LagSpread) })
+		oneShot(b, func() (Sample, error) {
+			return RunExpiryLag(p, cfg.Size(ExpiryLag, p), cfg.LagTTL, cfg.LagSpread, cfg.Load())
+		})
 	})
 }
 

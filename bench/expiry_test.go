@@ -46,7 +46,7 @@ func TestExpiryLag(t *testing.T) {
 	for _, c := range peerCases() {
 		t.Run(c.peer.Name, func(t *testing.T) {
 			inTime(t, c.peer, func(t *testing.T) {
-				s, err := RunExpiryLag(c.peer, cfg.Size(ExpiryLag, c.peer), cfg.LagTTL, cfg.LagSpread)
+				s, err := RunExpiryLag(c.peer, cfg.Size(ExpiryLag, c.peer), cfg.LagTTL, cfg.LagSpread, cfg.Load())
 				if !c.expirer {
 					require.ErrorIs(t, err, ErrNotSupported)
 					return
@@ -100,4 +100,15 @@ func TestConfigSize(t *testing.T) {
 	assert.Equal(t, 0, cfg.Size(GrantRevoke, OursPeer()))
 	assert.Equal(t, 200_000, cfg.Size(MemoryKeyed, EtcdPeer()))
 	assert.Equal(t, 1_000_000, cfg.Size(MemoryKeyed, OursPeer()))
+}
+
+func TestMemoryChurn(t *testing.T) {
+	cfg := Tiny()
+	for _, c := range peerCases() {
+		t.Run(c.peer.Name, func(t *testing.T) {
+			s, err := RunMemoryChurn(c.peer, cfg.Size(MemoryChurn, c.peer))
+			require.NoError(t, err)
+			assert.Contains(t, s, BytesLease)
+		})
+	}
 }

@@ -23,7 +23,7 @@ func (g Goal) Verdict() string {
 
 // Goals evaluates the performance targets against the report.
 func (r *Report) Goals() []Goal {
-	etcd, ttl, base := r.peerIndex("etcd lessor"), r.peerIndex("ttlcache v3"), r.peerIndex("map+heap")
+	etcd, ttl, base, timers := r.peerIndex("etcd lessor"), r.peerIndex("ttlcache v3"), r.peerIndex("map+heap"), r.peerIndex("Go timers")
 	var out []Goal
 	for _, s := range []Scenario{GrantRevoke, RenewLive} {
 		out = append(out, r.ratioGoal(s, etcd, fmt.Sprintf("at least 10× etcd's lessor on %v", s),
@@ -40,6 +40,13 @@ func (r *Report) Goals() []Goal {
 	} else {
 		out = append(out, Goal{Goal: "expiry lag p99 under 1 ms"})
 	}
+	out = append(out, r.lagFloorGoal(timers))
+	out = append(out,
+		r.limitGoal(GrantRevoke, NsPerOp, 250, "grant+revoke at most 250 ns", "ours %s ns"),
+		r.limitGoal(RenewRandom, NsPerOp, 250, "renew at random among N live leases at most 250 ns", "ours %s ns"),
+		r.limitGoal(ExpireBurstKeyed, TotalMs, 1000, "N keyed leases expire in under 1 s", "ours %s ms"),
+		r.limitGoal(MemoryChurn, BytesLease, 200, "at most 200 B per surviving lease after churn", "ours %s B"),
+		r.speedupGoal())
 	out = append(out, r.ratioGoal(GrantRevoke, ttl, "at least as fast as ttlcache on set+delete",
 		func(v float64) bool { return v >= 1 }, "ttlcache takes %s the time"))
 	for _, s := range []Scenario{GrantRevoke, RenewLive} {
@@ -47,6 +54,46 @@ func (r *Report) Goals() []Goal {
 			func(v float64) bool { return v >= 0.5 }, "map+heap takes %s the time"))
 	}
 	return out
+}
+
+// lagFloorGoal compares our expiry lag p99 with that of bare Go timers
+// under the same load: the runtime's floor, which no service can beat.
+func (r *Report) lagFloorGoal(timers int) Goal {
+	const goal = "expiry lag p99 within 10% of bare Go timers"
+	row, ok := r.row(ExpiryLag)
+	if !ok || timers < 0 || row.Cells[ours].Median == nil || row.Cells[timers].Median == nil {
+		return Goal{Goal: goal}
+	}
+	o, f := row.Cells[ours].Median[LagP99], row.Cells[timers].Median[LagP99]
+	return Goal{Goal: goal, Known: true, Met: o <= 1.1*f,
+		Detail: fmt.Sprintf("ours p99 %s ms, Go timers' %s ms", formatValue(o), formatValue(f))}
+}
+
+// limitGoal checks one of our medians against an absolute limit.
+func (r *Report) limitGoal(s Scenario, metric string, limit float64, goal, detail string) Goal {
+	row, ok := r.row(s)
+	if !ok || row.Cells[ours].Median == nil {
+		return Goal{Goal: goal}
+	}
+	v := row.Cells[ours].Median[metric]
+	return Goal{Goal: goal, Known: true, Met: v <= limit, Detail: fmt.Sprintf(detail, formatValue(v))}
+}
+
+// speedupGoal compares our throughput on every core (scenario 4) with one
+// goroutine's (4s).
+func (r *Report) speedupGoal() Goal {
+	const goal = "grant+renew+revoke on 2 goroutines at least 1.6× one goroutine's throughput"
+	par, ok1 := r.row(ParallelMixed)
+	one, ok2 := r.row(SerialMixed)
+	if !ok1 || !ok2 || par.Cells[ours].Median == nil || one.Cells[ours].Median == nil {
+		return Goal{Goal: goal}
+	}
+	p, o := par.Cells[ours].Median[NsPerOp], one.Cells[ours].Median[NsPerOp]
+	if p <= 0 {
+		return Goal{Goal: goal}
+	}
+	return Goal{Goal: goal, Known: true, Met: o/p >= 1.6,
+		Detail: fmt.Sprintf("%s× (%s ns/op on all cores, %s on one)", formatValue(o/p), formatValue(p), formatValue(o))}
 }
 
 func (r *Report) ratioGoal(s Scenario, peer int, goal string, ok func(float64) bool, detail string) Goal {

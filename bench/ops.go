@@ -33,15 +33,25 @@ func BenchGrantRevoke(b *testing.B, l Leaser) {
 }
 
 // BenchRenew is scenario 2: renew one of ids per op, round robin.
-func BenchRenew(b *testing.B, l Leaser, ids []ID) {
+func BenchRenew(b *testing.B, l Leaser, ids []ID) { benchRenew(b, l, ids, 1) }
+
+// BenchRenewRandom is scenario 2r: renew one of ids per op, stepping by a
+// prime, so consecutive renewals land far apart in every peer's memory.
+func BenchRenewRandom(b *testing.B, l Leaser, ids []ID) { benchRenew(b, l, ids, randomStride) }
+
+// randomStride is a prime: stepping by it visits every one of a million
+// leases (any count it does not divide) before repeating.
+const randomStride = 7919
+
+func benchRenew(b *testing.B, l Leaser, ids []ID, stride int) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		if err := l.Renew(ids[i]); err != nil {
 			b.Fatal(err)
 		}
-		if i++; i == len(ids) {
-			i = 0
+		if i += stride; i >= len(ids) {
+			i %= len(ids)
 		}
 	}
 }
@@ -77,14 +87,7 @@ func BenchParallelMixed(b *testing.B, l Leaser) {
 	var first error
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			id, err := l.Grant(opTTL)
-			if err == nil {
-				err = l.Renew(id)
-			}
-			if err == nil {
-				err = l.Revoke(id)
-			}
-			if err != nil {
+			if err := mixedOp(l); err != nil {
 				once.Do(func() { first = err })
 				return
 			}
@@ -93,6 +96,29 @@ func BenchParallelMixed(b *testing.B, l Leaser) {
 	if first != nil {
 		b.Fatal(first)
 	}
+}
+
+// BenchSerialMixed is scenario 4s: scenario 4's op (grant, renew, revoke)
+// on one goroutine, the reference for how much scenario 4 gains from more.
+func BenchSerialMixed(b *testing.B, l Leaser) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := mixedOp(l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// mixedOp is the op of scenarios 4 and 4s: grant, renew and revoke.
+func mixedOp(l Leaser) error {
+	id, err := l.Grant(opTTL)
+	if err == nil {
+		err = l.Renew(id)
+	}
+	if err == nil {
+		err = l.Revoke(id)
+	}
+	return err
 }
 
 // GrantMany grants n leases of ttl and attaches keys to each (keys must be

@@ -86,6 +86,7 @@ func (pr *peerRun) all() map[Scenario]Cell {
 	} else {
 		pr.out[ParallelMixed] = Cell{NA: "not safe for concurrent use"}
 	}
+	pr.bench(SerialMixed, 0, func(b *testing.B) { BenchSerialMixed(b, l) })
 	_, keyed := l.(Keyed)
 	_, expirer := l.(Expirer)
 	_, sweeper := l.(Sweeper)
@@ -94,6 +95,7 @@ func (pr *peerRun) all() map[Scenario]Cell {
 	}
 
 	pr.memoryAndRenew()
+	pr.repeat(MemoryChurn, pr.cfg.Size(MemoryChurn, pr.p), func(n int) (Sample, error) { return RunMemoryChurn(pr.p, n) })
 	if keyed {
 		pr.repeat(MemoryKeyed, pr.cfg.Size(MemoryKeyed, pr.p), func(n int) (Sample, error) {
 			s, l, _, err := RunMemory(pr.p, n, 2)
@@ -117,7 +119,7 @@ func (pr *peerRun) all() map[Scenario]Cell {
 	}
 	if expirer {
 		pr.repeat(ExpiryLag, pr.cfg.Size(ExpiryLag, pr.p), func(n int) (Sample, error) {
-			return RunExpiryLag(pr.p, n, pr.cfg.LagTTL, pr.cfg.LagSpread)
+			return RunExpiryLag(pr.p, n, pr.cfg.LagTTL, pr.cfg.LagSpread, pr.cfg.Load())
 		})
 	} else {
 		pr.out[ExpiryLag] = Cell{NA: "no timer (sweeps on demand)"}
@@ -146,6 +148,7 @@ func (pr *peerRun) memoryAndRenew() {
 	}
 	defer keep.Close()
 	pr.bench(RenewLive, len(ids), func(b *testing.B) { BenchRenew(b, keep, ids) })
+	pr.bench(RenewRandom, len(ids), func(b *testing.B) { BenchRenewRandom(b, keep, ids) })
 }
 
 func (pr *peerRun) bench(s Scenario, n int, f func(b *testing.B)) {

@@ -490,3 +490,43 @@ func TestWorkRetriesAClaimThatFailed(t *testing.T) {
 		require.NoError(t, stop())
 	})
 }
+
+// slowSettleStore is a store whose Settle waits until released, as a
+// commit across a network does.
+type slowSettleStore struct {
+	claim.Store
+	release chan struct{}
+}
+
+func (s *slowSettleStore) Settle(ctx context.Context, st claim.Settlement) error {
+	<-s.release
+	return s.Store.Settle(ctx, st)
+}
+
+// A handler's slot takes the next item while the last one is settled: a
+// slow commit does not idle the handlers.
+func TestWorkHandlesTheNextItemWhileSettling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc := lease.New()
+		store := &slowSettleStore{Store: claim.NewMemory(svc), release: make(chan struct{})}
+		b := claim.New(store)
+		t.Cleanup(func() {
+			require.NoError(t, b.Close())
+			require.NoError(t, svc.Close())
+		})
+		enqueue(t, b, q, "first")
+		enqueue(t, b, q, "second")
+		var handled []string
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 1, Handler: func(_ context.Context, c claim.Claim) error {
+			handled = append(handled, string(c.Payload))
+			return nil
+		}})
+		synctest.Wait()
+		assert.Equal(t, []string{"first", "second"}, handled, "both ran, the first still settling")
+		assert.Equal(t, counts(0, 0, 2, 0), countsOf(t, b, q))
+		close(store.release)
+		synctest.Wait()
+		require.NoError(t, stop())
+		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
+	})
+}

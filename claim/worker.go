@@ -168,7 +168,10 @@ func (w Worker) withDefaults() (Worker, error) {
 // or "panic: " and the value, the panic also going to the Broker's panic
 // handler; a handler past its timeout adds that it timed out). An item
 // whose claim was lost or cancelled while its handler ran is not settled:
-// the store has it back already.
+// the store has it back already. A handler's slot takes the next item as
+// soon as the handler returns, while its item is settled: at most
+// Concurrency settlements are in flight besides the handlers, so a store
+// across a network commits them in batches rather than one per handler.
 //
 // Stopping. Once ctx is done Work claims nothing more and lets the
 // handlers under way run on: their contexts are not cancelled then, but
@@ -222,11 +225,17 @@ func (r *run) work(ctx context.Context) error {
 	w := r.w
 	jobs := make(chan *job, w.Concurrency)
 	freed := make(chan struct{}, w.Concurrency)
-	for range w.Concurrency {
+	// Twice as many goroutines as handlers: a handler's slot is freed as
+	// soon as it returns, and its goroutine then settles the item while
+	// another runs the next one. A store across a network thus pipelines
+	// its settlements (it coalesces them) instead of idling every handler
+	// for a commit; the fetcher's count of idle slots still bounds the
+	// handlers to Concurrency, and the goroutines bound the settlements in
+	// flight to as many.
+	for range 2 * w.Concurrency {
 		r.wg.Go(func() {
 			for j := range jobs {
-				r.handle(j)
-				freed <- struct{}{}
+				r.handle(j, func() { freed <- struct{}{} })
 			}
 		})
 	}
@@ -323,11 +332,12 @@ func (r *run) pause(ctx context.Context, d time.Duration) {
 	}
 }
 
-// handle runs the handler on j's claim, which j heartbeats meanwhile, then
-// settles the claim unless it was lost, cancelled or the Broker closed.
-// Settling uses a context that is not cancelled with the handler's, so that
-// an item whose handler finished during shutdown is not left to expire.
-func (r *run) handle(j *job) {
+// handle runs the handler on j's claim, which j heartbeats meanwhile, calls
+// free once the handler has returned, then settles the claim unless it was
+// lost, cancelled or the Broker closed. Settling uses a context that is not
+// cancelled with the handler's, so that an item whose handler finished
+// during shutdown is not left to expire.
+func (r *run) handle(j *job, free func()) {
 	var err error
 	if r.start(j) {
 		ctx, traced := r.b.traceHandler(j)
@@ -342,6 +352,7 @@ func (r *run) handle(j *job) {
 		traced(err)
 	}
 	stopped, timedOut := r.finish(j)
+	free()
 	if stopped {
 		return // lost, cancelled, or the Broker closed
 	}

@@ -17,10 +17,12 @@
 //     execution ID.
 //   - Release deletes the key if it still has the lease's create revision,
 //     and revokes the etcd lease.
-//   - AcquireWait (lock.Waiter) watches the key and tries again when it is
-//     deleted; Holder and Held (lock.Inspector) read the keys; AcquireValue
-//     (lock.ValueAcquirer) records a small value in the key with the
-//     execution ID.
+//   - AcquireWait (lock.Waiter) serves the waiters of a name in order of
+//     arrival: each queues a key of its own, on an etcd lease it keeps
+//     alive, next to the lock's key, and watches the waiter ahead of it,
+//     then the lock's key; Holder and Held (lock.Inspector) read the keys;
+//     AcquireValue (lock.ValueAcquirer) records a small value in the key
+//     with the execution ID.
 //
 // # Durations and clocks
 //
@@ -48,8 +50,10 @@
 // # Limits
 //
 // A key is the prefix and the name; a value holds the execution ID and the
-// holder's value. Waiters are not served in order of arrival. etcd
-// refuses a request larger than its --max-request-bytes (1.5 MiB by
+// holder's value. A waiter's queue key is the lock's key, a NUL byte and
+// the waiter's etcd lease ID, so lock names with a NUL byte in them should
+// not be used. Acquire does not queue, so it may take a just-released lock
+// ahead of the first waiter. etcd refuses a request larger than its --max-request-bytes (1.5 MiB by
 // default). Renew and Release take a few round trips per lease, not one per
 // batch. A lease listed twice in a Renew is renewed and returned twice.
 //

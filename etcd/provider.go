@@ -103,7 +103,7 @@ func (p *Provider) AcquireValue(ctx context.Context, name, executionID string, d
 		if waited || !ok || p.clock.Now().Before(h.expiresAt) {
 			return nil, nil // held, and not past its holder's expiry
 		}
-		gone, err := p.awaitDeletion(ctx, p.key(name), rev)
+		gone, err := p.awaitDeletion(ctx, holder, rev)
 		if err != nil {
 			return nil, fmt.Errorf("etcd: acquire %q: %w", name, err)
 		}
@@ -118,28 +118,13 @@ func (p *Provider) AcquireValue(ctx context.Context, name, executionID string, d
 // was and the store's revision at which it was read: any later change of
 // the key has a greater revision.
 func (p *Provider) tryAcquire(ctx context.Context, name, executionID string, ttl int64, value []byte) (*lock.Lease, *mvccpb.KeyValue, int64, error) {
-	now := p.clock.Now()
-	g, err := p.client.Grant(ctx, ttl)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("etcd: acquire %q: grant a lease of %d s: %w", name, ttl, err)
-	}
-	h := holding{executionID: executionID, expiresAt: now.Add(time.Duration(g.TTL) * time.Second), ttl: ttl, value: value}
 	k := p.key(name)
-	resp, err := p.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
-		Then(clientv3.OpPut(k, h.encode(), clientv3.WithLease(g.ID))).
-		Else(clientv3.OpGet(k)).
-		Commit()
-	if err != nil {
-		p.revoke(ctx, g.ID) // if the put went through, this frees the lock again
-		return nil, nil, 0, fmt.Errorf("etcd: acquire %q: %w", name, err)
+	l, resp, err := p.put(ctx, name, executionID, ttl, value,
+		[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(k), "=", 0)}, nil,
+		clientv3.OpGet(k))
+	if err != nil || l != nil {
+		return l, nil, 0, err
 	}
-	if resp.Succeeded {
-		// The put is the transaction's only write, so the store's revision
-		// after it is the key's create revision.
-		return &lock.Lease{Name: name, ExecutionID: executionID, ExpiresAt: h.expiresAt, Token: uint64(resp.Header.Revision)}, nil, 0, nil
-	}
-	p.revoke(ctx, g.ID)
 	kvs := resp.Responses[0].GetResponseRange().GetKvs()
 	if len(kvs) == 0 {
 		return nil, nil, 0, fmt.Errorf("etcd: acquire %q: the key exists but reads as absent", name)
@@ -147,37 +132,46 @@ func (p *Provider) tryAcquire(ctx context.Context, name, executionID string, ttl
 	return nil, kvs[0], resp.Header.Revision, nil
 }
 
-// awaitDeletion waits up to ExpiryWait for a delete of key after revision
-// rev. It reports whether one happened, or whether the watch failed in a way
-// that makes another look at the key worthwhile.
-func (p *Provider) awaitDeletion(ctx context.Context, key string, rev int64) (bool, error) {
+// put grants a lease and, in one transaction, creates the key of name with
+// it, and runs also, if every condition in ifs holds; otherwise it runs
+// orElse. It returns the new Lease, or nil and the transaction's response
+// when a condition failed (the lease is then revoked).
+func (p *Provider) put(ctx context.Context, name, executionID string, ttl int64, value []byte, ifs []clientv3.Cmp, also []clientv3.Op, orElse ...clientv3.Op) (*lock.Lease, *clientv3.TxnResponse, error) {
+	now := p.clock.Now()
+	g, err := p.client.Grant(ctx, ttl)
+	if err != nil {
+		return nil, nil, fmt.Errorf("etcd: acquire %q: grant a lease of %d s: %w", name, ttl, err)
+	}
+	h := holding{executionID: executionID, expiresAt: now.Add(time.Duration(g.TTL) * time.Second), ttl: ttl, value: value}
+	resp, err := p.client.Txn(ctx).
+		If(ifs...).
+		Then(append([]clientv3.Op{clientv3.OpPut(p.key(name), h.encode(), clientv3.WithLease(g.ID))}, also...)...).
+		Else(orElse...).
+		Commit()
+	if err != nil {
+		p.revoke(ctx, g.ID) // if the put went through, this frees the lock again
+		return nil, nil, fmt.Errorf("etcd: acquire %q: %w", name, err)
+	}
+	if resp.Succeeded {
+		// All the writes of a transaction share one revision, the store's
+		// revision after it, which is thus the key's create revision.
+		return &lock.Lease{Name: name, ExecutionID: executionID, ExpiresAt: h.expiresAt, Token: uint64(resp.Header.Revision)}, nil, nil
+	}
+	p.revoke(ctx, g.ID)
+	return nil, resp, nil
+}
+
+// awaitDeletion waits up to ExpiryWait for a delete of the key kv, read at
+// revision rev. It reports whether one happened, or whether the watch
+// failed in a way that makes another look at the key worthwhile.
+func (p *Provider) awaitDeletion(ctx context.Context, kv *mvccpb.KeyValue, rev int64) (bool, error) {
 	wctx, cancel := context.WithTimeout(ctx, ExpiryWait)
 	defer cancel()
-	gone := p.deleted(wctx, key, rev)
+	gone := p.gone(wctx, kv, rev)
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
 	return gone || wctx.Err() == nil, nil
-}
-
-// deleted watches key for a delete after revision rev, and reports whether
-// it saw one. It returns false when the watch ends otherwise: ctx is done,
-// rev has been compacted, etcd has no leader, or the client is closed.
-func (p *Provider) deleted(ctx context.Context, key string, rev int64) bool {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the watch
-	wch := p.client.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithRev(rev+1), clientv3.WithFilterPut())
-	for resp := range wch {
-		if resp.Err() != nil {
-			return false
-		}
-		for _, ev := range resp.Events {
-			if ev.Type == mvccpb.DELETE {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Renew extends every lease in leases that still holds its lock (same name,

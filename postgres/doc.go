@@ -23,6 +23,17 @@
 //     [Provider.Held] (a [lock.Inspector]) read who holds what in one
 //     SELECT. The provider stores no values with a lock.
 //
+// The package also holds [ClaimStore], a [claim.Store] over one table (by
+// default lease_claims, created by [ClaimStore.Migrate], whose migrations
+// are versioned and recorded): a durable work queue. Claim is one UPDATE
+// over the claimable rows of a queue (FOR UPDATE SKIP LOCKED), where a
+// claim whose lease expired on the database's clock counts as claimable,
+// so no rescuer is needed; each claim carries a per-item token that
+// Extend and Settle must match. Claim, Extend and Settle calls from many
+// goroutines are coalesced into one statement per round trip, and
+// [ClaimStore.Notify] wakes waiters from one shared LISTEN connection,
+// with a bounded poll behind it.
+//
 // Point the pool at the primary and keep synchronous_commit on (the
 // default): tokens survive a crash only if an acknowledged commit is on disk.
 // Each call is one statement in its own implicit transaction, so the

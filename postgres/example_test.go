@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/postgres"
 )
@@ -88,4 +89,50 @@ func Example_manager() {
 	// Output:
 	// generating the report; stop when ctx is done
 	// true <nil>
+}
+
+// A durable work queue: the claim store on PostgreSQL behind a
+// claim.Broker, which enqueues, claims and completes.
+func ExampleClaimStore() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("LEASE_POSTGRES_DSN"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	store, err := postgres.NewClaimStore(pool,
+		postgres.WithClaimTable("example_jobs"), // default lease_claims
+		postgres.WithClaimPoll(time.Second))     // Notify's bound without a notification
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Safe to run from every process at start-up.
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Exec(ctx, "DROP TABLE example_jobs") // leave the database as it was
+	// The Broker owns the store: its Close closes both.
+	b := claim.New(store)
+	defer b.Close()
+
+	if _, err := b.Enqueue(ctx, "emails", []byte("welcome alice"), claim.Key("alice")); err != nil {
+		log.Fatal(err)
+	}
+	cs, err := b.Claim(ctx, "emails", "worker-1", 10, 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("claimed %q, attempt %d\n", cs[0].Payload, cs[0].Attempt)
+	// Complete returns once the completion is committed.
+	if err := b.Complete(ctx, cs[0]); err != nil {
+		log.Fatal(err)
+	}
+	counts, err := b.Counts(ctx, "emails")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%+v\n", counts)
+	// Output:
+	// claimed "welcome alice", attempt 1
+	// {Visible:0 Delayed:0 Claimed:0 Dead:0}
 }

@@ -43,9 +43,7 @@ func (p *Provider) Migrate(ctx context.Context) error {
 	// from the lock request.
 	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	err := pgx.BeginTxFunc(ctx, p.pool, opts, func(tx pgx.Tx) error {
-		// Released when the transaction ends, so a caller that dies or is
-		// cancelled cannot leave it held.
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(migrateLockClass), int32(migrateLockKey)); err != nil {
+		if err := lockMigrations(ctx, tx); err != nil {
 			return err
 		}
 		var exists bool
@@ -55,17 +53,8 @@ func (p *Provider) Migrate(ctx context.Context) error {
 		if exists {
 			return nil
 		}
-		if p.schema != "" {
-			// Checked first because CREATE SCHEMA IF NOT EXISTS demands the
-			// CREATE privilege on the database even when the schema exists.
-			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", p.schema).Scan(&exists); err != nil {
-				return err
-			}
-			if !exists {
-				if _, err := tx.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{p.schema}.Sanitize()); err != nil {
-					return err
-				}
-			}
+		if err := ensureSchema(ctx, tx, p.schema); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, p.sql.create); err != nil {
 			return err
@@ -77,4 +66,30 @@ func (p *Provider) Migrate(ctx context.Context) error {
 		return fmt.Errorf("postgres: migrate %s: %w", p.table, err)
 	}
 	return nil
+}
+
+// lockMigrations takes, for the rest of tx, the advisory lock that every
+// Migrate of this package holds. It is released when tx ends, so a caller
+// that dies or is cancelled cannot leave it held.
+func lockMigrations(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(migrateLockClass), int32(migrateLockKey))
+	return err
+}
+
+// ensureSchema creates schema in tx unless it exists or is "" (no schema).
+func ensureSchema(ctx context.Context, tx pgx.Tx, schema string) error {
+	if schema == "" {
+		return nil
+	}
+	// Checked first because CREATE SCHEMA IF NOT EXISTS demands the CREATE
+	// privilege on the database even when the schema exists.
+	var exists bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	_, err := tx.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	return err
 }

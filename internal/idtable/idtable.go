@@ -127,7 +127,7 @@ func (t *Table[T]) Delete(id uint64) {
 		if _, ok := t.sparse[id]; ok {
 			delete(t.sparse, id)
 			t.n--
-			t.sparse = rebuilt(t.sparse, &t.sparsePeak)
+			t.sparse = Rebuilt(t.sparse, &t.sparsePeak)
 		}
 		return
 	}
@@ -195,13 +195,14 @@ func (t *Table[T]) dropChunk(num uint64) {
 	if t.lastChunk == c {
 		t.lastChunk = nil
 	}
-	t.chunks = rebuilt(t.chunks, &t.chunksPeak)
+	t.chunks = Rebuilt(t.chunks, &t.chunksPeak)
 }
 
-// rebuilt returns m, or a copy of it once it has shrunk to a quarter of its
-// peak, so that a map that once held many entries does not keep their
-// memory.
-func rebuilt[K comparable, V any](m map[K]V, peak *int) map[K]V {
+// Rebuilt returns m, or a copy of it once it has shrunk to a quarter of its
+// peak (which it then resets), so that a map that once held many entries
+// does not keep their memory: Go maps never shrink. Maps whose peak is
+// below 64 are left alone.
+func Rebuilt[K comparable, V any](m map[K]V, peak *int) map[K]V {
 	if *peak < minRebuild || len(m)*4 > *peak {
 		return m
 	}

@@ -15,7 +15,7 @@
 //	-quick        smaller sizes and one run, for smoke checks
 //	-runs N       runs per scenario and peer; medians are reported (default 5, 1 with -quick)
 //	-out DIR      write benchmarks.md and benchmarks.svg into DIR (default: write nothing)
-//	-peers LIST   comma-separated peers to run: lease,etcd,ttlcache,map+heap (default all; lease always runs)
+//	-peers LIST   comma-separated peers to run: lease,etcd,ttlcache,map+heap,timers (default all; lease always runs)
 //	-notes FILE   hand-written Markdown appended to the report, read when the run ends (default notes.md; only with -out)
 package main
 
@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	runs := fs.Int("runs", 0, "runs per scenario and peer (default 5, 1 with -quick)")
 	out := fs.String("out", "", "directory to write benchmarks.md and benchmarks.svg into (default: write nothing)")
 	notes := fs.String("notes", "notes.md", "hand-written Markdown appended to the report, read when the run ends")
-	peerList := fs.String("peers", "", "comma-separated peers: lease,etcd,ttlcache,map+heap (default all)")
+	peerList := fs.String("peers", "", "comma-separated peers: lease,etcd,ttlcache,map+heap,timers (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

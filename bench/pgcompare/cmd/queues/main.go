@@ -1,0 +1,97 @@
+// Command queues measures work queues on PostgreSQL side by side: River
+// (github.com/riverqueue/river) in three settings and this repository's
+// claim store (postgres.ClaimStore worked by claim.Broker) in two. Each run
+// uses fresh databases that it creates on the server and drops again.
+//
+// It prints a markdown table of the medians over the runs to standard
+// output, progress to standard error, and with -svg writes a bar chart.
+// From bench/pgcompare, against a throwaway server:
+//
+//	../../scripts/with-postgres go run ./cmd/queues -n 100000 -runs 5 -svg /tmp/queues.svg
+//
+// The server is LEASE_POSTGRES_DSN unless -dsn names one.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/leasehold/lease/bench/pgcompare"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "queues:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		cfg  pgcompare.Config
+		only string
+		svg  string
+	)
+	flag.StringVar(&cfg.DSN, "dsn", os.Getenv("LEASE_POSTGRES_DSN"), "the PostgreSQL server (default $LEASE_POSTGRES_DSN); the role needs CREATEDB")
+	flag.IntVar(&cfg.N, "n", 100_000, "items enqueued and burnt down in each run")
+	flag.IntVar(&cfg.Batch, "batch", 5_000, "items per bulk enqueue call")
+	flag.IntVar(&cfg.Pickup, "pickup", 200, "items whose pickup latency each run measures")
+	flag.IntVar(&cfg.PickupWarmup, "warmup", 5, "unmeasured pickups before those")
+	flag.IntVar(&cfg.Runs, "runs", 3, "runs of each setting; the table shows medians")
+	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit on each phase of a run")
+	flag.StringVar(&only, "only", "", "measure only the settings whose names contain this text")
+	flag.StringVar(&svg, "svg", "", "also write a bar chart of the medians to this file (it must not exist)")
+	flag.Parse()
+	if flag.NArg() != 0 {
+		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if cfg.DSN == "" {
+		return errors.New("no server: set LEASE_POSTGRES_DSN or -dsn (scripts/with-postgres sets it)")
+	}
+	var settings []pgcompare.Setting
+	for _, s := range append(pgcompare.RiverSettings(), pgcompare.OurSettings()...) {
+		if strings.Contains(s.Name, only) {
+			settings = append(settings, s)
+		}
+	}
+	if len(settings) == 0 {
+		return fmt.Errorf("no setting matches -only %q", only)
+	}
+	var out *os.File
+	if svg != "" {
+		// Created up front, and never over an existing file, so that a run
+		// neither ends without its chart nor overwrites one.
+		f, err := os.OpenFile(svg, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		out = f
+	}
+	cfg.Progress = os.Stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := pgcompare.Measure(ctx, cfg, settings)
+	if err != nil {
+		if out != nil {
+			_ = out.Close()
+			_ = os.Remove(svg)
+		}
+		return err
+	}
+	if err := rep.WriteMarkdown(os.Stdout); err != nil {
+		return err
+	}
+	if out != nil {
+		if err := errors.Join(rep.WriteSVG(out), out.Close()); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "wrote", svg)
+	}
+	return nil
+}

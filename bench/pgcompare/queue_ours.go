@@ -1,0 +1,122 @@
+package pgcompare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/postgres"
+)
+
+// OurSettings are the ways the claim store is measured, beside
+// RiverSettings: 100 workers, like River's defaults and tuned settings,
+// and 2,000 like River's own benchmark, on a pool of DefaultPoolSize
+// connections.
+func OurSettings() []Setting { return claimStoreSettings(openClaimStore) }
+
+// claimStoreSettings are OurSettings with systems that openStore opens, so
+// that a test can stand in for the store.
+func claimStoreSettings(openStore func(ctx context.Context, pool *pgxpool.Pool, workers int) (System, error)) []Setting {
+	open := func(workers int) func(context.Context, *pgxpool.Pool) (System, error) {
+		return func(ctx context.Context, pool *pgxpool.Pool) (System, error) { return openStore(ctx, pool, workers) }
+	}
+	return []Setting{
+		{Name: "lease ClaimStore (100 workers)", PoolSize: DefaultPoolSize, Open: open(100)},
+		{Name: "lease ClaimStore (2,000 workers)", PoolSize: DefaultPoolSize, Open: open(2000)},
+	}
+}
+
+const (
+	ourQueue = "pgcompare"
+	// ourBatch is how many items one claim of Work takes.
+	ourBatch = 100
+	// ourLease is long enough that no claim expires during a run.
+	ourLease = time.Minute
+)
+
+// claimSystem is the claim store on one database.
+type claimSystem struct {
+	store   *postgres.ClaimStore
+	broker  *claim.Broker
+	workers int
+	items   []claim.NewItem // reused by Enqueue, which the harness calls from one goroutine at a time
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	err    error // Work's, read after wg.Wait
+}
+
+// openClaimStore opens a postgres.ClaimStore behind a claim.Broker on pool,
+// worked by Broker.Work with workers handlers.
+func openClaimStore(ctx context.Context, pool *pgxpool.Pool, workers int) (System, error) {
+	store, err := postgres.NewClaimStore(pool)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return &claimSystem{store: store, broker: claim.New(store), workers: workers}, nil
+}
+
+// Enqueue adds n items with one EnqueueMany.
+func (s *claimSystem) Enqueue(ctx context.Context, n int) error {
+	for len(s.items) < n {
+		s.items = append(s.items, claim.NewItem{Queue: ourQueue})
+	}
+	_, err := s.broker.EnqueueMany(ctx, s.items[:n])
+	return err
+}
+
+// Start runs Work until Stop. A completion is reported as its handler
+// returns; Work stores it right after, and Settled waits for that.
+func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
+	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	w := claim.Worker{
+		Queue:         ourQueue,
+		Concurrency:   s.workers,
+		BatchSize:     ourBatch,
+		LeaseDuration: ourLease,
+		Handler: func(context.Context, claim.Claim) error {
+			obs.Started()
+			defer obs.Completed()
+			return nil
+		},
+	}
+	s.wg.Go(func() { s.err = s.broker.Work(ctx, w) })
+	return nil
+}
+
+// Settled polls the store until no item of the queue is left unsettled.
+func (s *claimSystem) Settled(ctx context.Context) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := s.store.Counts(ctx, ourQueue)
+		if err != nil {
+			return err
+		}
+		if c.Visible+c.Delayed+c.Claimed == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop ends Work, waits for it, and closes the broker.
+func (s *claimSystem) Stop(context.Context) error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	return errors.Join(s.err, s.broker.Close())
+}

@@ -1,0 +1,95 @@
+package pgcompare
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"html"
+	"io"
+	"strconv"
+	"time"
+)
+
+// header is the line above the table: what ran, where, how often.
+func (r *Report) header() string {
+	c := r.Config
+	return fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s, shared_buffers=%s; "+
+		"burn-down of %d no-op items enqueued in batches of %d; pickup of %d items one at a time into an idle queue (after %d unmeasured); "+
+		"medians of %d runs; load average %s at the start, %s at the end.",
+		r.Server["server_version"], r.Server["fsync"], r.Server["synchronous_commit"], r.Server["shared_buffers"],
+		c.N, c.Batch, c.Pickup, c.PickupWarmup, c.Runs, cmp.Or(r.Load[0], "unknown"), cmp.Or(r.Load[1], "unknown"))
+}
+
+// ms formats d in milliseconds.
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+}
+
+// WriteMarkdown writes the settings line and a table of the medians, one
+// row a setting.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s\n\n", r.header())
+	fmt.Fprintln(bw, "| setting | pool | enqueue items/s | burn-down jobs/s | pickup p50 ms | pickup p99 ms |")
+	fmt.Fprintln(bw, "|---|--:|--:|--:|--:|--:|")
+	for _, row := range r.Rows {
+		m := row.Median
+		fmt.Fprintf(bw, "| %s | %d | %.0f | %.0f | %s | %s |\n", row.Setting, row.PoolSize, m.EnqueuePerSec, m.BurnDownPerSec, ms(m.PickupP50), ms(m.PickupP99))
+	}
+	return bw.Flush()
+}
+
+// barColors are the bar colours of the settings, in order, as in the
+// bench module's charts.
+var barColors = []string{"#416ba8", "#e08a1e", "#5a9e4b", "#8c569e", "#c0504d", "#4bacc6"}
+
+// WriteSVG draws the medians as four panels of horizontal bars, one panel
+// a metric and one bar a setting, each labelled with its value.
+func (r *Report) WriteSVG(w io.Writer) error {
+	type panel struct {
+		title string
+		value func(Run) float64
+		label func(Run) string
+	}
+	panels := []panel{
+		{"enqueue, items/s (longer is better)", func(m Run) float64 { return m.EnqueuePerSec }, func(m Run) string { return fmt.Sprintf("%.0f", m.EnqueuePerSec) }},
+		{"burn-down, jobs/s (longer is better)", func(m Run) float64 { return m.BurnDownPerSec }, func(m Run) string { return fmt.Sprintf("%.0f", m.BurnDownPerSec) }},
+		{"pickup latency p50, ms (shorter is better)", func(m Run) float64 { return float64(m.PickupP50) }, func(m Run) string { return ms(m.PickupP50) }},
+		{"pickup latency p99, ms (shorter is better)", func(m Run) float64 { return float64(m.PickupP99) }, func(m Run) string { return ms(m.PickupP99) }},
+	}
+	const (
+		width, labelW, barMax = 900, 260, 520
+		barH, gap, titleH     = 18, 6, 26
+	)
+	panelH := titleH + len(r.Rows)*(barH+gap) + 10
+	height := 60 + len(panels)*panelH
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
+		width, height, width, height)
+	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(bw, `<text x="10" y="20" font-size="14" font-weight="bold">Work queues on PostgreSQL: medians of %d runs</text>`+"\n", r.Config.Runs)
+	fmt.Fprintf(bw, `<text x="10" y="40" font-size="11" fill="#555">PostgreSQL %s, fsync=%s, synchronous_commit=%s; N=%d, pickup %d</text>`+"\n",
+		html.EscapeString(r.Server["server_version"]), html.EscapeString(r.Server["fsync"]), html.EscapeString(r.Server["synchronous_commit"]),
+		r.Config.N, r.Config.Pickup)
+	for pi, p := range panels {
+		top := 60 + pi*panelH
+		fmt.Fprintf(bw, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", top+16, html.EscapeString(p.title))
+		peak := 0.0
+		for _, row := range r.Rows {
+			peak = max(peak, p.value(row.Median))
+		}
+		for i, row := range r.Rows {
+			y := top + titleH + i*(barH+gap)
+			v := p.value(row.Median)
+			bar := 0
+			if peak > 0 {
+				bar = int(v / peak * barMax)
+			}
+			fmt.Fprintf(bw, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", labelW-8, y+barH-5, html.EscapeString(row.Setting))
+			fmt.Fprintf(bw, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`+"\n", labelW, y, bar, barH, barColors[i%len(barColors)])
+			fmt.Fprintf(bw, `<text x="%d" y="%d">%s</text>`+"\n", labelW+bar+6, y+barH-5, html.EscapeString(p.label(row.Median)))
+		}
+	}
+	fmt.Fprintln(bw, "</svg>")
+	return bw.Flush()
+}

@@ -1,0 +1,390 @@
+package pgcompare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Config sizes a measurement. The zero value of a field means its default.
+// A Config is read-only once Measure is called.
+type Config struct {
+	// DSN is the server to measure on. Measure creates a database on it
+	// for each run and drops it afterwards, so the role needs CREATEDB.
+	DSN string
+	// N is the number of items enqueued and then burnt down in each run.
+	// Default 100,000.
+	N int
+	// Batch is how many items one Enqueue call adds. Default 5,000.
+	Batch int
+	// Pickup is the number of items whose pickup latency each run
+	// measures, after PickupWarmup unmeasured ones. Defaults 200 and 5.
+	Pickup, PickupWarmup int
+	// Runs is how many times each setting is measured. Default 3.
+	Runs int
+	// Timeout bounds each phase of a run (enqueue, burn-down, one pickup).
+	// Default 10 minutes.
+	Timeout time.Duration
+	// Progress, if not nil, gets a line for each finished run.
+	Progress io.Writer
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.N, 100_000)
+	def(&c.Batch, 5_000)
+	def(&c.Pickup, 200)
+	def(&c.PickupWarmup, 5)
+	def(&c.Runs, 3)
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	return c
+}
+
+// Run is one run of one setting: a bulk enqueue and burn-down of N items
+// on one fresh database, then pickup latencies on another.
+type Run struct {
+	EnqueuePerSec  float64       // items enqueued per second
+	BurnDownPerSec float64       // items completed per second, from Start to the last completion
+	PickupP50      time.Duration // pickup latency, median
+	PickupP99      time.Duration // pickup latency, 99th percentile
+}
+
+// Row is the runs of one setting and their medians.
+type Row struct {
+	Setting  string
+	PoolSize int // the pgx pool's MaxConns
+	Runs     []Run
+	Median   Run // each field the median of that field over Runs
+}
+
+// Report is what Measure found, with the server settings it ran under.
+// It is a plain value: safe to read from many goroutines, not to change
+// while they do.
+type Report struct {
+	Config Config
+	Server map[string]string // SHOW results: server_version, fsync, synchronous_commit, ...
+	Rows   []Row
+	// Load is the machine's load averages over 1, 5 and 15 minutes
+	// (/proc/loadavg) as the measurement started and as it ended, or
+	// empty where the system does not say: other work on the machine
+	// skews the figures.
+	Load [2]string
+}
+
+// loadAverage returns the first three fields of /proc/loadavg, or "".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// serverSettings are the settings a Report records.
+var serverSettings = []string{"server_version", "fsync", "synchronous_commit", "shared_buffers", "max_connections"}
+
+// Measure runs every setting cfg.Runs times, interleaved (each round runs
+// every setting once) so that drift of the machine spreads over all of
+// them, and returns the medians.
+func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, error) {
+	cfg = cfg.withDefaults()
+	if cfg.DSN == "" {
+		return nil, errors.New("pgcompare: Config.DSN is empty")
+	}
+	admin, err := pgx.Connect(ctx, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = admin.Close(context.WithoutCancel(ctx)) }()
+	rep := &Report{Config: cfg, Server: map[string]string{}}
+	for _, name := range serverSettings {
+		var v string
+		if err := admin.QueryRow(ctx, "SHOW "+name).Scan(&v); err != nil {
+			return nil, fmt.Errorf("pgcompare: SHOW %s: %w", name, err)
+		}
+		rep.Server[name] = v
+	}
+	rep.Load[0] = loadAverage()
+	rep.Rows = make([]Row, len(settings))
+	for i, s := range settings {
+		rep.Rows[i].Setting = s.Name
+		rep.Rows[i].PoolSize = max(s.PoolSize, 1)
+	}
+	for r := range cfg.Runs {
+		for i, s := range settings {
+			run, err := measureOnce(ctx, cfg, admin, s)
+			if err != nil {
+				return nil, fmt.Errorf("pgcompare: %s, run %d: %w", s.Name, r+1, err)
+			}
+			rep.Rows[i].Runs = append(rep.Rows[i].Runs, run)
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "%s run %d: enqueue %.0f items/s, burn-down %.0f jobs/s, pickup p50 %s p99 %s\n",
+					s.Name, r+1, run.EnqueuePerSec, run.BurnDownPerSec, run.PickupP50, run.PickupP99)
+			}
+		}
+	}
+	for i := range rep.Rows {
+		rep.Rows[i].Median = medianRun(rep.Rows[i].Runs)
+	}
+	rep.Load[1] = loadAverage()
+	return rep, nil
+}
+
+// measureOnce is one Run of s.
+func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting) (Run, error) {
+	var run Run
+	err := withSystem(ctx, cfg, admin, s, func(sys System) error {
+		var err error
+		run.EnqueuePerSec, run.BurnDownPerSec, err = burnDown(ctx, cfg, sys)
+		return err
+	})
+	if err != nil {
+		return run, err
+	}
+	err = withSystem(ctx, cfg, admin, s, func(sys System) error {
+		lat, err := pickup(ctx, cfg, sys)
+		if err != nil {
+			return err
+		}
+		run.PickupP50, run.PickupP99 = percentile(lat, 50), percentile(lat, 99)
+		return nil
+	})
+	return run, err
+}
+
+var dbSeq atomic.Int64
+
+// withSystem creates a fresh database, opens s on it, calls f, then stops
+// the System and drops the database whatever f returned.
+func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, f func(System) error) (err error) {
+	db := fmt.Sprintf("pgcompare_queues_%d_%d", os.Getpid(), dbSeq.Add(1))
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		return err
+	}
+	cleanup := context.WithoutCancel(ctx)
+	defer func() {
+		_, derr := admin.Exec(cleanup, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+		err = errors.Join(err, derr)
+	}()
+	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
+	if err != nil {
+		return err
+	}
+	pcfg.ConnConfig.Database = db
+	pcfg.MaxConns = int32(max(s.PoolSize, 1)) // as Row.PoolSize
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	sys, err := s.Open(ctx, pool)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(cleanup, cfg.Timeout)
+		defer cancel()
+		if serr := sys.Stop(sctx); serr != nil {
+			err = errors.Join(err, fmt.Errorf("stop: %w", serr))
+		}
+	}()
+	return f(sys)
+}
+
+// counter counts completions and closes reached when the count gets to
+// target.
+type counter struct {
+	n       atomic.Int64
+	target  atomic.Int64
+	mu      sync.Mutex
+	reached chan struct{}
+}
+
+func newCounter() *counter { return &counter{reached: make(chan struct{})} }
+
+// await arms c for target completions in all and returns the channel
+// closed when they are reached.
+func (c *counter) await(target int64) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reached = make(chan struct{})
+	c.target.Store(target)
+	if c.n.Load() >= target {
+		close(c.reached)
+	}
+	return c.reached
+}
+
+func (c *counter) add() {
+	if c.n.Add(1) != c.target.Load() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.reached:
+	default:
+		close(c.reached)
+	}
+}
+
+// wait waits for ch, ctx or timeout, whichever comes first.
+func wait(ctx context.Context, ch <-chan struct{}, timeout time.Duration, what string) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("%s: not done after %s", what, timeout)
+	}
+}
+
+// burnDown enqueues cfg.N items in batches, then works them all off, and
+// returns both rates.
+func burnDown(ctx context.Context, cfg Config, sys System) (enqueue, work float64, err error) {
+	ectx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	for left := cfg.N; left > 0; left -= cfg.Batch {
+		if err := sys.Enqueue(ectx, min(left, cfg.Batch)); err != nil {
+			return 0, 0, fmt.Errorf("enqueue: %w", err)
+		}
+	}
+	enqueue = float64(cfg.N) / time.Since(start).Seconds()
+
+	done := newCounter()
+	reached := done.await(int64(cfg.N))
+	start = time.Now()
+	if err := sys.Start(ctx, Observer{Started: func() {}, Completed: done.add}); err != nil {
+		return 0, 0, fmt.Errorf("start: %w", err)
+	}
+	if err := wait(ctx, reached, cfg.Timeout, "burn-down"); err != nil {
+		return 0, 0, fmt.Errorf("%w (%d of %d completed)", err, done.n.Load(), cfg.N)
+	}
+	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	if err := sys.Settled(sctx); err != nil {
+		return 0, 0, fmt.Errorf("settled: %w", err)
+	}
+	work = float64(cfg.N) / time.Since(start).Seconds()
+	return enqueue, work, nil
+}
+
+// pickup starts the workers on an empty queue and enqueues items one at a
+// time, each once the previous one is completed so that the queue is idle,
+// and returns for each measured item the time from the start of its
+// Enqueue call to the start of its handler.
+func pickup(ctx context.Context, cfg Config, sys System) ([]time.Duration, error) {
+	started := make(chan time.Time, 1)
+	done := newCounter()
+	obs := Observer{
+		Started: func() {
+			select {
+			case started <- time.Now():
+			default: // a second start before the harness read the first: the check below reports it
+			}
+		},
+		Completed: done.add,
+	}
+	if err := sys.Start(ctx, obs); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	lat := make([]time.Duration, 0, cfg.Pickup)
+	for i := range cfg.PickupWarmup + cfg.Pickup {
+		reached := done.await(int64(i + 1))
+		t0 := time.Now()
+		ectx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		err := sys.Enqueue(ectx, 1)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("enqueue: %w", err)
+		}
+		var t1 time.Time
+		t := time.NewTimer(cfg.Timeout)
+		select {
+		case t1 = <-started:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+			return nil, fmt.Errorf("pickup of item %d: not started after %s", i+1, cfg.Timeout)
+		}
+		t.Stop()
+		if err := wait(ctx, reached, cfg.Timeout, fmt.Sprintf("pickup of item %d", i+1)); err != nil {
+			return nil, err
+		}
+		if i >= cfg.PickupWarmup {
+			lat = append(lat, t1.Sub(t0))
+		}
+	}
+	if len(started) != 0 || done.n.Load() != int64(cfg.PickupWarmup+cfg.Pickup) {
+		return nil, fmt.Errorf("pickup: an item was handled or completed more than once (%d completions)", done.n.Load())
+	}
+	return lat, nil
+}
+
+// percentile returns the p-th percentile of ds by the nearest-rank
+// method.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := (p*len(s) + 99) / 100 // ceil(p/100 * n), from 1
+	return s[max(rank, 1)-1]
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// medianRun is the field-wise median of runs.
+func medianRun(runs []Run) Run {
+	field := func(f func(Run) float64) float64 {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = f(r)
+		}
+		return median(xs)
+	}
+	return Run{
+		EnqueuePerSec:  field(func(r Run) float64 { return r.EnqueuePerSec }),
+		BurnDownPerSec: field(func(r Run) float64 { return r.BurnDownPerSec }),
+		PickupP50:      time.Duration(field(func(r Run) float64 { return float64(r.PickupP50) })),
+		PickupP99:      time.Duration(field(func(r Run) float64 { return float64(r.PickupP99) })),
+	}
+}

@@ -1,0 +1,147 @@
+package pgcompare
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestQueuesSmall runs the whole queue comparison at a size CI can afford:
+// every River setting, once, on 500 items and 8 pickups.
+func TestQueuesSmall(t *testing.T) {
+	var progress bytes.Buffer
+	cfg := Config{DSN: os.Getenv(dsnEnv), N: 500, Batch: 200, Pickup: 8, PickupWarmup: 1, Runs: 1, Timeout: time.Minute, Progress: &progress}
+	settings := append(RiverSettings(), OurSettings()...)
+	rep, err := Measure(ctx, cfg, settings)
+	require.NoError(t, err)
+	t.Log("\n" + progress.String())
+
+	require.Len(t, rep.Rows, len(settings))
+	for _, row := range rep.Rows {
+		require.Len(t, row.Runs, 1, row.Setting)
+		m := row.Median
+		assert.Positive(t, m.EnqueuePerSec, row.Setting)
+		assert.Positive(t, m.BurnDownPerSec, row.Setting)
+		assert.Positive(t, m.PickupP50, row.Setting)
+		assert.GreaterOrEqual(t, m.PickupP99, m.PickupP50, row.Setting)
+	}
+	for _, name := range []string{"fsync", "synchronous_commit", "server_version"} {
+		assert.NotEmpty(t, rep.Server[name], name)
+	}
+
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	for _, s := range settings {
+		assert.Contains(t, md.String(), s.Name)
+	}
+	assert.Contains(t, md.String(), "fsync="+rep.Server["fsync"])
+	var svg bytes.Buffer
+	require.NoError(t, rep.WriteSVG(&svg))
+	assert.True(t, strings.HasPrefix(svg.String(), "<svg"), svg.String())
+	assert.Contains(t, svg.String(), "River tuned")
+
+	// The databases of the runs are gone.
+	conn, err := pgx.Connect(ctx, cfg.DSN)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, conn.Close(ctx)) }()
+	var left int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname LIKE 'pgcompare_queues_%'").Scan(&left))
+	assert.Zero(t, left)
+}
+
+func TestPercentileAndMedian(t *testing.T) {
+	ds := make([]time.Duration, 200)
+	for i := range ds {
+		ds[len(ds)-1-i] = time.Duration(i+1) * time.Millisecond
+	}
+	assert.Equal(t, 100*time.Millisecond, percentile(ds, 50))
+	assert.Equal(t, 198*time.Millisecond, percentile(ds, 99))
+	assert.Equal(t, 200*time.Millisecond, percentile(ds, 100))
+	assert.Equal(t, time.Millisecond, percentile([]time.Duration{time.Millisecond}, 99))
+	assert.Zero(t, percentile(nil, 50))
+	assert.Equal(t, 2.0, median([]float64{3, 1, 2}))
+	assert.Equal(t, 2.5, median([]float64{4, 1, 2, 3}))
+	m := medianRun([]Run{{EnqueuePerSec: 1, PickupP50: 3}, {EnqueuePerSec: 5, PickupP50: 1}, {EnqueuePerSec: 2, PickupP50: 2}})
+	assert.Equal(t, Run{EnqueuePerSec: 2, PickupP50: 2}, m)
+}
+
+// chanSystem is a System of a buffered channel and goroutines, standing in
+// for a library in tests of the harness itself.
+type chanSystem struct {
+	items   chan struct{}
+	workers int
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func (s *chanSystem) Enqueue(_ context.Context, n int) error {
+	for range n {
+		s.items <- struct{}{}
+	}
+	return nil
+}
+
+func (s *chanSystem) Start(_ context.Context, obs Observer) error {
+	for range s.workers {
+		s.wg.Go(func() {
+			for {
+				select {
+				case <-s.stop:
+					return
+				case <-s.items:
+					obs.Started()
+					obs.Completed()
+				}
+			}
+		})
+	}
+	return nil
+}
+
+func (s *chanSystem) Settled(context.Context) error { return nil }
+
+func (s *chanSystem) Stop(context.Context) error {
+	close(s.stop)
+	s.wg.Wait()
+	return nil
+}
+
+// TestOurSettingsInterleave checks that the claim store's settings run
+// through Measure like River's, settings taking turns within each run, with
+// a stand-in for the store.
+func TestOurSettingsInterleave(t *testing.T) {
+	var opened []int
+	settings := claimStoreSettings(func(_ context.Context, _ *pgxpool.Pool, workers int) (System, error) {
+		opened = append(opened, workers)
+		return &chanSystem{items: make(chan struct{}, 1000), workers: workers, stop: make(chan struct{})}, nil
+	})
+	require.Len(t, settings, 2)
+	rep, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 300, Batch: 100, Pickup: 10, Runs: 3, Timeout: time.Minute}, settings)
+	require.NoError(t, err)
+	assert.Equal(t, []int{100, 100, 2000, 2000, 100, 100, 2000, 2000, 100, 100, 2000, 2000}, opened, "a burn-down and a pickup database per run, settings interleaved")
+	for _, row := range rep.Rows {
+		assert.Len(t, row.Runs, 3)
+		assert.Positive(t, row.Median.BurnDownPerSec)
+		assert.Positive(t, row.Median.PickupP99)
+	}
+}
+
+// TestMeasureReportsAnOpenError checks that a setting that cannot open
+// fails the measurement, naming the setting, and leaves no database.
+func TestMeasureReportsAnOpenError(t *testing.T) {
+	bad := Setting{Name: "broken", PoolSize: 1, Open: func(context.Context, *pgxpool.Pool) (System, error) {
+		return nil, errors.New("no such library")
+	}}
+	_, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 10, Runs: 1}, []Setting{bad})
+	require.ErrorContains(t, err, "broken, run 1: open: no such library")
+}

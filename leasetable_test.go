@@ -1,0 +1,68 @@
+package lease
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLeaseTableAgainstMap adds and deletes IDs at random, in bursts that
+// leave slabs thin, and checks the table against a map after every step:
+// each ID resolves to the entry holding it, the relocation callback is told
+// of every entry that moves (so the one reference kept elsewhere stays
+// right), and the table frees slabs as they empty.
+func TestLeaseTableAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	ref := map[ID]*entry{} // where the test believes each entry lives
+	tbl := newLeaseTable(func(e *entry) {
+		require.Contains(t, ref, e.id, "relocated an entry the table should not hold")
+		ref[e.id] = e
+	})
+	var next ID
+	check := func() {
+		require.Equal(t, len(ref), tbl.n)
+		for id, e := range ref {
+			got := tbl.get(id)
+			require.Same(t, e, got, "entry of %d", id)
+			require.Equal(t, id, got.id)
+			require.Equal(t, int64(id)*7, got.ttl, "entry of %d lost its contents", id)
+		}
+	}
+	for round := range 25 {
+		for range 1 + r.IntN(2000) {
+			next++
+			e := tbl.add(next)
+			e.ttl = int64(next) * 7
+			ref[next] = e
+		}
+		// Delete most of what is held, keeping every keep-th ID.
+		keep := 1 + r.IntN(64)
+		for id := range ref {
+			if int(id)%keep != 0 || round%7 == 6 {
+				tbl.delete(id)
+				delete(ref, id)
+			}
+		}
+		check()
+	}
+	require.Nil(t, tbl.get(0))
+	require.Nil(t, tbl.get(next+1))
+	for id := range ref {
+		tbl.delete(id)
+	}
+	require.Zero(t, tbl.n)
+	require.LessOrEqual(t, len(tbl.slabs), 1, "only the newest slab stays")
+}
+
+// TestLeaseTableEmptyBetweenSlabs adds and deletes one ID at a time, so the
+// table is empty every time the IDs move on to a new slab (a service that
+// remembers no ended leases): the slab left behind must still be freed.
+func TestLeaseTableEmptyBetweenSlabs(t *testing.T) {
+	tbl := newLeaseTable(func(*entry) { t.Fatal("nothing to relocate") })
+	for id := ID(1); id <= 10*slabSize; id++ {
+		tbl.add(id).ttl = 1
+		tbl.delete(id)
+		require.LessOrEqual(t, len(tbl.slabs), 1, "after ID %d", id)
+	}
+}

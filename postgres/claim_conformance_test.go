@@ -1,0 +1,17 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimtest"
+)
+
+// The claim store contract, on the database's clock: leases of a second,
+// waited out.
+func TestClaimStoreConformance(t *testing.T) {
+	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
+		return newTestClaimStore(t), lease.SystemClock()
+	})
+}

@@ -1,0 +1,88 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ClaimMigrationsTable is the table, in the claim table's schema, where
+// [ClaimStore.Migrate] records the migrations it applied: one row per
+// claim table and version.
+const ClaimMigrationsTable = "lease_migrations"
+
+// claimMigrations returns the store's migrations: the statements of each
+// version, version 1 first.
+func (s *ClaimStore) claimMigrations() [][]string {
+	return [][]string{s.sql.v1}
+}
+
+// Migrate brings the store's table up to the version this package needs:
+// it creates the schema (if one was set with [WithClaimSchema]) and the
+// table of applied migrations if they are missing, then applies, in order
+// and in one transaction, each migration the table of applied migrations
+// does not list for this claim table, recording it there. It is idempotent
+// and safe to call from many processes at once: it takes the same
+// database-wide advisory lock as [Provider.Migrate] before it reads
+// anything, so each Migrate sees what the previous one applied. A claim
+// table that was dropped is created again, whatever its recorded versions.
+func (s *ClaimStore) Migrate(ctx context.Context) error {
+	if ctx == nil {
+		return invalid("claims.migrate", "ctx", "must not be nil")
+	}
+	if err := s.open("migrate"); err != nil {
+		return err
+	}
+	// Read committed, as in Provider.Migrate: each statement sees what
+	// the previous lock holder committed.
+	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
+		if err := lockMigrations(ctx, tx); err != nil {
+			return err
+		}
+		if err := ensureSchema(ctx, tx, s.schema); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, s.sql.migrations); err != nil {
+			return err
+		}
+		var done int
+		if err := tx.QueryRow(ctx, s.sql.migrated, s.table).Scan(&done); err != nil {
+			return err
+		}
+		if done > 0 {
+			// A table dropped by hand leaves its versions behind: start
+			// it over rather than trust them.
+			var exists bool
+			if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", s.table).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				if _, err := tx.Exec(ctx, "DELETE FROM "+s.migrationsTable+" WHERE target = $1", s.table); err != nil {
+					return err
+				}
+				done = 0
+			}
+		}
+		for v, stmts := range s.claimMigrations() {
+			version := v + 1
+			if version <= done {
+				continue
+			}
+			for _, stmt := range stmts {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("version %d: %w", version, err)
+				}
+			}
+			if _, err := tx.Exec(ctx, s.sql.markMigration, s.table, version); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: claims migrate %s: %w", s.table, err)
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The values of the state column. A waiting item is visible or delayed as
+// its due time says; a claimed item whose due time (its lease's expiry)
+// passed is claimable again, or dead if that claim was its last attempt,
+// without anyone writing it so: every statement reads the row that way, and
+// the next Claim to pick it up writes it.
+const (
+	rowWaiting = 1
+	rowClaimed = 3
+	rowDead    = 4
+)
+
+// Notification payloads on a claim table's channel: a queue that may have
+// a claimable item, or a claim ended by Cancel ("c" ID ":" token).
+const (
+	noteQueue  = "q"
+	noteCancel = "c"
+)
+
+// The how column of a settlement batch holds claim.Settle values: 1
+// complete, 2 retry, 3 dead, 4 snooze.
+
+// claimStatements is the SQL a ClaimStore runs, with its table's quoted
+// name filled in once by NewClaimStore.
+//
+// Every time is now(): the database's clock at the start of the statement's
+// transaction, which for these single-statement transactions is when the
+// statement started. Durations travel as whole microseconds.
+type claimStatements struct {
+	enqueue, existing                   string
+	claim, extend, settle               string
+	cancel, requeueDead, deleteDead     string
+	lookup, list, counts, oid           string
+	migrations, migrated, markMigration string
+	v1                                  []string
+}
+
+// claimColumns are the columns rowItem scans, followed by now().
+const claimColumns = `id, queue, key, payload, state, attempts, max_attempts, priority, timeout_us,
+  enqueued_at, due, owner, dead_at, history, now()`
+
+// effectiveState is the claim.State of a row as of now().
+const effectiveState = `(CASE WHEN state = 4 THEN 4
+  WHEN state = 3 AND due > now() THEN 3
+  WHEN state = 3 AND attempts >= max_attempts THEN 4
+  WHEN due <= now() THEN 1
+  ELSE 2 END)`
+
+// lostEntry is the history entry of a claim whose lease expired, written
+// with the row's old values (in an UPDATE's SET).
+const lostEntry = `jsonb_build_array(jsonb_build_object('a', t.attempts, 'o', t.owner,
+  't', (extract(epoch FROM t.due) * 1000000)::bigint, 'r', 'lease expired', 'l', true))`
+
+// wake is the notification that a queue of the row may have a claimable
+// item, as an expression that is never NULL, so that a statement can carry
+// it in a column.
+const wake = `(pg_notify('lease_claim_' || t.tableoid::bigint, 'q' || t.queue) IS NULL)`
+
+func newClaimStatements(table, migrations string) claimStatements {
+	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{COLS}", claimColumns,
+		"{STATE}", effectiveState, "{LOST}", lostEntry, "{WAKE}", wake)
+	s := claimStatements{
+		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
+		// $5 max attempts, $6 priorities, $7 timeouts in µs, $8 the table,
+		// quoted. IDs are drawn in input order before the insert, so that
+		// each input learns its ID whether or not it was inserted, and IDs
+		// follow the enqueue order. An input whose key exists (in the
+		// table, or earlier in the batch) is not inserted; the statement
+		// returns its position with a NULL ID, and existing finds it. Each
+		// queue with an item visible at once is notified once.
+		enqueue: r.Replace(`WITH seq AS MATERIALIZED (
+  SELECT pg_get_serial_sequence($8, 'id')::regclass AS s
+),
+input AS MATERIALIZED (
+  SELECT nextval(seq.s) AS id, u.*
+  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[])
+    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, n)
+  CROSS JOIN seq
+),
+ins AS (
+  INSERT INTO {T} AS t (id, queue, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
+  SELECT id, queue, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
+    now() + delay_us * interval '1 microsecond'
+  FROM input ORDER BY n
+  ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
+  RETURNING t.id, t.queue, t.due, t.tableoid
+),
+woke AS (
+  SELECT count(pg_notify('lease_claim_' || w.tableoid::bigint, 'q' || w.queue)) AS queues
+  FROM (SELECT DISTINCT tableoid, queue FROM ins WHERE due <= now()) AS w
+)
+SELECT i.n, ins.id, ins.due, now(), woke.queues
+FROM input AS i LEFT JOIN ins ON ins.id = i.id CROSS JOIN woke`),
+
+		// $1 queues, $2 keys: the items holding those keys.
+		existing: r.Replace(`SELECT {COLS} FROM {T}
+WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`),
+
+		// $1 queue; $2 owners, $3 leases in µs, $4 the number of the first
+		// row of each (1, then 1 plus the limits so far): one entry per
+		// Claim call sharing the statement; $5 the sum of the limits.
+		// Claimable: waiting and due, or claimed with an expired lease.
+		// The rows taken are numbered in claim order and dealt out in that
+		// order, the first call's limit first (width_bucket finds a row's
+		// call). An expired claim on its last attempt goes to the dead
+		// letters instead of being claimed (state 4 in the result, which
+		// the caller drops); either way its loss joins the history. SET
+		// reads the row's old values. Returns each row's call (1-based)
+		// and number.
+		//
+		// The limit is a parameter and nothing is joined but the rows
+		// taken, so the planner knows how few rows are updated and finds
+		// them by primary key: with a guess it scanned the whole table
+		// once the table had statistics.
+		claim: r.Replace(`WITH locked AS (
+  SELECT id, due, priority FROM {T}
+  WHERE queue = $1 AND state IN (1, 3) AND due <= now()
+  ORDER BY priority, due, id
+  LIMIT $5
+  FOR UPDATE SKIP LOCKED
+),
+picked AS MATERIALIZED (
+  SELECT l.id, l.rn, width_bucket(l.rn, $4::bigint[]) AS i
+  FROM (SELECT id, row_number() OVER (ORDER BY priority, due, id) AS rn FROM locked) AS l
+)
+UPDATE {T} AS t SET
+  state = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN 4 ELSE 3 END,
+  attempts = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.attempts ELSE t.attempts + 1 END,
+  token = t.token + 1,
+  owner = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.owner ELSE ($2::text[])[p.i] END,
+  due = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due
+    ELSE now() + ($3::bigint[])[p.i] * interval '1 microsecond' END,
+  dead_at = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due END,
+  history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
+FROM picked AS p
+WHERE t.id = p.id
+RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.due, t.token, t.payload`),
+
+		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
+		// position and new expiry of each claim that was live. Rows are
+		// locked in ID order, as settle locks them, so that batches over
+		// the same rows cannot deadlock.
+		extend: r.Replace(`WITH live AS MATERIALIZED (
+  SELECT t.id, i.n, i.lease_us FROM {T} AS t
+  JOIN unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS i(id, token, lease_us, n)
+    ON t.id = i.id AND t.token = i.token
+  WHERE t.state = 3 AND t.due > now()
+  ORDER BY t.id
+  FOR UPDATE OF t
+)
+UPDATE {T} AS t SET due = now() + l.lease_us * interval '1 microsecond'
+FROM live AS l
+WHERE t.id = l.id
+RETURNING l.n, t.due`),
+
+		// $1 IDs, $2 tokens, $3 hows, $4 delays in µs, $5 reasons; each ID
+		// once. Returns the position of each claim that was live, which is
+		// then settled, and its queue unless it was completed. A retry or snooze with no delay wakes the queue's
+		// waiters when the batch commits.
+		settle: r.Replace(`WITH live AS MATERIALIZED (
+  SELECT t.id, i.n, i.how, i.after_us, i.reason FROM {T} AS t
+  JOIN unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], $5::text[])
+    WITH ORDINALITY AS i(id, token, how, after_us, reason, n)
+    ON t.id = i.id AND t.token = i.token
+  WHERE t.state = 3 AND t.due > now()
+  ORDER BY t.id
+  FOR UPDATE OF t
+),
+done AS (
+  DELETE FROM {T} AS t USING live AS l
+  WHERE t.id = l.id AND l.how = 1
+  RETURNING l.n
+),
+moved AS (
+  UPDATE {T} AS t SET
+    state = CASE WHEN l.how = 3 THEN 4 ELSE 1 END,
+    attempts = CASE WHEN l.how = 4 THEN t.attempts - 1 ELSE t.attempts END,
+    due = CASE WHEN l.how = 3 THEN t.due ELSE now() + l.after_us * interval '1 microsecond' END,
+    dead_at = CASE WHEN l.how = 3 THEN now() END,
+    owner = NULL,
+    history = CASE WHEN l.how = 4 THEN t.history
+      ELSE t.history || jsonb_build_array(jsonb_build_object('a', t.attempts, 'o', t.owner,
+        't', (extract(epoch FROM now()) * 1000000)::bigint, 'r', l.reason)) END
+  FROM live AS l
+  WHERE t.id = l.id AND l.how <> 1
+  RETURNING l.n, t.queue, CASE WHEN l.how IN (2, 4) AND l.after_us = 0 THEN {WAKE} END AS woke
+)
+SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`),
+
+		// $1 queue, $2 ID. Returns the deleted row's state as of now; a
+		// live claim's end is notified ("c" ID ":" token) for the store
+		// that made it.
+		cancel: r.Replace(`WITH gone AS (
+  DELETE FROM {T} AS t WHERE t.id = $2 AND t.queue = $1
+  RETURNING t.id, t.token, t.state = 3 AND t.due > now() AS live, t.tableoid
+)
+SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid::bigint, 'c' || id || ':' || token) IS NULL END
+FROM gone`),
+
+		// $1 queue, $2 ID: a dead item, or a claim on its last attempt whose
+		// lease expired (whose loss joins the history), made visible with
+		// no attempts used.
+		requeueDead: r.Replace(`WITH up AS (
+  UPDATE {T} AS t SET
+    state = 1, attempts = 0, due = now(), dead_at = NULL, owner = NULL,
+    history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
+  WHERE t.id = $2 AND t.queue = $1
+    AND (t.state = 4 OR (t.state = 3 AND t.due <= now() AND t.attempts >= t.max_attempts))
+  RETURNING t.*, {WAKE} AS woke
+)
+SELECT {COLS} FROM up`),
+
+		// $1 queue, $2 ID.
+		deleteDead: r.Replace(`DELETE FROM {T} WHERE id = $2 AND queue = $1 AND {STATE} = 4`),
+
+		lookup: r.Replace(`SELECT {COLS} FROM {T} WHERE id = $1`),
+
+		// $1 queue, $2 state (0 for all), $3 after, $4 limit.
+		list: r.Replace(`SELECT {COLS} FROM {T}
+WHERE queue = $1 AND id > $3 AND ($2 = 0 OR {STATE} = $2)
+ORDER BY id LIMIT $4`),
+
+		counts: r.Replace(`SELECT
+  count(*) FILTER (WHERE {STATE} = 1), count(*) FILTER (WHERE {STATE} = 2),
+  count(*) FILTER (WHERE {STATE} = 3), count(*) FILTER (WHERE {STATE} = 4)
+FROM {T} WHERE queue = $1`),
+
+		// $1 the table, quoted.
+		oid: `SELECT $1::text::regclass::oid::bigint`,
+
+		migrations: r.Replace(`CREATE TABLE IF NOT EXISTS {M} (
+  target     text        NOT NULL,
+  version    int         NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (target, version)
+)`),
+		// $1 the target table, quoted.
+		migrated:      r.Replace(`SELECT coalesce(max(version), 0) FROM {M} WHERE target = $1`),
+		markMigration: r.Replace(`INSERT INTO {M} (target, version) VALUES ($1, $2)`),
+	}
+	s.v1 = []string{
+		// due is when a waiting item becomes claimable, or when a claim's
+		// lease expires; token counts the item's claims and is never
+		// reset, so each claim has one no earlier claim had. history is a
+		// JSON array of failures.
+		r.Replace(`CREATE TABLE {T} (
+  id           bigint      GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+  queue        text        NOT NULL,
+  key          text,
+  payload      bytea,
+  state        smallint    NOT NULL CHECK (state IN (1, 3, 4)),
+  attempts     int         NOT NULL DEFAULT 0,
+  max_attempts int         NOT NULL CHECK (max_attempts > 0),
+  priority     smallint    NOT NULL,
+  timeout_us   bigint      NOT NULL DEFAULT 0,
+  enqueued_at  timestamptz NOT NULL,
+  due          timestamptz NOT NULL,
+  token        bigint      NOT NULL DEFAULT 0,
+  owner        text,
+  dead_at      timestamptz,
+  history      jsonb       NOT NULL DEFAULT '[]'
+)`),
+		// The claim order, over the rows a Claim may take.
+		fmt.Sprintf(`CREATE INDEX ON %s (queue, priority, due, id) WHERE state IN (1, 3)`, table),
+		fmt.Sprintf(`CREATE UNIQUE INDEX ON %s (queue, key) WHERE key IS NOT NULL`, table),
+		fmt.Sprintf(`CREATE INDEX ON %s (queue, id) WHERE state = 4`, table),
+	}
+	return s
+}
