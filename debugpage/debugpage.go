@@ -48,8 +48,10 @@ type Config struct {
 	Broker *claim.Broker
 	Queues []string
 	// The most leases, locks, dead letters per queue and audit decisions
-	// shown; zero means the default. The page says how many there are in
-	// all when it shows fewer.
+	// shown; zero means the default. The page says how many leases there
+	// are in all when it shows fewer: it lists every lease to count them,
+	// a copy of the lease table, so on a service of millions of leases a
+	// request costs what Service.List costs.
 	LeaseLimit, LockLimit, DeadLimit, AuditLimit int
 }
 

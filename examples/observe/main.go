@@ -16,6 +16,10 @@ import (
 	"flag"
 	"log"
 	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,26 +91,49 @@ func (a *App) Close() error {
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to serve /metrics and /debug/lease on")
 	flag.Parse()
-	app, err := NewApp(lease.SystemClock())
-	if err != nil {
+	if err := run(*addr); err != nil {
 		log.Fatal(err)
 	}
-	defer app.Close()
+}
 
-	ctx := context.Background()
-	go func() {
-		// Some work to watch: a worker on the queue and a periodic job
-		// under a lock.
+// run serves on addr until SIGINT or SIGTERM, with some work to watch: a
+// worker on the queue, and every five seconds an item enqueued and a job
+// run under a lock.
+func run(addr string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app, err := NewApp(lease.SystemClock())
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		_ = app.Broker.Work(ctx, claim.Worker{Queue: Queue, Owner: "worker-1",
 			Handler: func(context.Context, claim.Claim) error { return nil }})
-	}()
-	go func() {
-		for range time.Tick(5 * time.Second) {
-			_, _ = app.Broker.Enqueue(ctx, Queue, []byte("hello"))
-			_, _ = app.Manager.TryLock(ctx, "report", func(context.Context, lock.Lease) error { return nil })
+	})
+	wg.Go(func() {
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_, _ = app.Broker.Enqueue(ctx, Queue, []byte("hello"))
+				_, _ = app.Manager.TryLock(ctx, "report", func(context.Context, lock.Lease) error { return nil })
+			}
 		}
-	}()
-	srv := &http.Server{Addr: *addr, Handler: app.Handler, ReadHeaderTimeout: 10 * time.Second}
-	log.Printf("serving /metrics and /debug/lease on %s", *addr)
-	log.Fatal(srv.ListenAndServe())
+	})
+	srv := &http.Server{Addr: addr, Handler: app.Handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe() }()
+	log.Printf("serving /metrics and /debug/lease on %s", addr)
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		err = srv.Shutdown(context.Background())
+	}
+	stop()
+	wg.Wait()
+	return errors.Join(err, app.Close())
 }
