@@ -29,6 +29,7 @@ type eventKind uint8
 const (
 	eventDecision eventKind = iota + 1
 	eventEnd
+	eventObserve // for the observer (observer.go)
 )
 
 type event struct {
@@ -37,6 +38,7 @@ type event struct {
 	lease    Lease
 	reason   EndReason
 	subs     []*subscriber // the subscribers when the event was queued
+	observed Event         // eventObserve
 }
 
 type subscriber struct {
@@ -167,6 +169,8 @@ func (s *Service) dispatch(ev *event) {
 	switch ev.kind {
 	case eventDecision:
 		callback.Call("audit sink", s.reportPanic, func() { s.opts.auditSink(ev.decision) })
+	case eventObserve:
+		s.deliverObserved(&ev.observed)
 	case eventEnd:
 		if ev.reason == EndExpired && s.opts.onExpire != nil {
 			l := ownKeys(ev.lease)

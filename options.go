@@ -34,6 +34,7 @@ type options struct {
 	customTrace   bool // traceID is the user's, so calls to it are guarded
 	onPanic       func(*PanicError)
 	sinkBuffer    int
+	observer      *observerHook // nil: no observer (WithObserver)
 }
 
 func defaultOptions() options {

@@ -33,7 +33,7 @@ func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leas
 	if err := checkClaimArgs(ctx, queue, owner, limit, leaseDuration); err != nil {
 		return nil, err
 	}
-	return b.store.Claim(ctx, ClaimRequest{Queue: queue, Owner: owner, Limit: limit, Lease: leaseDuration})
+	return b.observeClaims(b.store.Claim(ctx, ClaimRequest{Queue: queue, Owner: owner, Limit: limit, Lease: leaseDuration}))
 }
 
 // Heartbeat extends a live claim to now+leaseDuration on the store's clock
@@ -63,7 +63,7 @@ func (b *Broker) Complete(ctx context.Context, c Claim) error {
 	if err := checkClaim(ctx, op, c); err != nil {
 		return err
 	}
-	return b.store.Settle(ctx, Settlement{Ref: c.Ref, How: SettleComplete})
+	return b.observeSettled(c, EventCompleted, b.store.Settle(ctx, Settlement{Ref: c.Ref, How: SettleComplete}))
 }
 
 // Fail gives the claimed item back with reason, which is kept in its
@@ -94,7 +94,7 @@ func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, ma
 	if err := b.store.Settle(ctx, s); err != nil {
 		return 0, err
 	}
-	return out, nil
+	return out, b.observeSettled(c, outcomeEvent(out), nil)
 }
 
 // Snooze gives the claimed item back, claimable again after after, without
@@ -110,7 +110,7 @@ func (b *Broker) Snooze(ctx context.Context, c Claim, after time.Duration) error
 	if after < 0 {
 		return invalid(op, "after", after.String()+" is negative")
 	}
-	return b.store.Settle(ctx, Settlement{Ref: c.Ref, How: SettleSnooze, After: after})
+	return b.observeSettled(c, EventSnoozed, b.store.Settle(ctx, Settlement{Ref: c.Ref, How: SettleSnooze, After: after}))
 }
 
 // Cancel removes the item id of queue whatever its state: waiting, dead or
@@ -123,7 +123,7 @@ func (b *Broker) Cancel(ctx context.Context, queue string, id ItemID) error {
 	if err := checkQueue(ctx, op, queue); err != nil {
 		return err
 	}
-	return b.store.Cancel(ctx, queue, id)
+	return b.observeCancel(queue, id, b.store.Cancel(ctx, queue, id))
 }
 
 // delay is the backoff delay with the Broker's jitter applied. It calls

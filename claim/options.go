@@ -27,6 +27,7 @@ type options struct {
 	maxAttempts int
 	jitter      func(time.Duration) time.Duration
 	onPanic     func(*lease.PanicError)
+	observer    Observer // nil: none (WithObserver)
 }
 
 func defaultOptions() options {

@@ -286,8 +286,8 @@ func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}
 		ready, stop := r.b.store.Notify(w.Queue)
 		sent := r.clock.Now()
 		r.beginClaim()
-		claims, err := r.b.store.Claim(ctx, ClaimRequest{Queue: w.Queue, Owner: w.Owner,
-			Limit: min(idle, w.BatchSize), Lease: w.LeaseDuration, Lost: r.lostFn})
+		claims, err := r.b.observeClaims(r.b.store.Claim(ctx, ClaimRequest{Queue: w.Queue, Owner: w.Owner,
+			Limit: min(idle, w.BatchSize), Lease: w.LeaseDuration, Lost: r.lostFn}))
 		started := r.endClaim(claims, sent)
 		switch {
 		case err != nil:
@@ -340,14 +340,16 @@ func (r *run) pause(ctx context.Context, d time.Duration) {
 func (r *run) handle(j *job, free func()) {
 	var err error
 	if r.start(j) {
+		ctx, traced := r.b.traceHandler(j)
 		var value any
 		report := func(name string, v any, stack []byte) {
 			value = v
 			r.b.reportPanic(name, v, stack)
 		}
-		if callback.Call("work handler", report, func() { err = r.w.Handler(j.ctx, j.claim) }) {
+		if callback.Call("work handler", report, func() { err = r.w.Handler(ctx, j.claim) }) {
 			err = fmt.Errorf("panic: %v", value)
 		}
+		traced(err)
 	}
 	stopped, timedOut := r.finish(j)
 	free()

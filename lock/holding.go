@@ -19,13 +19,14 @@ type holding struct {
 	// lease is written only by renew, which the loop never runs
 	// concurrently with itself, and read by finish once the loop has
 	// stopped.
-	lease Lease
+	lease    Lease
+	observed *holdObserver // nil: no observer (observe.go)
 }
 
 // hold starts holding l, acquired by a call made at sent on the Manager's
-// clock.
-func (m *Manager) hold(ctx context.Context, l Lease, sent time.Time) *holding {
-	h := &holding{m: m, parent: ctx, lease: l}
+// clock, reported to observed (nil for none).
+func (m *Manager) hold(ctx context.Context, l Lease, sent time.Time, observed *holdObserver) *holding {
+	h := &holding{m: m, parent: ctx, lease: l, observed: observed}
 	h.loop = renewal.Start(ctx, renewal.Config{
 		Clock:    m.opts.clock,
 		Duration: m.opts.duration,
@@ -58,6 +59,7 @@ func (h *holding) renew(ctx context.Context) error {
 	for _, r := range got {
 		if r.Name == h.lease.Name && r.ExecutionID == h.lease.ExecutionID && r.Token == h.lease.Token {
 			h.lease = r
+			h.observeRenewed()
 			return nil
 		}
 	}
@@ -84,4 +86,5 @@ func (h *holding) finish() {
 	if f := h.m.opts.onReleaseError; err != nil && f != nil {
 		callback.Call("release error handler", h.m.reportPanic, func() { f(h.lease, err) })
 	}
+	h.observeReleased(err)
 }

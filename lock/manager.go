@@ -219,11 +219,13 @@ func run[T any](ctx context.Context, m *Manager, op, name string, wait bool, fn 
 	if wait {
 		acquire = m.acquireWait
 	}
+	begun := m.observeBegin()
 	l, sent, err := acquire(ctx, name)
 	if err != nil || l == nil {
 		return none, err
 	}
-	h := m.hold(ctx, *l, sent)
+	ctx, observed := m.observeAcquired(ctx, *l, begun)
+	h := m.hold(ctx, *l, sent, observed)
 	defer h.finish()
 	if h.loop.Err() != nil {
 		return none, ErrLockLost

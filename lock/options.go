@@ -37,7 +37,8 @@ type managerOptions struct {
 	clock          lease.Clock   // nil: the provider's time base, or the system clock
 	onReleaseError func(Lease, error)
 	onPanic        func(*lease.PanicError)
-	value          []byte // nil: none
+	value          []byte   // nil: none
+	observer       Observer // nil: none (WithObserver)
 }
 
 // WithLeaseDuration sets the duration of the leases the Manager acquires

@@ -216,7 +216,9 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Leadership, err
 			ld.token = l.Token
 			ld.ctx, ld.cancel = context.WithCancelCause(hctx)
 			close(won)
+			e.observe(EventElected, value, l.Token, ld.ctx)
 			<-ld.ctx.Done()
+			e.observe(EventDeposed, value, l.Token, ld.ctx)
 			return nil
 		})
 	}()

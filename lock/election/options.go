@@ -32,6 +32,7 @@ type options struct {
 	set      setFlags
 	clock    lease.Clock // nil: the provider's time base, or the system clock
 	onPanic  func(*lease.PanicError)
+	observer Observer // nil: none (WithObserver)
 }
 
 // setFlags records which durations were given, so that a zero given is

@@ -1,0 +1,204 @@
+package claim
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// EventKind says what an Event reports. It is a plain value, safe to
+// share.
+type EventKind uint8
+
+// The kinds of Event.
+const (
+	// EventClaimed reports an item claimed, by Claim or by Work.
+	EventClaimed EventKind = iota + 1
+	// EventCompleted reports an item completed.
+	EventCompleted
+	// EventFailed reports a failed item requeued for another attempt.
+	EventFailed
+	// EventDeadLettered reports a failed item that ran out of attempts.
+	EventDeadLettered
+	// EventSnoozed reports an item given back by Snooze.
+	EventSnoozed
+	// EventCancelled reports an item removed by Cancel.
+	EventCancelled
+	// EventHandled reports a Work handler that returned, with its
+	// Duration and error.
+	EventHandled
+)
+
+// String returns the kind's name, such as "claimed" or "dead_lettered".
+func (k EventKind) String() string {
+	switch k {
+	case EventClaimed:
+		return "claimed"
+	case EventCompleted:
+		return "completed"
+	case EventFailed:
+		return "failed"
+	case EventDeadLettered:
+		return "dead_lettered"
+	case EventSnoozed:
+		return "snoozed"
+	case EventCancelled:
+		return "cancelled"
+	case EventHandled:
+		return "handled"
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Event is one thing an Observer is told about. It is a plain value, safe
+// to copy and to keep.
+type Event struct {
+	Kind    EventKind
+	Queue   string
+	Item    ItemID
+	Owner   string // "" for EventCancelled
+	Attempt int    // the claim's attempt; 0 for EventCancelled
+	// Pickup is, for the EventClaimed of an item's first attempt, how long
+	// it waited from Enqueue to the claim, when the store can tell (Memory
+	// can); PickupKnown says whether it is set.
+	Pickup      time.Duration
+	PickupKnown bool
+	// Duration is, for EventHandled, how long the handler ran, on the
+	// Broker's clock.
+	Duration time.Duration
+	// Err is, for EventHandled, the error the handler returned (a panic
+	// becomes an error); nil for success.
+	Err error
+}
+
+// Observer receives a Broker's events. Observe is called on the goroutine
+// of the call that caused the event, after the store has answered and
+// outside every lock, under the Broker's panic policy (reported as
+// Callback "observer"); it must be safe for concurrent use and may call the
+// Broker. Nothing is queued, so nothing is buffered. Calls that fail are
+// not events.
+type Observer interface {
+	Observe(Event)
+}
+
+// HandlerTracer is implemented by an Observer that wraps each Work handler,
+// for example in a trace span. TraceHandler is called before the handler
+// with its context and claim, and returns the context the handler gets
+// and a function that Work calls with the handler's error once it has
+// returned. It must be safe for concurrent use; a panic in it is reported
+// and the handler runs with its own context.
+type HandlerTracer interface {
+	TraceHandler(ctx context.Context, c Claim) (context.Context, func(err error))
+}
+
+// ObserverFunc adapts a function to an Observer. Like any func value it is
+// safe to share; the function must be safe for concurrent use.
+type ObserverFunc func(Event)
+
+// Observe calls f(e).
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// WithObserver makes the Broker tell o about its events (see Observer); if
+// o is also a HandlerTracer, it wraps every Work handler. Without it an
+// event costs a nil check. It panics if o is nil.
+func WithObserver(o Observer) Option {
+	if o == nil {
+		panic("claim: WithObserver: nil observer")
+	}
+	return optionFunc(func(opts *options) { opts.observer = o })
+}
+
+// emit calls the observer under the panic policy.
+func (b *Broker) emit(ev Event) {
+	b.call("observer", func() { b.opts.observer.Observe(ev) })
+}
+
+// observeSettled reports a settlement of c that returned err, and returns
+// err.
+func (b *Broker) observeSettled(c Claim, kind EventKind, err error) error {
+	if b.opts.observer != nil && err == nil {
+		b.emit(Event{Kind: kind, Queue: c.Queue, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt})
+	}
+	return err
+}
+
+// observeCancel reports a cancel that returned err, and returns err.
+func (b *Broker) observeCancel(queue string, id ItemID, err error) error {
+	if b.opts.observer != nil && err == nil {
+		b.emit(Event{Kind: EventCancelled, Queue: queue, Item: id})
+	}
+	return err
+}
+
+// observeClaims reports claims made, with their pickup latency when the
+// store knows it, and returns them with err unchanged.
+func (b *Broker) observeClaims(claims []Claim, err error) ([]Claim, error) {
+	if b.opts.observer == nil || len(claims) == 0 {
+		return claims, err
+	}
+	var waited []time.Duration
+	if m, ok := b.store.(*Memory); ok {
+		waited = m.pickups(claims)
+	}
+	for i, c := range claims {
+		ev := Event{Kind: EventClaimed, Queue: c.Queue, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt}
+		if waited != nil && waited[i] >= 0 {
+			ev.Pickup, ev.PickupKnown = waited[i], true
+		}
+		b.emit(ev)
+	}
+	return claims, err
+}
+
+// noTrace ends a handler nobody observes.
+func noTrace(error) {}
+
+// traceHandler starts observing the handler of j: it returns the context
+// the handler gets and the function to call with its error.
+func (b *Broker) traceHandler(j *job) (context.Context, func(error)) {
+	o := b.opts.observer
+	if o == nil {
+		return j.ctx, noTrace
+	}
+	ctx, end := j.ctx, noTrace
+	if t, ok := o.(HandlerTracer); ok {
+		b.call("observer", func() {
+			c, e := t.TraceHandler(j.ctx, j.claim)
+			if c != nil && e != nil {
+				ctx, end = c, e
+			}
+		})
+	}
+	start := j.r.clock.Now()
+	c := j.claim
+	return ctx, func(err error) {
+		b.call("observer", func() { end(err) })
+		b.emit(Event{Kind: EventHandled, Queue: c.Queue, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt,
+			Duration: j.r.clock.Now().Sub(start), Err: err})
+	}
+}
+
+// pickups returns, for each claim of a first attempt, how long its item
+// waited from enqueue to now; -1 when unknown (a later attempt, or an
+// item gone already).
+func (m *Memory) pickups(claims []Claim) []time.Duration {
+	out := make([]time.Duration, len(claims))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	for i, c := range claims {
+		out[i] = -1
+		if it := m.lookup(c.Item); it != nil && c.Attempt == 1 {
+			out[i] = time.Duration(now - it.enqueued)
+		}
+	}
+	return out
+}
+
+// outcomeEvent is the event of a Fail's outcome.
+func outcomeEvent(o Outcome) EventKind {
+	if o == DeadLettered {
+		return EventDeadLettered
+	}
+	return EventFailed
+}

@@ -1,0 +1,49 @@
+package election_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
+	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/election"
+)
+
+func TestObserverSeesLeaderChanges(t *testing.T) {
+	var mu sync.Mutex
+	var got []election.Event
+	obs := election.ObserverFunc(func(e election.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, e)
+	})
+	svc := lease.New(lease.WithClock(leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	el, err := election.New(lock.NewMemory(svc), "scheduler", election.WithObserver(obs))
+	require.NoError(t, err)
+
+	alice, err := el.Campaign(ctx, []byte("alice"))
+	require.NoError(t, err)
+	require.NoError(t, alice.Resign(ctx))
+	bob, err := el.Campaign(ctx, []byte("bob"))
+	require.NoError(t, err)
+	require.NoError(t, bob.Resign(ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 4)
+	assert.Equal(t, election.Event{Kind: election.EventElected, Election: "scheduler",
+		Leader: election.Leader{Value: []byte("alice"), Token: alice.Token()}}, got[0])
+	assert.Equal(t, election.EventDeposed, got[1].Kind)
+	assert.ErrorIs(t, got[1].Cause, election.ErrResigned)
+	assert.Equal(t, "bob", string(got[2].Leader.Value))
+	assert.Greater(t, got[2].Leader.Token, got[0].Leader.Token)
+	assert.Equal(t, "deposed", got[3].Kind.String())
+	assert.Panics(t, func() { election.WithObserver(nil) })
+	assert.Equal(t, "EventKind(7)", election.EventKind(7).String())
+}

@@ -1,0 +1,107 @@
+package lock_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/lock"
+)
+
+// lockRecorder is an Observer and a HoldTracer that records what it is
+// told.
+type lockRecorder struct {
+	mu     sync.Mutex
+	events []lock.Event
+	ends   []error
+}
+
+type holdKey struct{}
+
+func (r *lockRecorder) Observe(e lock.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *lockRecorder) TraceHold(ctx context.Context, l lock.Lease) (context.Context, func(error)) {
+	return context.WithValue(ctx, holdKey{}, l.Name), func(err error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.ends = append(r.ends, err)
+	}
+}
+
+func (r *lockRecorder) kinds() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		out = append(out, e.Kind.String())
+	}
+	return out
+}
+
+func TestObserverSeesAHolding(t *testing.T) {
+	rec := &lockRecorder{}
+	f := newFixture(t, lock.WithObserver(rec))
+	f.p.acquire = func(ctx context.Context, name, exec string, d time.Duration) (*lock.Lease, error) {
+		f.clock.Advance(2 * time.Second) // a slow provider
+		return f.mem.Acquire(ctx, name, exec, d)
+	}
+	ok, err := f.m.TryLock(context.Background(), "jobs", func(ctx context.Context, _ lock.Lease) error {
+		assert.Equal(t, "jobs", ctx.Value(holdKey{}), "the function runs in the tracer's context")
+		f.clock.Advance(11 * time.Second) // one renewal, at a third of 30 s
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	assert.Equal(t, []string{"acquired", "renewed", "released"}, rec.kinds())
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Equal(t, 2*time.Second, rec.events[0].Wait)
+	assert.Equal(t, "me", rec.events[0].Lease.ExecutionID)
+	assert.Equal(t, rec.events[0].Lease.Token, rec.events[2].Lease.Token)
+	assert.Equal(t, 11*time.Second, rec.events[2].Held)
+	assert.NoError(t, rec.events[2].Err)
+	assert.Equal(t, []error{nil}, rec.ends)
+}
+
+func TestObserverSeesALoss(t *testing.T) {
+	rec := &lockRecorder{}
+	f := newFixture(t, lock.WithObserver(rec))
+	f.p.setRenew(errFailing)
+	_, err := f.m.TryLock(context.Background(), "jobs", func(ctx context.Context, _ lock.Lease) error {
+		f.clock.Advance(testLease)
+		<-ctx.Done()
+		return nil
+	})
+	require.ErrorIs(t, err, lock.ErrLockLost)
+	assert.Equal(t, []string{"acquired", "lost", "released"}, rec.kinds())
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Equal(t, testLease, rec.events[1].Held)
+	require.Len(t, rec.ends, 1)
+	assert.ErrorIs(t, rec.ends[0], lock.ErrLockLost)
+}
+
+func TestObserverPanicIsReported(t *testing.T) {
+	var panics []*lease.PanicError
+	var mu sync.Mutex
+	f := newFixture(t, lock.WithObserver(lock.ObserverFunc(func(lock.Event) { panic("boom") })),
+		lock.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
+	ok, err := f.m.TryLock(context.Background(), "jobs", func(context.Context, lock.Lease) error { return nil })
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Len(t, panics, 2) // acquired and released
+	assert.Equal(t, "observer", panics[0].Callback)
+	assert.False(t, f.held(t, "jobs"))
+	assert.Panics(t, func() { lock.WithObserver(nil) })
+	assert.Equal(t, "EventKind(9)", lock.EventKind(9).String())
+}

@@ -1,0 +1,117 @@
+package otel
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	gotel "go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/leasehold/lease"
+)
+
+// ScopeName is the instrumentation scope of the meter and the tracer.
+const ScopeName = "github.com/leasehold/lease/otel"
+
+// Telemetry turns the events of the module's packages into metrics and
+// spans. Create one with New; give its observers to the packages. A
+// Telemetry and its observers are safe for concurrent use, and one
+// Telemetry may observe any number of services, brokers and managers: their
+// metrics add up.
+type Telemetry struct {
+	tracer trace.Tracer
+
+	mu  sync.Mutex
+	reg metric.Registration // nil once closed
+
+	lease    leaseObserver
+	claim    claimObserver
+	lock     lockObserver
+	election electionObserver
+}
+
+// Option configures New. Options are plain values, safe to share.
+type Option interface{ apply(*config) }
+
+type config struct {
+	lockNames bool
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithLockNames puts the lock's name (attribute lease.lock.name) on the
+// lock metrics, not only on the spans. Use it when the program locks a
+// small, fixed set of names: every name is a time series of its own.
+func WithLockNames() Option {
+	return optionFunc(func(c *config) { c.lockNames = true })
+}
+
+// New returns a Telemetry that records on mp's meter and tp's tracer,
+// both named ScopeName. A nil mp or tp means the global one
+// (go.opentelemetry.io/otel's GetMeterProvider, GetTracerProvider). It
+// fails only if an instrument cannot be created.
+func New(mp metric.MeterProvider, tp trace.TracerProvider, opts ...Option) (*Telemetry, error) {
+	var c config
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if mp == nil {
+		mp = gotel.GetMeterProvider()
+	}
+	if tp == nil {
+		tp = gotel.GetTracerProvider()
+	}
+	meter := mp.Meter(ScopeName)
+	t := &Telemetry{tracer: tp.Tracer(ScopeName)}
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	observables := t.lease.init(meter, add)
+	t.claim.init(meter, t.tracer, add)
+	t.lock.init(meter, t.tracer, c.lockNames, add)
+	t.election.init(meter, add)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	reg, err := meter.RegisterCallback(t.lease.collect, observables...)
+	if err != nil {
+		return nil, err
+	}
+	t.reg = reg
+	return t, nil
+}
+
+// Close unregisters the Telemetry's asynchronous instruments: the lease
+// counts are no longer reported. The observers stay usable. Close is
+// idempotent.
+func (t *Telemetry) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reg == nil {
+		return nil
+	}
+	err := t.reg.Unregister()
+	t.reg = nil
+	return err
+}
+
+// Lease returns the observer for lease.WithObserver.
+func (t *Telemetry) Lease() lease.Observer { return &t.lease }
+
+// TraceID returns the trace ID of ctx's span, in hexadecimal, or, without
+// a valid span, the ID lease.WithTraceID set (lease.TraceIDFromContext).
+// Pass it to lease.WithTraceIDFunc so that audit Decisions carry the
+// trace of the request that made them.
+func TraceID(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		return sc.TraceID().String()
+	}
+	return lease.TraceIDFromContext(ctx)
+}
