@@ -19,7 +19,9 @@ type PanicError struct {
 	// Callback names the kind of callback: "audit sink", "expiry hook",
 	// "end subscriber", "trace id" (package lease); "work handler",
 	// "jitter" (package claim); "release error handler", "provider renew"
-	// (package lock).
+	// (package lock); "on started leading", "on stopped leading", "on new
+	// leader" (package election); "observer" (every package with
+	// WithObserver).
 	Callback string
 	// Value is the value the callback panicked with.
 	Value any
