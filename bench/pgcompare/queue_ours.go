@@ -33,8 +33,12 @@ func claimStoreSettings(openStore func(ctx context.Context, pool *pgxpool.Pool, 
 
 const (
 	ourQueue = "pgcompare"
-	// ourBatch is how many items one claim of Work takes.
-	ourBatch = 100
+	// ourBatch bounds how many items one claim of Work takes (it never
+	// takes more than it has idle handlers for): 100 workers claim up to
+	// 100 at a time, 2,000 up to 1,000. Measured at 2,000 workers, one run
+	// each: 36,000 jobs/s with 100, 53,000 with 500, 57,000 with 1,000,
+	// 50,000 with 2,000 (Work's default, Concurrency).
+	ourBatch = 1000
 	// ourLease is long enough that no claim expires during a run.
 	ourLease = time.Minute
 )
@@ -80,7 +84,7 @@ func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 	w := claim.Worker{
 		Queue:         ourQueue,
 		Concurrency:   s.workers,
-		BatchSize:     ourBatch,
+		BatchSize:     min(s.workers, ourBatch),
 		LeaseDuration: ourLease,
 		Handler: func(context.Context, claim.Claim) error {
 			obs.Started()
