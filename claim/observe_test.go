@@ -94,7 +94,7 @@ func TestObserverTracesWorkHandlers(t *testing.T) {
 		seen := make(chan any, 2)
 		stop := startWork(t, b, claim.Worker{Queue: q, Owner: "w", Handler: func(ctx context.Context, c claim.Claim) error {
 			seen <- ctx.Value(tracedKey{})
-			time.Sleep(3 * time.Second) // the bubble's fake time
+			<-time.After(3 * time.Second) // the bubble\'s fake time
 			if string(c.Payload) == "bad" {
 				return errors.New("bad payload")
 			}
@@ -104,7 +104,7 @@ func TestObserverTracesWorkHandlers(t *testing.T) {
 		synctest.Wait()
 		bad := enqueue(t, b, q, "bad", claim.MaxAttempts(1))
 		synctest.Wait()
-		time.Sleep(10 * time.Second)
+		<-time.After(10 * time.Second) // the bubble\'s fake time moves on
 		synctest.Wait()
 		require.NoError(t, stop())
 		assert.Equal(t, good.ID, <-seen)

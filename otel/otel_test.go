@@ -230,7 +230,7 @@ func TestClaimHandlerSpansAndDurations(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- b.Work(ctx, claim.Worker{Queue: "mail", Owner: "w", Handler: func(ctx context.Context, c claim.Claim) error {
-				time.Sleep(2 * time.Second) // the bubble's fake time
+				<-time.After(2 * time.Second) // the bubble\'s fake time
 				if string(c.Payload) == "bad" {
 					return errors.New("bad address")
 				}
@@ -242,7 +242,7 @@ func TestClaimHandlerSpansAndDurations(t *testing.T) {
 			require.NoError(t, err)
 			synctest.Wait()
 		}
-		time.Sleep(5 * time.Second)
+		<-time.After(5 * time.Second) // the bubble\'s fake time moves on
 		synctest.Wait()
 		ms := h.metrics(t)
 		cancel()
