@@ -2,13 +2,12 @@ package claimtest
 
 import (
 	"context"
-	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/internal/suite"
 )
 
 // Durations of the clauses. With a fake clock they are arbitrary; on a real
@@ -64,7 +63,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) (claim.Store, lease.Clo
 			}
 			e := &env{T: t, s: s, clock: clock, ctx: context.Background()}
 			e.adv, _ = clock.(Advancer)
-			defer guard(c.name)()
+			defer suite.Guard("claimtest", c.name, guardLimit)()
 			c.run(e)
 		})
 	}
@@ -102,16 +101,4 @@ var clauses = []clause{
 	{"ConcurrentClaimersExactlyOnce", testConcurrentClaimers},
 	{"ConcurrentExpiry", testConcurrentExpiry},
 	{"Linearizable", testLinearizable},
-}
-
-// guard panics, with every goroutine's stack, if the clause runs longer than
-// guardLimit, so that a hang fails with a clue instead of at the test
-// binary's timeout. The returned function disarms it.
-func guard(name string) func() {
-	timer := time.AfterFunc(guardLimit, func() {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		panic(fmt.Sprintf("claimtest: clause %s did not finish within %v\n\n%s", name, guardLimit, buf))
-	})
-	return func() { timer.Stop() }
 }

@@ -2,13 +2,12 @@ package locktest
 
 import (
 	"context"
-	"fmt"
 	"reflect"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/suite"
 	"github.com/leasehold/lease/lock"
 )
 
@@ -65,7 +64,7 @@ func TestProvider(t *testing.T, newProvider func(t *testing.T) (lock.Provider, l
 			if e.adv != nil {
 				e.d = fakeLease
 			}
-			defer guard(c.name)()
+			defer suite.Guard("locktest", c.name, guardLimit)()
 			c.run(e)
 		})
 	}
@@ -115,16 +114,4 @@ func needs[C any](run func(e *env, c C)) func(*env) {
 		}
 		run(e, c)
 	}
-}
-
-// guard panics, with every goroutine's stack, if the clause runs longer than
-// guardLimit, so that a hang fails with a clue instead of at the test
-// binary's timeout. The returned function disarms it.
-func guard(name string) func() {
-	timer := time.AfterFunc(guardLimit, func() {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		panic(fmt.Sprintf("locktest: clause %s did not finish within %v\n\n%s", name, guardLimit, buf))
-	})
-	return func() { timer.Stop() }
 }

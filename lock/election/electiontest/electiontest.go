@@ -2,12 +2,11 @@ package electiontest
 
 import (
 	"context"
-	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/suite"
 	"github.com/leasehold/lease/lock"
 )
 
@@ -56,7 +55,7 @@ func TestElection(t *testing.T, newProvider func(t *testing.T) (lock.Provider, l
 				t.Fatal("electiontest: newProvider returned a nil provider or clock")
 			}
 			e := newEnv(t, p, clock)
-			defer guard(c.name)()
+			defer suite.Guard("electiontest", c.name, guardLimit)()
 			c.run(e)
 		})
 	}
@@ -80,18 +79,6 @@ var clauses = []clause{
 	{"FailingRenewalsStopLeading", testFailingRenewals},
 	{"ReleaseOnCancel", testReleaseOnCancel},
 	{"FollowersHearOfNewLeaders", testFollowersHear},
-}
-
-// guard panics, with every goroutine's stack, if the clause runs longer
-// than guardLimit, so that a hang fails with a clue instead of at the test
-// binary's timeout. The returned function disarms it.
-func guard(name string) func() {
-	timer := time.AfterFunc(guardLimit, func() {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		panic(fmt.Sprintf("electiontest: clause %s did not finish within %v\n\n%s", name, guardLimit, buf))
-	})
-	return func() { timer.Stop() }
 }
 
 // background is the context of the clauses' calls.
