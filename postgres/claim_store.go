@@ -781,15 +781,10 @@ func (s *ClaimStore) lose(r claim.Ref, op string) {
 	s.callbacks.Add(1)
 	s.mu.Unlock()
 	defer s.callbacks.Done()
-	l.fn(r, cancelledError{staleClaim(op, r)})
+	// The cause matches claim.ErrCancelled and lease.ErrStaleUse, and is a
+	// *lease.Error for errors.As.
+	l.fn(r, fmt.Errorf("%w: %w", staleClaim(op, r), claim.ErrCancelled))
 }
-
-// cancelledError is the cause given to the Lost function of a cancelled
-// claim: a stale-use error that also matches claim.ErrCancelled.
-type cancelledError struct{ err *lease.Error }
-
-func (e cancelledError) Error() string   { return e.err.Error() + ": item cancelled" }
-func (e cancelledError) Unwrap() []error { return []error{claim.ErrCancelled, e.err} }
 
 func staleClaim(op string, r claim.Ref) *lease.Error {
 	return &lease.Error{Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
