@@ -18,6 +18,7 @@ type Claim struct {
 	MaxAttempts int    // the item's attempts in all
 	Priority    int
 	Timeout     time.Duration // the item's handler timeout, 0 for none
+	EnqueuedAt  time.Time     // when the item was enqueued, on the store's clock
 	ExpiresAt   time.Time
 	Ref         Ref
 }
@@ -33,7 +34,8 @@ func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leas
 	if err := checkClaimArgs(ctx, queue, owner, limit, leaseDuration); err != nil {
 		return nil, err
 	}
-	return b.observeClaims(b.store.Claim(ctx, ClaimRequest{Queue: queue, Owner: owner, Limit: limit, Lease: leaseDuration}))
+	claims, err := b.store.Claim(ctx, ClaimRequest{Queue: queue, Owner: owner, Limit: limit, Lease: leaseDuration})
+	return b.observeClaims(claims, leaseDuration, err)
 }
 
 // Heartbeat extends a live claim to now+leaseDuration on the store's clock

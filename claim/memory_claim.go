@@ -124,7 +124,7 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 		holds = append(holds, h)
 		out[i] = Claim{Queue: req.Queue, Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
 			Attempt: h.attempt, MaxAttempts: it.max, Priority: int(it.priority), Timeout: it.timeout,
-			Ref: Ref{Item: it.id}}
+			EnqueuedAt: m.at(it.enqueued), Ref: Ref{Item: it.id}}
 	}
 	missed := m.missed
 	m.mu.Unlock()

@@ -50,6 +50,7 @@ func TestMemoryAttemptCountsFromTheClaim(t *testing.T) {
 	assert.Equal(t, claim.Claimed, seen.State)
 	assert.Equal(t, 1, seen.Attempts)
 	assert.Equal(t, 1, cs[0].Attempt)
+	assert.Equal(t, t0, cs[0].EnqueuedAt, "the claim carries its item's EnqueuedAt")
 }
 
 // An item cancelled while its claim's lease is granted was claimed first:

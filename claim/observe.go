@@ -59,8 +59,9 @@ type Event struct {
 	Owner   string // "" for EventCancelled
 	Attempt int    // the claim's attempt; 0 for EventCancelled
 	// Pickup is, for the EventClaimed of an item's first attempt, how long
-	// it waited from Enqueue to the claim, when the store can tell (Memory
-	// can); PickupKnown says whether it is set.
+	// it waited from Enqueue to the claim, when the store reports the
+	// claim's EnqueuedAt (Memory and the PostgreSQL store do); PickupKnown
+	// says whether it is set.
 	Pickup      time.Duration
 	PickupKnown bool
 	// Duration is, for EventHandled, how long the handler ran, on the
@@ -130,20 +131,17 @@ func (b *Broker) observeCancel(queue string, id ItemID, err error) error {
 	return err
 }
 
-// observeClaims reports claims made, with their pickup latency when the
-// store knows it, and returns them with err unchanged.
-func (b *Broker) observeClaims(claims []Claim, err error) ([]Claim, error) {
-	if b.opts.observer == nil || len(claims) == 0 {
+// observeClaims reports claims made, each for lease, and returns them with
+// err unchanged. A first attempt's pickup latency is the claim's instant
+// (its expiry less its lease) less its enqueue, both on the store's clock.
+func (b *Broker) observeClaims(claims []Claim, lease time.Duration, err error) ([]Claim, error) {
+	if b.opts.observer == nil {
 		return claims, err
 	}
-	var waited []time.Duration
-	if m, ok := b.store.(*Memory); ok {
-		waited = m.pickups(claims)
-	}
-	for i, c := range claims {
+	for _, c := range claims {
 		ev := Event{Kind: EventClaimed, Queue: c.Queue, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt}
-		if waited != nil && waited[i] >= 0 {
-			ev.Pickup, ev.PickupKnown = waited[i], true
+		if c.Attempt == 1 && !c.EnqueuedAt.IsZero() {
+			ev.Pickup, ev.PickupKnown = c.ExpiresAt.Add(-lease).Sub(c.EnqueuedAt), true
 		}
 		b.emit(ev)
 	}
@@ -176,23 +174,6 @@ func (b *Broker) traceHandler(j *job) (context.Context, func(error)) {
 		b.emit(Event{Kind: EventHandled, Queue: c.Queue, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt,
 			Duration: j.r.clock.Now().Sub(start), Err: err})
 	}
-}
-
-// pickups returns, for each claim of a first attempt, how long its item
-// waited from enqueue to now; -1 when unknown (a later attempt, or an
-// item gone already).
-func (m *Memory) pickups(claims []Claim) []time.Duration {
-	out := make([]time.Duration, len(claims))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
-	for i, c := range claims {
-		out[i] = -1
-		if it := m.lookup(c.Item); it != nil && c.Attempt == 1 {
-			out[i] = time.Duration(now - it.enqueued)
-		}
-	}
-	return out
 }
 
 // outcomeEvent is the event of a Fail's outcome.

@@ -286,8 +286,9 @@ func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}
 		ready, stop := r.b.store.Notify(w.Queue)
 		sent := r.clock.Now()
 		r.beginClaim()
-		claims, err := r.b.observeClaims(r.b.store.Claim(ctx, ClaimRequest{Queue: w.Queue, Owner: w.Owner,
-			Limit: min(idle, w.BatchSize), Lease: w.LeaseDuration, Lost: r.lostFn}))
+		claims, err := r.b.store.Claim(ctx, ClaimRequest{Queue: w.Queue, Owner: w.Owner,
+			Limit: min(idle, w.BatchSize), Lease: w.LeaseDuration, Lost: r.lostFn})
+		claims, err = r.b.observeClaims(claims, w.LeaseDuration, err)
 		started := r.endClaim(claims, sent)
 		switch {
 		case err != nil:

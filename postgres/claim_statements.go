@@ -140,7 +140,7 @@ UPDATE {T} AS t SET
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
 FROM picked AS p
 WHERE t.id = p.id
-RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.due, t.token, t.payload`),
+RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.enqueued_at, t.due, t.token, t.payload`),
 
 		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
 		// position and new expiry of each claim that was live. Rows are

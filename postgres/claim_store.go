@@ -356,15 +356,15 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		c        claim.Claim
 	}
 	var (
-		got             []picked
-		call, rn        int64
-		id, token, tout int64
-		state, prio     int16
-		attempt, maxAtt int32
-		expires         time.Time
-		payload         []byte
+		got               []picked
+		call, rn          int64
+		id, token, tout   int64
+		state, prio       int16
+		attempt, maxAtt   int32
+		enqueued, expires time.Time
+		payload           []byte
 	)
-	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &expires, &token, &payload}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &enqueued, &expires, &token, &payload}, func() error {
 		if call < 1 || call > int64(n) {
 			return fmt.Errorf("claim for call %d of %d", call, n)
 		}
@@ -374,7 +374,7 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		got = append(got, picked{call, rn, claim.Claim{
 			Queue: queue, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
 			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
-			Timeout: time.Duration(tout) * time.Microsecond, ExpiresAt: expires,
+			Timeout: time.Duration(tout) * time.Microsecond, EnqueuedAt: enqueued, ExpiresAt: expires,
 			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
 		}})
 		payload = nil // the next row gets its own

@@ -38,6 +38,7 @@ func TestClaimStoreEnqueueClaimComplete(t *testing.T) {
 	c := cs[0]
 	assert.Equal(t, "hello", string(c.Payload))
 	assert.Equal(t, it.ID, c.Item)
+	assert.True(t, it.EnqueuedAt.Equal(c.EnqueuedAt), "the claim carries its item's EnqueuedAt")
 	assert.Equal(t, claim.Ref{Item: it.ID, Token: 1}, c.Ref)
 	assert.Equal(t, 1, c.Attempt)
 	assert.Equal(t, 2, c.MaxAttempts)
