@@ -9,6 +9,7 @@ require (
 	github.com/hashicorp/raft v1.8.0
 	github.com/hashicorp/raft-boltdb/v2 v2.3.0
 	github.com/stretchr/testify v1.12.1
+	go.etcd.io/bbolt v1.3.5
 	go.uber.org/goleak v1.3.0
 )
 
@@ -22,7 +23,6 @@ require (
 	github.com/hashicorp/golang-lru v1.0.2 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.14 // indirect
-	go.etcd.io/bbolt v1.3.5 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 )

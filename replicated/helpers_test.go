@@ -46,7 +46,7 @@ const (
 
 // cluster is a cluster of nodes in the test process.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	nodes   []*Node // nil for a node that is down
 	cfgs    []Config
 	inmem   []*raft.InmemTransport
@@ -67,7 +67,7 @@ type clusterOpts struct {
 	options   []lease.Option
 }
 
-func newCluster(t *testing.T, o clusterOpts) *cluster {
+func newCluster(t testing.TB, o clusterOpts) *cluster {
 	t.Helper()
 	if o.size == 0 {
 		o.size = 3
@@ -120,7 +120,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 }
 
 // freeAddr returns a TCP address on 127.0.0.1 that was free a moment ago.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -237,7 +237,7 @@ func (c *cluster) reconnect(i int) {
 	}
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	t.Cleanup(cancel)
 	return ctx
@@ -267,7 +267,7 @@ func watchEnds(n *Node) *endings {
 }
 
 // next waits for the next ending.
-func (e *endings) next(t *testing.T) ending {
+func (e *endings) next(t testing.TB) ending {
 	t.Helper()
 	select {
 	case x := <-e.ch:
