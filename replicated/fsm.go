@@ -37,7 +37,8 @@ type fsm struct {
 	onEnd   func(lease.Lease, lease.EndReason) // the node's ending dispatcher
 	changed func()                             // the earliest deadline may have moved
 
-	state atomic.Pointer[fsmState]
+	state    atomic.Pointer[fsmState]
+	restores atomic.Int64 // snapshots restored
 
 	mu        sync.Mutex
 	applied   uint64        // last log index applied (commands and configurations)
@@ -98,7 +99,7 @@ func (f *fsm) applyEntry(data []byte) any {
 		return err
 	}
 	st := f.state.Load()
-	st.clock.advance(time.Unix(0, stamp))
+	st.clock.advance(time.Unix(0, stamp).UTC())
 	if len(cmds) == 0 {
 		return []result(nil)
 	}
@@ -207,7 +208,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
-	clock := newLogClock(sn.At(), f.changed)
+	clock := newLogClock(sn.At().UTC(), f.changed)
 	svc, err := f.newService(clock, sn)
 	if err != nil {
 		return err
@@ -215,6 +216,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	old := f.state.Swap(&fsmState{svc: svc, clock: clock})
 	_ = old.svc.Close()
 	f.setApplied(applied)
+	f.restores.Add(1)
 	f.changed()
 	return nil
 }
