@@ -215,8 +215,8 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	old := f.state.Swap(&fsmState{svc: svc, clock: clock})
 	_ = old.svc.Close()
-	f.setApplied(applied)
 	f.restores.Add(1)
+	f.setApplied(applied)
 	f.changed()
 	return nil
 }

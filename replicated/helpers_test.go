@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,17 +47,19 @@ const (
 
 // cluster is a cluster of nodes in the test process.
 type cluster struct {
-	t       testing.TB
-	nodes   []*Node // nil for a node that is down
-	cfgs    []Config
-	inmem   []*raft.InmemTransport
-	mem     []memStore
-	changed chan struct{} // a node's term became ready or ended
+	t     testing.TB
+	nodes []*Node // nil for a node that is down
+	cfgs  []Config
+	inmem []*raft.InmemTransport
+	mem   []memStore
+
+	mu      sync.Mutex
+	changed chan struct{} // closed when a node's term becomes ready or ends
 }
 
 type memStore struct {
 	store *raft.InmemStore
-	snaps *raft.InmemSnapshotStore
+	snaps *raft.FileSnapshotStore
 }
 
 type clusterOpts struct {
@@ -72,7 +75,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	if o.size == 0 {
 		o.size = 3
 	}
-	c := &cluster{t: t, changed: make(chan struct{}, 1)}
+	c := &cluster{t: t, changed: make(chan struct{})}
 	var servers []Server
 	for i := range o.size {
 		id := fmt.Sprintf("n%d", i)
@@ -93,7 +96,11 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 			servers = append(servers, Server{ID: id, Address: cfg.Bind})
 		}
 		if o.stores == memStores {
-			ms := memStore{store: raft.NewInmemStore(), snaps: raft.NewInmemSnapshotStore()}
+			// raft's in-memory snapshot store races a snapshot being
+			// written with one being sent: snapshots go to files.
+			snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, hclog.NewNullLogger())
+			require.NoError(t, err)
+			ms := memStore{store: raft.NewInmemStore(), snaps: snaps}
 			c.mem = append(c.mem, ms)
 			cfg.stores = func() (raft.LogStore, raft.StableStore, raft.SnapshotStore) {
 				return ms.store, ms.store, ms.snaps
@@ -130,10 +137,17 @@ func freeAddr(t testing.TB) string {
 }
 
 func (c *cluster) notify() {
-	select {
-	case c.changed <- struct{}{}:
-	default:
-	}
+	c.mu.Lock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// changes returns a channel closed at the next change of a term.
+func (c *cluster) changes() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
 }
 
 // start opens node i (again).
@@ -141,21 +155,36 @@ func (c *cluster) start(i int) {
 	c.t.Helper()
 	n, err := Open(context.Background(), c.cfgs[i])
 	require.NoError(c.t, err)
+	c.mu.Lock()
 	c.nodes[i] = n
+	c.mu.Unlock()
 }
 
 // stop closes node i.
 func (c *cluster) stop(i int) {
 	c.t.Helper()
-	require.NoError(c.t, c.nodes[i].Close())
+	c.mu.Lock()
+	n := c.nodes[i]
 	c.nodes[i] = nil
+	c.mu.Unlock()
+	require.NoError(c.t, n.Close())
+}
+
+// node returns node i, nil when it is down; for goroutines racing stop.
+func (c *cluster) node(i int) *Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes[i]
 }
 
 func (c *cluster) close() {
-	for i, n := range c.nodes {
+	for i := range c.nodes {
+		c.mu.Lock()
+		n := c.nodes[i]
+		c.nodes[i] = nil
+		c.mu.Unlock()
 		if n != nil {
 			_ = n.Close()
-			c.nodes[i] = nil
 		}
 	}
 	for _, tr := range c.inmem {
@@ -169,24 +198,35 @@ func (c *cluster) leader() int {
 	c.t.Helper()
 	deadline := time.After(waitLimit)
 	for {
-		for i, n := range c.nodes {
-			if n == nil {
-				continue
-			}
-			if t := n.term.Load(); t != nil && n.raft.State() == raft.Leader {
-				select {
-				case <-t.ready:
-					return i
-				default:
-				}
-			}
+		changed := c.changes()
+		if i := c.leading(); i >= 0 {
+			return i
 		}
 		select {
-		case <-c.changed:
+		case <-changed:
 		case <-deadline:
 			c.t.Fatal("no leader")
 		}
 	}
+}
+
+// leading returns the node that leads a ready term, or -1.
+func (c *cluster) leading() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		if t := n.term.Load(); t != nil && n.raft.State() == raft.Leader {
+			select {
+			case <-t.ready:
+				return i
+			default:
+			}
+		}
+	}
+	return -1
 }
 
 // leaderOtherThan waits for a leader that is not node old.
@@ -194,11 +234,12 @@ func (c *cluster) leaderOtherThan(old int) int {
 	c.t.Helper()
 	deadline := time.After(waitLimit)
 	for {
+		changed := c.changes()
 		if l := c.leader(); l != old {
 			return l
 		}
 		select {
-		case <-c.changed:
+		case <-changed:
 		case <-deadline:
 			c.t.Fatal("the leader did not change")
 		}

@@ -116,6 +116,8 @@ type Node struct {
 	term   atomic.Pointer[term] // the leadership term under way; nil when not leader
 	onTerm func()
 
+	verifyMu sync.RWMutex // held for reading by leadership confirmations
+
 	subsMu sync.Mutex
 	subs   atomic.Pointer[[]*endSub]
 
@@ -442,13 +444,30 @@ func (n *Node) readBarrier(ctx context.Context, op string, opts []ReadOption) er
 		return closedError(op)
 	}
 	index := n.raft.CommitIndex()
-	if err := n.raft.VerifyLeader().Error(); err != nil {
-		return n.raftError(op, err)
+	if err := n.verifyLeader(op); err != nil {
+		return err
 	}
 	if index <= t.barrier {
 		return nil // applied before the term's barrier completed
 	}
 	return n.fsm.waitApplied(ctx, op, index, n.closing)
+}
+
+// verifyLeader confirms with a quorum that the node still leads. raft
+// leaves a confirmation asked for while it shuts down unanswered, so Close
+// waits for those under way (verifyMu) before it shuts raft down.
+func (n *Node) verifyLeader(op string) error {
+	n.verifyMu.RLock()
+	defer n.verifyMu.RUnlock()
+	select {
+	case <-n.closing:
+		return closedError(op)
+	default:
+	}
+	if err := n.raft.VerifyLeader().Error(); err != nil {
+		return n.raftError(op, err)
+	}
+	return nil
 }
 
 // Leader returns the current leader's ID and address, empty when none is
@@ -544,9 +563,16 @@ func (n *Node) clockMoved() {
 // node runs after Close returns.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		// raft leaves unanswered what waits in its queues when it shuts
+		// down, so the node first stops proposing and waits, with raft
+		// still running, for the answer to everything it asked: its
+		// entries (applied, or refused when leadership is lost), its
+		// barrier, its leadership confirmations.
 		close(n.closing)
-		err := n.raft.Shutdown().Error()
 		n.wg.Wait()
+		n.verifyMu.Lock() // confirmations under way end; later ones see closing
+		err := n.raft.Shutdown().Error()
+		n.verifyMu.Unlock()
 		close(n.stopped)
 		n.fsm.close()
 		n.closeErr = errors.Join(err, n.closeAll())
