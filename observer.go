@@ -82,8 +82,9 @@ type Event struct {
 // back into the service. Events wait for a slow observer in a buffer of
 // WithSinkBuffer's size, which an event leaves once the observer has
 // returned from it; past it they are dropped and counted, and the count
-// is reported by an EventEventsDropped once there is room again. Nothing
-// is observed after Close returns.
+// is reported by an EventEventsDropped once there is room again (in an
+// empty buffer of size one, the report takes a place of its own beyond the
+// bound). Nothing is observed after Close returns.
 type Observer interface {
 	Observe(Event)
 }
@@ -201,10 +202,12 @@ func (q *observed) setDrop(kind EventKind, n uint64) {
 // full, and counts the record as dropped. Called with the lock held.
 func (s *Service) observedSlot(h *observerHook) *observed {
 	room := s.opts.sinkBuffer - h.pending + int(h.early.Load())
-	if h.missed > 0 && room >= 2 {
+	if h.missed > 0 && (room >= 2 || room == s.opts.sinkBuffer) {
 		s.appendObserved(h).setDrop(EventEventsDropped, h.missed)
 		h.missed = 0
-		room--
+		if room >= 2 {
+			room--
+		} // else an empty buffer of one: the report goes beyond the bound, or nothing else would ever fit
 	}
 	if room < 1 || h.missed > 0 {
 		h.missed++

@@ -191,6 +191,28 @@ func TestObserverBufferCountsTheEventsWaitingBehindASlowObserver(t *testing.T) {
 	assert.Equal(t, last.ID, got[5].LeaseID)
 }
 
+// With a buffer of one, the report of drops must still leave room for the
+// events after it: otherwise, after one drop, the observer hears nothing
+// again.
+func TestObserverBufferOfOneRecoversAfterDrops(t *testing.T) {
+	obs := newBlockingObserver()
+	s, _ := newService(t, lease.WithObserver(obs), lease.WithSinkBuffer(1))
+	first := grantBehind(t, s, obs)
+	grant(t, s, lease.Operation, time.Minute) // dropped: the buffer holds the event being observed
+	grant(t, s, lease.Operation, time.Minute) // dropped
+	close(obs.release)
+	<-first
+	fourth := grant(t, s, lease.Operation, time.Minute)
+	fifth := grant(t, s, lease.Operation, time.Minute)
+
+	got := obs.all()
+	require.Equal(t, []lease.EventKind{lease.EventGranted, lease.EventEventsDropped,
+		lease.EventGranted, lease.EventGranted}, obs.kinds())
+	assert.Equal(t, uint64(2), got[1].Count)
+	assert.Equal(t, fourth.ID, got[2].LeaseID)
+	assert.Equal(t, fifth.ID, got[3].LeaseID)
+}
+
 // Events from many goroutines reach the observer in decision order, each
 // just before the same decision reaches the audit sink.
 func TestObserverOrderAcrossConcurrentProducers(t *testing.T) {
