@@ -116,11 +116,42 @@ func (s *Service) unlock() {
 		return
 	}
 	s.delivering = true
+	if len(s.outbox) == 0 {
+		s.deliverObservedOnly(h)
+		return
+	}
 	batch := takeQueue(&s.outbox, &s.spare)
 	var obs []observed
 	if h != nil {
 		obs = takeQueue(&h.queue, &h.spare)
 	}
+	s.mu.Unlock()
+	s.deliver(batch, obs)
+}
+
+// deliverObservedOnly is deliver for the common case with an observer:
+// nothing is queued but the observer's records. Called with the lock held
+// and delivering set; it releases the lock.
+func (s *Service) deliverObservedOnly(h *observerHook) {
+	obs := takeQueue(&h.queue, &h.spare)
+	s.mu.Unlock()
+	s.deliverObserved(obs)
+	s.mu.Lock()
+	h.pending -= len(obs)
+	if !s.closed && len(s.outbox) == 0 && len(h.queue) == 0 {
+		if cap(obs) <= keepSpare {
+			h.spare = obs[:0]
+		}
+		s.delivering = false
+		s.mu.Unlock()
+		return
+	}
+	if s.closed {
+		s.finishDelivery(nil, obs)
+		s.mu.Unlock()
+		return
+	}
+	batch, obs := s.takeQueued(nil, obs) // queued meanwhile, by the observer or by others
 	s.mu.Unlock()
 	s.deliver(batch, obs)
 }
