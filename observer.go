@@ -164,14 +164,16 @@ func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) 
 		return // an allowed Use: not an event
 	}
 	h := s.opts.observer
-	if s.dropped > h.seenDropped {
-		if q := s.observedSlot(h); q != nil {
-			q.setDrop(EventDecisionsDropped, s.dropped-h.seenDropped)
-			h.seenDropped = s.dropped
-		}
-	}
-	q := s.observedSlot(h)
-	if q == nil {
+	var q *observed
+	if n := len(h.queue); n < cap(h.queue) && h.missed == 0 && s.dropped == h.seenDropped &&
+		h.pending < s.opts.sinkBuffer+int(h.early.Load()) {
+		// The common case, without calls: room in the buffer and in its
+		// array, and no drops to report first.
+		h.pending++
+		h.queue = h.queue[:n+1]
+		q = &h.queue[n]
+		q.pos = int32(len(s.outbox))
+	} else if q = s.observedSlotReporting(h); q == nil {
 		return
 	}
 	// Every field written once, in place: a record built aside and copied
@@ -194,6 +196,18 @@ func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) 
 func (q *observed) setDrop(kind EventKind, n uint64) {
 	q.kind, q.reason, q.purpose, q.id, q.at, q.n = kind, 0, 0, 0, 0, int64(n)
 	q.holder, q.action, q.code = "", "", ""
+}
+
+// observedSlotReporting queues a report of the decisions the audit sink
+// missed, if any, and then returns observedSlot's record.
+func (s *Service) observedSlotReporting(h *observerHook) *observed {
+	if s.dropped > h.seenDropped {
+		if q := s.observedSlot(h); q != nil {
+			q.setDrop(EventDecisionsDropped, s.dropped-h.seenDropped)
+			h.seenDropped = s.dropped
+		}
+	}
+	return s.observedSlot(h)
 }
 
 // observedSlot queues a record for the observer, after a report of the
