@@ -117,8 +117,10 @@ type Node struct {
 	inflight  chan *flight
 	clockMove chan struct{} // the earliest deadline may have moved; capacity 1
 
-	term   atomic.Pointer[term] // the leadership term under way; nil when not leader
-	onTerm func()
+	term        atomic.Pointer[term] // the leadership term under way; nil when not leader
+	termMu      sync.Mutex           // orders term starts with currentTerm's waits
+	termStarted chan struct{}        // closed when a term starts; nil when nobody waits
+	onTerm      func()
 
 	verifyMu sync.RWMutex // held for reading by leadership confirmations
 
@@ -437,8 +439,11 @@ func (n *Node) readBarrier(ctx context.Context, op string, opts []ReadOption) er
 	if ro.stale {
 		return nil
 	}
-	t := n.term.Load()
-	if t == nil || n.raft.State() != raft.Leader {
+	t := n.currentTerm(ctx)
+	if t == nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return n.notLeader(op)
 	}
 	select {
