@@ -1,10 +1,12 @@
 package replicated
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -115,9 +117,14 @@ func TestPartitionAndRejoin(t *testing.T) {
 	require.NoError(t, err)
 
 	c.disconnect(old)
-	nl := c.leaderOtherThan(old)
+	// Sent before the leader notices: it proposes the grant, cannot
+	// commit it, and steps down.
 	_, err = c.nodes[old].Grant(ctx, "lost", lease.Operation, time.Minute)
 	require.Error(t, err, "a cut-off leader commits nothing")
+	if !errors.Is(err, ErrNotLeader) {
+		require.ErrorIs(t, err, raft.ErrLeadershipLost)
+	}
+	nl := c.leaderOtherThan(old)
 
 	b, err := c.nodes[nl].GrantWithKey(ctx, "b", lease.Operation, time.Minute, "kb", []byte("vb"))
 	require.NoError(t, err)

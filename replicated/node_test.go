@@ -85,7 +85,9 @@ func TestWritesReadsAndErrors(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, "holder", le.Field)
 
-	// A write or a linearizable read on a follower names the leader.
+	// A write or a linearizable read on a follower names the leader (once
+	// it has heard from it).
+	c.caughtUp(fi, li)
 	_, err = fol.Grant(ctx, "carol", lease.Operation, time.Minute)
 	var nle *NotLeaderError
 	require.ErrorAs(t, err, &nle)
@@ -100,7 +102,6 @@ func TestWritesReadsAndErrors(t *testing.T) {
 	assert.Equal(t, nle.LeaderAddress, laddr)
 
 	// A stale read on a follower sees what it has applied.
-	c.caughtUp(fi, li)
 	got, err := fol.Info(ctx, l.ID, Stale())
 	require.NoError(t, err)
 	assert.Equal(t, l.ExpiresAt, got.ExpiresAt)
@@ -184,4 +185,62 @@ func TestOpenFailureLeavesNothingRunning(t *testing.T) {
 	require.Error(t, err, "Dir is a file")
 	_, err = Open(context.Background(), Config{ID: "a", Dir: t.TempDir(), Bind: "no-such-host.invalid:http"})
 	require.Error(t, err, "the transport cannot listen")
+}
+
+// A stale read serves what the node has applied, which may be behind the
+// leader; a linearizable read on the leader sees every acknowledged write.
+func TestStaleReadMayLagLinearizableDoesNot(t *testing.T) {
+	c := newCluster(t, clusterOpts{})
+	ctx := ctxT(t)
+	li := c.leader()
+	fi := (li + 1) % 3
+	c.disconnect(fi)
+	l, err := c.nodes[li].GrantWithKey(ctx, "a", lease.Operation, time.Minute, "k", []byte("v"))
+	require.NoError(t, err)
+
+	_, _, ok, err := c.nodes[fi].Get(ctx, "k", Stale())
+	require.NoError(t, err)
+	assert.False(t, ok, "the cut-off follower has not seen the write")
+	_, err = c.nodes[fi].Info(ctx, l.ID, Stale())
+	assert.ErrorIs(t, err, lease.ErrNotFound)
+
+	_, id, ok, err := c.nodes[li].Get(ctx, "k")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, l.ID, id)
+
+	c.reconnect(fi)
+	c.caughtUp(fi, li)
+	_, id, ok, err = c.nodes[fi].Get(ctx, "k", Stale())
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, l.ID, id)
+}
+
+// Every OnEnd subscriber sees an ending even when another panics, the
+// panic is raised again for the service to report, and a stopped
+// subscriber sees nothing more.
+func TestOnEndSubscribers(t *testing.T) {
+	n := &Node{}
+	var got []string
+	stopA := n.OnEnd(func(l lease.Lease, r lease.EndReason) {
+		l.Keys[0] = "changed" // its own copy
+		panic("a")
+	})
+	n.OnEnd(func(l lease.Lease, r lease.EndReason) { got = append(got, l.Keys[0]+" "+r.String()) })
+	l := lease.Lease{ID: 1, Keys: []string{"k"}}
+	assert.PanicsWithValue(t, "a", func() { n.dispatchEnd(l, lease.EndExpired) })
+	assert.Equal(t, []string{"k expired"}, got)
+	stopA()
+	stopA()
+	assert.NotPanics(t, func() { n.dispatchEnd(l, lease.EndRevoked) })
+	assert.Equal(t, []string{"k expired", "k revoked"}, got)
+	assert.Panics(t, func() { n.OnEnd(nil) })
+}
+
+func TestNotLeaderErrorText(t *testing.T) {
+	assert.Equal(t, "replicated: grant: not the leader, and no leader is known", (&NotLeaderError{Op: "grant"}).Error())
+	assert.Equal(t, "replicated: put: not the leader; the leader is n1 at host1:7000",
+		(&NotLeaderError{Op: "put", LeaderID: "n1", LeaderAddress: "host1:7000"}).Error())
+	assert.NotErrorIs(t, errors.New("x"), ErrNotLeader)
 }

@@ -26,8 +26,7 @@ func (s *memSink) Close() error  { return nil }
 
 func applyAt(f *fsm, index uint64, stamp time.Time, cmds ...command) []result {
 	data := encodeEntry(nil, stamp.UnixNano(), cmds)
-	out := f.ApplyBatch([]*raft.Log{{Index: index, Type: raft.LogCommand, Data: data}})
-	r, _ := out[0].([]result)
+	r, _ := f.Apply(&raft.Log{Index: index, Type: raft.LogCommand, Data: data}).([]result)
 	return r
 }
 
