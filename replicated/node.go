@@ -505,6 +505,11 @@ func (n *Node) Raft() *raft.Raft { return n.raft }
 // in a lease.Service subscriber, and the other subscribers still see the
 // ending. fn is not called after stop returns, unless a call is under way,
 // nor after Close returns. It panics if fn is nil.
+//
+// A node that catches up by installing a snapshot takes the state it
+// carries without applying the entries it skips: endings among those are
+// not reported on that node (the leader, which applied them, reported
+// them).
 func (n *Node) OnEnd(fn func(l lease.Lease, reason lease.EndReason)) (stop func()) {
 	if fn == nil {
 		panic("replicated: OnEnd: nil func")
