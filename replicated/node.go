@@ -153,7 +153,10 @@ const (
 //
 // A raft configuration with NotifyCh set is refused: the node consumes
 // leadership changes itself (use Raft().LeaderCh or RegisterObserver).
+// The node turns raft's BatchApplyCh on (its batcher is the only proposer).
 // Without a Logger or LogOutput, raft logs warnings and errors to stderr.
+// The bolt log store in Dir syncs every commit but not its freelist, which
+// is rebuilt when the file is opened.
 func Open(ctx context.Context, cfg Config) (*Node, error) {
 	if ctx == nil {
 		return nil, invalid("ctx", "must not be nil")
