@@ -37,7 +37,7 @@ func testLeaderFailover(t *testing.T, o clusterOpts) {
 	for i, n := range c.nodes {
 		ends[i] = watchEnds(n)
 	}
-	const ttl = 1500 * time.Millisecond
+	const ttl = 3 * time.Second // outlasts an election on a loaded machine
 	const count = 20
 	granted := make(map[lease.ID]lease.Lease)
 	for i := range count {

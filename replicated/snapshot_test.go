@@ -110,7 +110,7 @@ func testInstallSnapshot(t *testing.T, stores storeKind) {
 		}
 		last = l
 	}
-	soon, err := ldr.Grant(ctx, "soon", lease.Operation, 700*time.Millisecond)
+	soon, err := ldr.Grant(ctx, "soon", lease.Operation, 2*time.Second) // outlasts the catch-up
 	require.NoError(t, err)
 	require.NoError(t, ldr.Raft().Snapshot().Error())
 
