@@ -143,6 +143,8 @@ func (c *etcdCluster) revoke(ctx context.Context, id int64) error {
 	return err
 }
 
+func (c *etcdCluster) exactTTL() bool { return false }
+
 func (c *etcdCluster) renewers() []renewer {
 	return []renewer{
 		{name: "KeepAliveOnce", open: c.keepAliveOnce},

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/leasehold/lease"
@@ -27,7 +29,8 @@ type oursCluster struct {
 const holder = "bench"
 
 // startOurs opens a 3-node cluster with each node's data under dir, at the
-// package's defaults, and waits for a leader.
+// defaults of the package and of raft (its log quieted to errors), and
+// waits for a leader.
 func startOurs(ctx context.Context, dir string) (system, error) {
 	const n = 3
 	c := &oursCluster{}
@@ -42,11 +45,14 @@ func startOurs(ctx context.Context, dir string) (system, error) {
 		servers = append(servers, replicated.Server{ID: "n" + strconv.Itoa(i+1), Address: string(t.LocalAddr())})
 	}
 	for i, s := range servers {
+		rc := raft.DefaultConfig()
+		rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft " + s.ID, Level: hclog.Error, Output: os.Stderr})
 		node, err := replicated.Open(ctx, replicated.Config{
 			ID:        s.ID,
 			Dir:       filepath.Join(dir, s.ID),
 			Transport: c.transports[i],
 			Bootstrap: servers,
+			Raft:      rc,
 		})
 		if err != nil {
 			c.close()
@@ -54,11 +60,18 @@ func startOurs(ctx context.Context, dir string) (system, error) {
 		}
 		c.nodes = append(c.nodes, node)
 	}
-	leader, err := waitFor(ctx, "a raft leader", func() (*replicated.Node, bool) {
+	// A node may know it leads a moment before it serves writes: wait for
+	// one that grants.
+	leader, err := waitFor(ctx, "a raft leader that grants", func() (*replicated.Node, bool) {
 		for i, node := range c.nodes {
-			if id, _ := node.Leader(); id == servers[i].ID {
-				return node, true
+			if id, _ := node.Leader(); id != servers[i].ID {
+				continue
 			}
+			l, err := node.Grant(ctx, holder, lease.Operation, time.Second)
+			if err == nil {
+				_, err = node.Revoke(ctx, l.ID)
+			}
+			return node, err == nil
 		}
 		return nil, false
 	})
@@ -84,6 +97,8 @@ func (c *oursCluster) revoke(ctx context.Context, id int64) error {
 	_, err := c.leader.Revoke(ctx, lease.ID(id))
 	return err
 }
+
+func (c *oursCluster) exactTTL() bool { return true }
 
 func (c *oursCluster) renewers() []renewer {
 	return []renewer{{name: "Renew", open: c.openRenew}}
@@ -122,6 +137,7 @@ func (c *oursCluster) close() error {
 		errs = append(errs, node.Close())
 	}
 	for _, t := range c.transports {
+		t.CloseStreams() // closing our connections ends the peers' handlers of them
 		errs = append(errs, t.Close())
 	}
 	return errors.Join(errs...)

@@ -307,10 +307,13 @@ func spreadGrants(ctx context.Context, sys system, n int, spread time.Duration, 
 	return grants, context.Cause(ctx)
 }
 
-// dueTogether is scenario (e): cfg.DueLeases leases with keys are granted
-// with TTL cfg.DueTTL, then all renewed as fast as the clients can, so that
-// their deadlines fall together; the drain is the time from the last
-// deadline until the last lease was seen to end.
+// dueTogether is scenario (e): cfg.DueLeases leases with keys fall due
+// together, and the drain is the time from the last deadline until the last
+// lease was seen to end. Where TTLs are exact, each lease is granted with
+// the TTL that leaves it due cfg.DueTTL after the first grant; otherwise
+// (etcd) they are granted with TTL cfg.DueTTL and then all renewed as fast
+// as the clients can, which brings their deadlines as close as the API
+// allows. The spread of the deadlines is reported too.
 func dueTogether(ctx context.Context, sys system, cfg Config) ([]measure, error) {
 	const prefix = "bench/due/"
 	n := cfg.DueLeases
@@ -322,8 +325,13 @@ func dueTogether(ctx context.Context, sys system, cfg Config) ([]measure, error)
 	defer stopWatch()
 	grants := make([]grant, n)
 	start := time.Now()
+	due := start.Add(cfg.DueTTL)
 	err = parallel(ctx, cfg.Clients, n, func(ctx context.Context, i int) error {
-		g, err := sys.grantKey(ctx, cfg.DueTTL, prefix+strconv.Itoa(i), value)
+		ttl := cfg.DueTTL
+		if sys.exactTTL() {
+			ttl = time.Until(due)
+		}
+		g, err := sys.grantKey(ctx, ttl, prefix+strconv.Itoa(i), value)
 		grants[i] = g
 		return err
 	})
@@ -333,31 +341,33 @@ func dueTogether(ctx context.Context, sys system, cfg Config) ([]measure, error)
 	if took := time.Since(start); took > cfg.DueTTL*2/3 {
 		return nil, fmt.Errorf("granting %d leases took %v, too long for their TTL of %v", n, took, cfg.DueTTL)
 	}
-	r := sys.renewers()[0]
-	err = parallel(ctx, cfg.Clients, n, func(ctx context.Context, i int) error {
-		renew, done, err := r.open(ctx, grants[i].id)
-		if err != nil {
+	if !sys.exactTTL() {
+		r := sys.renewers()[0]
+		err = parallel(ctx, cfg.Clients, n, func(ctx context.Context, i int) error {
+			renew, done, err := r.open(ctx, grants[i].id)
+			if err != nil {
+				return err
+			}
+			defer done()
+			grants[i].deadline, err = renew(ctx)
 			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
-		defer done()
-		grants[i].deadline, err = renew(ctx)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.name, err)
 	}
-	due := latest(grants)
-	wctx, cancel := context.WithTimeout(ctx, time.Until(due)+2*time.Minute)
+	last := latest(grants)
+	wctx, cancel := context.WithTimeout(ctx, time.Until(last)+2*time.Minute)
 	defer cancel()
 	ends, err := log.waitAll(wctx, grants)
 	if err != nil {
 		return nil, err
 	}
-	last := slices.MaxFunc(ends, time.Time.Compare)
+	lastEnd := slices.MaxFunc(ends, time.Time.Compare)
 	first := slices.MinFunc(grants, func(a, b grant) int { return a.deadline.Compare(b.deadline) })
 	return []measure{
-		{"due together", "drain ms", ms(last.Sub(due))},
-		{"due together", "deadline spread ms", ms(due.Sub(first.deadline))},
+		{"due together", "drain ms", ms(lastEnd.Sub(last))},
+		{"due together", "deadline spread ms", ms(last.Sub(first.deadline))},
 	}, nil
 }
 

@@ -26,6 +26,10 @@ type system interface {
 	// grantKey creates a lease of ttl with key attached to it.
 	grantKey(ctx context.Context, ttl time.Duration, key string, value []byte) (grant, error)
 	revoke(ctx context.Context, id int64) error
+	// exactTTL reports whether a grant's deadline is its TTL from the
+	// instant the grant is applied, to the nanosecond; etcd's TTLs are
+	// whole seconds.
+	exactTTL() bool
 	// renewers names the ways the system renews, each scenario (c) run
 	// once per way.
 	renewers() []renewer

@@ -13,8 +13,10 @@
 //     watch event deleting the lease's key; ours: OnEnd on the leader)
 //     minus the deadline (etcd: grant response time plus TTL; ours:
 //     ExpiresAt), p50 and p99;
-//   - due-together: 5,000 leases renewed so that they fall due together,
-//     and the time from the last deadline until the last ended.
+//   - due-together: 5,000 leases falling due together (ours: each granted
+//     with the TTL that ends it at the common instant; etcd, whose TTLs are
+//     whole seconds: all renewed at once), and the time from the last
+//     deadline until the last ended.
 //
 // Usage, from the bench directory:
 //
