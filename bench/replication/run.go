@@ -13,7 +13,9 @@ import (
 	"github.com/leasehold/lease/bench"
 )
 
-// Config chooses what Run measures and how.
+// Config chooses what Run measures and how. It is a plain value: Run reads
+// it and keeps nothing of it but Progress, which it writes to from one
+// goroutine.
 type Config struct {
 	// Targets are the clusters to measure: "etcd", "ours", or both.
 	Targets []string
@@ -75,7 +77,7 @@ var targets = map[string]starter{
 func TargetNames() []string { return []string{"etcd", "ours"} }
 
 // Result is the median of one figure over the runs of one scenario on one
-// target.
+// target. It is a plain value, shared by nothing once Run returns.
 type Result struct {
 	Target   string    `json:"target"`
 	Scenario string    `json:"scenario"`
@@ -87,7 +89,8 @@ type Result struct {
 	Reference string `json:"reference,omitempty"`
 }
 
-// Report is the outcome of Run.
+// Report is the outcome of Run. Its Write methods only read it, so they may
+// run concurrently with one another, but not with changes to it.
 type Report struct {
 	Date      time.Time `json:"date"`
 	GoVersion string    `json:"go_version"`

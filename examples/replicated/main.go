@@ -6,17 +6,18 @@
 //
 // Start three nodes, each in its own terminal, with its own data directory:
 //
-//	go run . -id n1 -raft 127.0.0.1:7001 -http 127.0.0.1:8001 -dir /tmp/n1 \
-//	    -peers n1=127.0.0.1:7001,n2=127.0.0.1:7002,n3=127.0.0.1:7003 \
-//	    -peers-http n1=127.0.0.1:8001,n2=127.0.0.1:8002,n3=127.0.0.1:8003
-//	go run . -id n2 -raft 127.0.0.1:7002 -http 127.0.0.1:8002 -dir /tmp/n2 -peers ... -peers-http ...
-//	go run . -id n3 -raft 127.0.0.1:7003 -http 127.0.0.1:8003 -dir /tmp/n3 -peers ... -peers-http ...
+//	peers=n1=127.0.0.1:7001,n2=127.0.0.1:7002,n3=127.0.0.1:7003
+//	go run . -id n1 -raft 127.0.0.1:7001 -http 127.0.0.1:8001 -dir /tmp/n1 -peers $peers
+//	go run . -id n2 -raft 127.0.0.1:7002 -http 127.0.0.1:8002 -dir /tmp/n2 -peers $peers
+//	go run . -id n3 -raft 127.0.0.1:7003 -http 127.0.0.1:8003 -dir /tmp/n3 -peers $peers
 //
 // -peers lists the raft members (ID=host:port of the raft transport); a node
 // whose directory is empty bootstraps the cluster with them, and one that
 // has state ignores the list. -peers-http maps the same IDs to their HTTP
-// addresses, so that a follower can send clients to the leader; without it
-// a follower names the leader but cannot redirect.
+// addresses, so that a follower can send clients to the leader. It may be
+// left out when every node's HTTP port is its raft port shifted by the same
+// amount, as above (7001 to 8001): a peer missing from it is assumed to
+// follow this node's shift.
 //
 // # The API
 //
@@ -60,6 +61,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -106,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.httpAddr, "http", "", "host:port the HTTP API listens on")
 	fs.StringVar(&cfg.dir, "dir", "", "directory for this node's raft log and snapshots")
 	peers := fs.String("peers", "", "the raft members: ID=host:port,...")
-	peersHTTP := fs.String("peers-http", "", "the members' HTTP addresses: ID=host:port,... (optional)")
+	peersHTTP := fs.String("peers-http", "", "the members' HTTP addresses: ID=host:port,... (default: each raft port shifted as this node's)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -141,7 +143,32 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	for _, p := range list {
 		cfg.peersHTTP[p[0]] = p[1]
 	}
+	for _, p := range cfg.peers {
+		if _, ok := cfg.peersHTTP[p.ID]; !ok {
+			if addr, ok := shiftPort(p.Address, cfg.raftAddr, cfg.httpAddr); ok {
+				cfg.peersHTTP[p.ID] = addr
+			}
+		}
+	}
 	return cfg, nil
+}
+
+// shiftPort guesses a peer's HTTP address from its raft address: the same
+// host, the port shifted as this node's raft port is to its HTTP port.
+func shiftPort(peerRaft, raftAddr, httpAddr string) (string, bool) {
+	port := func(addr string) (string, int, bool) {
+		host, p, err := net.SplitHostPort(addr)
+		n, aerr := strconv.Atoi(p)
+		return host, n, err == nil && aerr == nil
+	}
+	host, peer, ok1 := port(peerRaft)
+	_, r, ok2 := port(raftAddr)
+	_, h, ok3 := port(httpAddr)
+	shifted := peer + h - r
+	if !ok1 || !ok2 || !ok3 || shifted < 1 || shifted > 65535 {
+		return "", false
+	}
+	return net.JoinHostPort(host, strconv.Itoa(shifted)), true
 }
 
 // parsePairs parses ID=host:port,... with distinct IDs.

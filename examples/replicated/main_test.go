@@ -10,6 +10,17 @@ import (
 	"github.com/leasehold/lease"
 )
 
+// A peer's HTTP address is given, or its raft port shifted as this node's.
+func TestParseFlagsPeersHTTP(t *testing.T) {
+	cfg, err := parseFlags([]string{"-id", "n1", "-raft", "127.0.0.1:7001", "-http", "127.0.0.1:8001", "-dir", "d",
+		"-peers", "n1=127.0.0.1:7001,n2=127.0.0.1:7002,n3=10.0.0.3:7003", "-peers-http", "n2=127.0.0.1:9999"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"n1": "127.0.0.1:8001", "n2": "127.0.0.1:9999", "n3": "10.0.0.3:8003"}, cfg.peersHTTP)
+	assert.Equal(t, "d", cfg.dir)
+	require.Len(t, cfg.peers, 3)
+	assert.Equal(t, "10.0.0.3:7003", cfg.peers[2].Address)
+}
+
 func TestParseFlagsRejects(t *testing.T) {
 	good := []string{"-id", "n1", "-raft", "127.0.0.1:7001", "-http", "127.0.0.1:8001", "-dir", "d", "-peers", "n1=127.0.0.1:7001,n2=127.0.0.1:7002"}
 	_, err := parseFlags(good, io.Discard)
