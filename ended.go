@@ -37,3 +37,12 @@ func (r *endedRecord) relocated(e *entry) {
 		r.buf[i] = e
 	}
 }
+
+// each calls f with every remembered entry, oldest ending first.
+func (r *endedRecord) each(f func(e *entry)) {
+	for i := range r.buf {
+		if e := r.buf[(r.next+i)%len(r.buf)]; e != nil {
+			f(e)
+		}
+	}
+}

@@ -1,6 +1,11 @@
 package lease
 
-import "github.com/leasehold/lease/internal/idtable"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/leasehold/lease/internal/idtable"
+)
 
 // leaseTable maps IDs to entries: the live leases and the remembered ended
 // ones. IDs are issued densely in increasing order, so entries are stored
@@ -232,4 +237,34 @@ func (t *leaseTable) dropSlab(num uint64) {
 		t.spare = sl
 	}
 	t.slabs = idtable.Rebuilt(t.slabs, &t.slabsPeak)
+}
+
+// ascend calls f with every entry, in ID order.
+func (t *leaseTable) ascend(f func(e *entry)) {
+	nums := make([]uint64, 0, len(t.slabs))
+	for num := range t.slabs {
+		nums = append(nums, num)
+	}
+	slices.Sort(nums)
+	sparse := make([]*entry, 0, len(t.sparse))
+	for _, e := range t.sparse {
+		sparse = append(sparse, e)
+	}
+	slices.SortFunc(sparse, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
+	for _, num := range nums {
+		sl := t.slabs[num]
+		// Sparse entries below this slab come first.
+		for len(sparse) > 0 && uint64(sparse[0].id)>>slabBits < num {
+			f(sparse[0])
+			sparse = sparse[1:]
+		}
+		for i := range sl.e {
+			if sl.e[i].id != 0 {
+				f(&sl.e[i])
+			}
+		}
+	}
+	for _, e := range sparse {
+		f(e)
+	}
 }

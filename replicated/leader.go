@@ -1,0 +1,316 @@
+package replicated
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// The leader's side: every write becomes a command in a queue; one batcher
+// goroutine takes whatever is queued (group commit), stamps it with the
+// leader's time and proposes it as one log entry; one responder goroutine
+// waits for each entry to be applied and hands every command its result.
+// The expiry loop of the current term watches the earliest deadline the
+// node's service armed on the log clock and, when it is due, asks the
+// batcher for a tick: an entry stamped at or after the deadline, which ends
+// the same leases on every node.
+
+// request is one command waiting for its result.
+type request struct {
+	op    opCode
+	enc   []byte      // the command, encoded by the caller
+	reply chan result // capacity 1: the responder never waits
+}
+
+// flight is one proposed entry.
+type flight struct {
+	future raft.ApplyFuture
+	reqs   []*request
+	tick   *term // the term whose tick the entry carries, if any
+}
+
+// term is one leadership term of this node.
+type term struct {
+	ctx    context.Context // cancelled when leadership is lost
+	cancel context.CancelFunc
+	ready  chan struct{} // closed once the term's barrier has been applied
+	done   chan struct{} // closed when the term's goroutine returns
+	// barrier is the index of the term's barrier entry; set before ready.
+	barrier uint64
+	// lastIssued is the latest stamp issued (unix nanoseconds): set before
+	// ready, then owned by the batcher.
+	lastIssued int64
+	// tickFailed tells the expiry loop that a tick it asked for failed.
+	tickFailed chan struct{}
+}
+
+// run follows raft's leadership changes until Close.
+func (n *Node) run() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.closing:
+			n.endTerm()
+			return
+		case leader := <-n.notify:
+			n.endTerm()
+			if leader {
+				n.startTerm()
+			}
+		}
+	}
+}
+
+func (n *Node) startTerm() {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &term{ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}), tickFailed: make(chan struct{}, 1)}
+	n.term.Store(t)
+	go n.lead(t)
+}
+
+func (n *Node) endTerm() {
+	t := n.term.Swap(nil)
+	if t == nil {
+		return
+	}
+	t.cancel()
+	<-t.done
+	n.termChanged()
+}
+
+func (n *Node) termChanged() {
+	if n.onTerm != nil {
+		n.onTerm()
+	}
+}
+
+// lead runs a term: it first commits a barrier, so that everything earlier
+// terms committed is applied, and takes the time from the last applied
+// entry, so that the service's time never runs backwards across a
+// failover; then it serves writes and runs the expiry loop.
+func (n *Node) lead(t *term) {
+	defer close(t.done)
+	for {
+		f := n.raft.Barrier(0)
+		err := f.Error()
+		if err == nil {
+			if idx, ok := f.(raft.IndexFuture); ok {
+				t.barrier = idx.Index()
+			}
+			break
+		}
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-n.closing:
+			return
+		default:
+		}
+		if err == raft.ErrRaftShutdown || err == raft.ErrNotLeader || err == raft.ErrLeadershipLost {
+			<-t.ctx.Done() // raft tells run, which ends the term
+			return
+		}
+	}
+	t.lastIssued = n.fsm.now().UnixNano()
+	close(t.ready)
+	n.termChanged()
+	n.expiryLoop(t)
+}
+
+// expiryLoop asks for a tick whenever the earliest deadline on the log
+// clock is due by the leader's clock. It asks once per deadline: applying
+// the tick moves the earliest deadline, which wakes the loop again.
+func (n *Node) expiryLoop(t *term) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var asked time.Time // the deadline last asked for
+	for {
+		if due, ok := n.fsm.next(); ok && !due.Equal(asked) {
+			if d := time.Until(due); d <= 0 {
+				n.askTick(due)
+				asked = due
+			} else {
+				timer.Reset(d)
+			}
+		}
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-n.clockMove:
+		case <-timer.C:
+		case <-t.tickFailed:
+			asked = time.Time{}
+		}
+		timer.Stop()
+	}
+}
+
+// askTick asks the batcher for an entry stamped at or after due.
+func (n *Node) askTick(due time.Time) {
+	select {
+	case old := <-n.tickCh:
+		if old.After(due) {
+			due = old
+		}
+	default:
+	}
+	n.tickCh <- due // only the expiry loop sends, and the channel is empty now
+}
+
+// submit sends one command through the leader's batcher and waits for its
+// result.
+func (n *Node) submit(ctx context.Context, c command) result {
+	op := c.op.String()
+	if ctx == nil {
+		return result{err: invalidOp(op, "ctx", "must not be nil")}
+	}
+	if err := ctx.Err(); err != nil {
+		return result{err: err}
+	}
+	select {
+	case <-n.closing:
+		return result{err: closedError(op)}
+	default:
+	}
+	if n.raft.State() != raft.Leader {
+		return result{err: n.notLeader(op)}
+	}
+	req := &request{op: c.op, enc: appendCommand(nil, &c), reply: make(chan result, 1)}
+	select {
+	case n.queue <- req:
+	case <-ctx.Done():
+		return result{err: ctx.Err()}
+	case <-n.closing:
+		return result{err: closedError(op)}
+	}
+	select {
+	case r := <-req.reply:
+		return r
+	case <-ctx.Done():
+		return result{err: ctx.Err()}
+	case <-n.stopped:
+		return result{err: closedError(op)}
+	}
+}
+
+// batcher proposes the queued commands, as many as it finds up to the
+// bounds, one log entry at a time, until Close.
+func (n *Node) batcher() {
+	defer n.wg.Done()
+	defer close(n.inflight)
+	for {
+		var (
+			reqs []*request
+			tick time.Time
+		)
+		select {
+		case <-n.closing:
+			n.failQueued()
+			return
+		case r := <-n.queue:
+			reqs = append(reqs, r)
+		case tick = <-n.tickCh:
+		}
+		size := 0
+		if len(reqs) > 0 {
+			size = len(reqs[0].enc)
+		}
+	gather:
+		for len(reqs) < maxBatch && size < maxBatchLen {
+			select {
+			case r := <-n.queue:
+				reqs = append(reqs, r)
+				size += len(r.enc)
+			default:
+				break gather
+			}
+		}
+		if tick.IsZero() {
+			select {
+			case tick = <-n.tickCh:
+			default:
+			}
+		}
+		t := n.term.Load()
+		if t == nil {
+			n.fail(reqs, nil)
+			continue
+		}
+		select {
+		case <-t.ready:
+		case <-t.ctx.Done():
+			n.fail(reqs, nil)
+			continue
+		case <-n.closing:
+			n.fail(reqs, nil)
+			n.failQueued()
+			return
+		}
+		stamp := max(time.Now().UnixNano(), t.lastIssued, tick.UnixNano())
+		t.lastIssued = stamp
+		data := make([]byte, 0, 16+size)
+		data = encodeHeader(data, stamp, len(reqs))
+		for _, r := range reqs {
+			data = append(data, r.enc...)
+		}
+		fl := &flight{future: n.raft.Apply(data, 0), reqs: reqs}
+		if !tick.IsZero() {
+			fl.tick = t
+		}
+		n.inflight <- fl // the responder drains it, and raft answers every future by Shutdown
+	}
+}
+
+// fail answers reqs with err, or with ErrNotLeader when err is nil.
+func (n *Node) fail(reqs []*request, err error) {
+	for _, r := range reqs {
+		e := err
+		if e == nil {
+			e = n.notLeader(r.op.String())
+		}
+		r.reply <- result{err: e}
+	}
+}
+
+// failQueued answers every queued command: the node is closing.
+func (n *Node) failQueued() {
+	for {
+		select {
+		case r := <-n.queue:
+			r.reply <- result{err: closedError(r.op.String())}
+		default:
+			return
+		}
+	}
+}
+
+// responder waits for each proposed entry in turn and answers its commands.
+func (n *Node) responder() {
+	defer n.wg.Done()
+	for fl := range n.inflight {
+		err := fl.future.Error()
+		var res []result
+		if err == nil {
+			switch r := fl.future.Response().(type) {
+			case []result:
+				res = r
+			case error:
+				err = r
+			}
+		}
+		if err != nil && fl.tick != nil {
+			select {
+			case fl.tick.tickFailed <- struct{}{}:
+			default:
+			}
+		}
+		for i, r := range fl.reqs {
+			if err != nil {
+				r.reply <- result{err: n.raftError(r.op.String(), err)}
+				continue
+			}
+			r.reply <- res[i]
+		}
+	}
+}
