@@ -112,18 +112,9 @@ func (c *oursCluster) openRenew(_ context.Context, id int64) (func(context.Conte
 	return renew, func() {}, nil
 }
 
-// endNotifier is the leader's OnEnd, which the API contract announces.
-type endNotifier interface {
-	OnEnd(fn func(lease.Lease, lease.EndReason)) (stop func())
-}
-
 // watchEnds reports the leases the leader ends by expiry, from its OnEnd.
 func (c *oursCluster) watchEnds(_ context.Context, _ string, fn func(int64, time.Time)) (func(), error) {
-	n, ok := any(c.leader).(endNotifier)
-	if !ok {
-		return nil, errors.New("replicated.Node has no OnEnd yet")
-	}
-	stop := n.OnEnd(func(l lease.Lease, why lease.EndReason) {
+	stop := c.leader.OnEnd(func(l lease.Lease, why lease.EndReason) {
 		if why == lease.EndExpired {
 			fn(int64(l.ID), time.Now())
 		}
