@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/leasetest"
 )
@@ -16,8 +18,29 @@ import (
 //
 //	go test -run '^$' -bench . -benchmem -count 5
 
-func BenchmarkUse(b *testing.B) {
-	s := lease.New()
+func BenchmarkUse(b *testing.B) { benchUse(b) }
+
+func BenchmarkGrantRevoke(b *testing.B) { benchGrantRevoke(b) }
+
+// BenchmarkUseObserved is BenchmarkUse with an observer installed: an
+// allowed Use is not an event, so it must cost what BenchmarkUse does.
+func BenchmarkUseObserved(b *testing.B) {
+	benchUse(b, lease.WithObserver(lease.ObserverFunc(func(lease.Event) {})))
+}
+
+// BenchmarkGrantRevokeObserved is BenchmarkGrantRevoke with a trivial
+// observer: each iteration queues and delivers two events, so the
+// difference between the two is what observing costs.
+func BenchmarkGrantRevokeObserved(b *testing.B) {
+	var seen int
+	benchGrantRevoke(b, lease.WithObserver(lease.ObserverFunc(func(lease.Event) { seen++ })))
+	if seen != 2*b.N {
+		b.Fatalf("observed %d events, want %d", seen, 2*b.N)
+	}
+}
+
+func benchUse(b *testing.B, opts ...lease.Option) {
+	s := lease.New(opts...)
 	defer s.Close()
 	ctx := context.Background()
 	l, _ := s.Grant(ctx, "h", lease.Operation, time.Hour)
@@ -29,8 +52,8 @@ func BenchmarkUse(b *testing.B) {
 	}
 }
 
-func BenchmarkGrantRevoke(b *testing.B) {
-	s := lease.New()
+func benchGrantRevoke(b *testing.B, opts ...lease.Option) {
+	s := lease.New(opts...)
 	defer s.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -44,6 +67,80 @@ func BenchmarkGrantRevoke(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkObserverOverhead measures what an observer adds to a grant and
+// revoke, and to a Use, on a shared machine: it alternates chunks of
+// operations on a service without an observer and one with a trivial
+// observer (an ObserverFunc; "-method" for a type with an Observe
+// method), and reports the median chunk of each (plain-ns/op,
+// observed-ns/op) and their ratio (overhead-%). Alternating every few
+// microseconds puts both under the same load, which separate benchmarks
+// run seconds apart do not. Its ns/op counts both services.
+func BenchmarkObserverOverhead(b *testing.B) {
+	ctx := context.Background()
+	grantRevoke := func(s *lease.Service, _ lease.ID) error {
+		l, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
+		if err == nil {
+			_, err = s.Revoke(ctx, l.ID)
+		}
+		return err
+	}
+	fn := lease.ObserverFunc(func(lease.Event) {})
+	for _, bc := range []struct {
+		name string
+		obs  lease.Observer
+		op   func(s *lease.Service, id lease.ID) error
+	}{
+		{"grant-revoke", fn, grantRevoke},
+		{"grant-revoke-method", discard{}, grantRevoke},
+		{"use", fn, func(s *lease.Service, id lease.ID) error {
+			_, err := s.Use(ctx, id, lease.Operation)
+			return err
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			plain := lease.New()
+			defer plain.Close()
+			observed := lease.New(lease.WithObserver(bc.obs))
+			defer observed.Close()
+			pl, err := plain.Grant(ctx, "h", lease.Operation, time.Hour)
+			require.NoError(b, err)
+			ol, err := observed.Grant(ctx, "h", lease.Operation, time.Hour)
+			require.NoError(b, err)
+			const chunk = 64
+			run := func(s *lease.Service, id lease.ID) time.Duration {
+				start := time.Now()
+				for range chunk {
+					if err := bc.op(s, id); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return time.Since(start)
+			}
+			var pt, ot []time.Duration
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if i%chunk == 0 { // one chunk of each per chunk iterations
+					pt = append(pt, run(plain, pl.ID))
+					ot = append(ot, run(observed, ol.ID))
+				}
+			}
+			slices.Sort(pt)
+			slices.Sort(ot)
+			if len(pt) > 0 {
+				p, o := float64(pt[len(pt)/2])/chunk, float64(ot[len(ot)/2])/chunk
+				b.ReportMetric(p, "plain-ns/op")
+				b.ReportMetric(o, "observed-ns/op")
+				b.ReportMetric(100*(o-p)/p, "overhead-%")
+			}
+		})
+	}
+}
+
+// discard is an Observer that ignores every event.
+type discard struct{}
+
+func (discard) Observe(lease.Event) {}
 
 // grantMany grants n leases with TTLs spread over an hour so the heap is
 // not trivially ordered.

@@ -29,7 +29,6 @@ type eventKind uint8
 const (
 	eventDecision eventKind = iota + 1
 	eventEnd
-	eventObserve // for the observer (observer.go)
 )
 
 type event struct {
@@ -38,7 +37,6 @@ type event struct {
 	lease    Lease
 	reason   EndReason
 	subs     []*subscriber // the subscribers when the event was queued
-	observed Event         // eventObserve
 }
 
 type subscriber struct {
@@ -112,24 +110,74 @@ const keepSpare = 1024
 // unlock releases the service lock and, unless another goroutine is already
 // delivering, delivers the queued notifications.
 func (s *Service) unlock() {
-	if len(s.outbox) == 0 || s.delivering {
+	h := s.opts.observer
+	if s.delivering || (len(s.outbox) == 0 && (h == nil || len(h.queue) == 0)) {
 		s.mu.Unlock()
 		return
 	}
 	s.delivering = true
-	batch := s.outbox
-	s.outbox = s.spare[:0]
-	s.spare = nil
+	if len(s.outbox) == 0 {
+		s.deliverObservedOnly(h)
+		return
+	}
+	batch := takeQueue(&s.outbox, &s.spare)
+	var obs []observed
+	if h != nil {
+		obs = takeQueue(&h.queue, &h.spare)
+	}
 	s.mu.Unlock()
-	s.deliver(batch)
+	s.deliver(batch, obs)
 }
 
-// deliver delivers batch and then whatever was queued meanwhile, until the
-// outbox is empty or the service is closed.
-func (s *Service) deliver(batch []event) {
+// deliverObservedOnly is deliver for the common case with an observer:
+// nothing is queued but the observer's records. Called with the lock held
+// and delivering set; it releases the lock.
+func (s *Service) deliverObservedOnly(h *observerHook) {
+	obs := takeQueue(&h.queue, &h.spare)
+	s.mu.Unlock()
+	s.deliverObserved(obs)
+	s.mu.Lock()
+	h.pending -= len(obs)
+	if !s.closed && len(s.outbox) == 0 && len(h.queue) == 0 {
+		if cap(obs) <= keepSpare {
+			h.spare = obs[:0]
+		}
+		s.delivering = false
+		s.mu.Unlock()
+		return
+	}
+	if s.closed {
+		s.finishDelivery(nil, obs)
+		s.mu.Unlock()
+		return
+	}
+	batch, obs := s.takeQueued(nil, obs) // queued meanwhile, by the observer or by others
+	s.mu.Unlock()
+	s.deliver(batch, obs)
+}
+
+// deliver delivers batch with the observer's records obs, merged in the
+// order they were queued, and then whatever was queued meanwhile, until
+// nothing is left or the service is closed.
+func (s *Service) deliver(batch []event, obs []observed) {
+	h := s.opts.observer
 	for {
 		decisions := 0 // leaving the sink's buffer with this batch
+		next := 0      // the first record of obs not yet delivered
+		var early int64
 		for i := range batch {
+			if next < len(obs) && int(obs[next].pos) <= i {
+				end := next + 1
+				for end < len(obs) && int(obs[end].pos) <= i {
+					end++
+				}
+				s.deliverObserved(obs[next:end])
+				// batch[i] may block (a slow sink): the records delivered
+				// no longer wait, and make room for new ones meanwhile.
+				early += int64(end - next)
+				h.early.Add(int64(end - next))
+				next = end
+			}
 			if batch[i].kind == eventDecision {
 				decisions++
 			}
@@ -137,30 +185,83 @@ func (s *Service) deliver(batch []event) {
 				s.dispatch(&batch[i])
 			}
 		}
+		if next < len(obs) {
+			s.deliverObserved(obs[next:])
+		}
 		clear(batch)
 		s.mu.Lock()
 		s.pending -= decisions
-		if len(s.outbox) == 0 || s.closed {
-			clear(s.outbox)
-			s.outbox = s.outbox[:0]
-			if cap(batch) <= keepSpare {
-				s.spare = batch[:0]
+		if h != nil {
+			h.pending -= len(obs)
+			if early > 0 {
+				h.early.Add(-early)
 			}
-			if cap(s.outbox) > keepSpare {
-				s.outbox = nil
-			}
-			s.pending = 0
-			s.delivering = false
+		}
+		if s.closed || (len(s.outbox) == 0 && (h == nil || len(h.queue) == 0)) {
+			s.finishDelivery(batch, obs)
 			s.mu.Unlock()
 			return
 		}
-		next := s.outbox
-		s.outbox = nil
-		if cap(batch) <= keepSpare {
-			s.outbox = batch[:0]
-		}
-		batch = next
+		batch, obs = s.takeQueued(batch, obs)
 		s.mu.Unlock()
+	}
+}
+
+// takeQueued takes what was queued during a delivery as the next batch and
+// keeps the delivered buffers, if not too large, for the queues. Called
+// with the lock held.
+func (s *Service) takeQueued(done []event, doneObs []observed) ([]event, []observed) {
+	batch := swapQueue(&s.outbox, done)
+	if h := s.opts.observer; h != nil {
+		return batch, swapQueue(&h.queue, doneObs)
+	}
+	return batch, nil
+}
+
+// finishDelivery ends a delivery: it drops whatever is queued (there is
+// nothing unless the service is closed) and keeps the delivered buffers,
+// if not too large, as spares. Called with the lock held.
+func (s *Service) finishDelivery(done []event, doneObs []observed) {
+	resetQueue(&s.outbox, &s.spare, done)
+	s.pending = 0
+	if h := s.opts.observer; h != nil {
+		resetQueue(&h.queue, &h.spare, doneObs)
+		h.pending = 0
+	}
+	s.delivering = false
+}
+
+// takeQueue returns the queue *q for delivery and gives *q the spare
+// buffer.
+func takeQueue[T any](q, spare *[]T) []T {
+	batch := *q
+	*q = (*spare)[:0]
+	*spare = nil
+	return batch
+}
+
+// swapQueue returns the queue *q for delivery and gives *q the buffer of
+// the batch just delivered, unless it grew too large.
+func swapQueue[T any](q *[]T, done []T) []T {
+	batch := *q
+	*q = nil
+	if cap(done) <= keepSpare {
+		*q = done[:0]
+	}
+	return batch
+}
+
+// resetQueue empties the queue *q, letting its buffer go if it grew too
+// large, and keeps the buffer of the batch just delivered as *spare unless
+// it did.
+func resetQueue[T any](q, spare *[]T, done []T) {
+	clear(*q)
+	*q = (*q)[:0]
+	if cap(done) <= keepSpare {
+		*spare = done[:0]
+	}
+	if cap(*q) > keepSpare {
+		*q = nil
 	}
 }
 
@@ -169,8 +270,6 @@ func (s *Service) dispatch(ev *event) {
 	switch ev.kind {
 	case eventDecision:
 		callback.Call("audit sink", s.reportPanic, func() { s.opts.auditSink(ev.decision) })
-	case eventObserve:
-		s.deliverObserved(&ev.observed)
 	case eventEnd:
 		if ev.reason == EndExpired && s.opts.onExpire != nil {
 			l := ownKeys(ev.lease)

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -79,9 +80,11 @@ type Event struct {
 // called outside the service's lock, by one goroutine at a time, under the
 // service's panic policy (reported as Callback "observer"); it may call
 // back into the service. Events wait for a slow observer in a buffer of
-// WithSinkBuffer's size; past it they are dropped and counted, and the
-// count is reported by an EventEventsDropped once there is room again.
-// Nothing is observed after Close returns.
+// WithSinkBuffer's size, which an event leaves once the observer has
+// returned from it; past it they are dropped and counted, and the count
+// is reported by an EventEventsDropped once there is room again (in an
+// empty buffer of size one, the report takes a place of its own beyond the
+// bound). Nothing is observed after Close returns.
 type Observer interface {
 	Observe(Event)
 }
@@ -99,17 +102,47 @@ func WithObserver(o Observer) Option {
 	if o == nil {
 		panic("lease: WithObserver: nil observer")
 	}
+	f, _ := o.(ObserverFunc) // called directly: one copy of the Event fewer per call
 	// Each Service built with the option gets hooks of its own.
-	return optionFunc(func(opts *options) { opts.observer = &observerHook{obs: o} })
+	return optionFunc(func(opts *options) { opts.observer = &observerHook{obs: o, fn: f} })
 }
 
-// observerHook is one Service's observer and the state of its buffer.
+// observerHook is one Service's observer and its queue. Events wait in the
+// queue as compact records, apart from the other notifications, and become
+// Events only when they are delivered, outside the lock.
 type observerHook struct {
-	obs     Observer
-	pending atomic.Int64 // events queued and not yet delivered
+	obs Observer
+	fn  func(Event) // obs's own function, if obs is an ObserverFunc
+	// early counts records delivered in the middle of a batch, ahead of a
+	// sink or subscriber call that may block: they no longer wait, so they
+	// free room in the buffer before the batch ends. Written by the
+	// delivering goroutine, read under the service's lock.
+	early atomic.Int64
 	// Guarded by the service's lock.
-	missed      uint64 // events dropped since the last report
-	seenDropped uint64 // DroppedDecisions as last reported
+	queue       []observed // waiting for delivery, in decision order
+	spare       []observed // a delivered batch's buffer, kept for reuse
+	pending     int        // records queued or in a batch being delivered
+	missed      uint64     // events dropped since the last report
+	seenDropped uint64     // DroppedDecisions as last reported
+}
+
+// observed is an Event waiting for delivery, in 80 bytes, with its time
+// kept as nanoseconds since the service epoch: nothing is converted under
+// the lock.
+type observed struct {
+	kind    EventKind
+	reason  EndReason
+	purpose Purpose
+	// pos is the length of the service's outbox when the record was
+	// queued: it goes out after the notifications queued before it and
+	// before those queued after it.
+	pos    int32
+	id     ID
+	at     int64 // nanoseconds since the epoch; unused for the dropped kinds
+	n      int64 // Lag for an expiry, Count for the dropped kinds
+	holder string
+	action Action
+	code   Code // a copy: the *Error itself belongs to the caller
 }
 
 // observe turns a decision into an event and queues it. Called by decide,
@@ -131,59 +164,118 @@ func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) 
 		return // an allowed Use: not an event
 	}
 	h := s.opts.observer
-	if s.dropped > h.seenDropped {
-		if ev := s.observedSlot(); ev != nil {
-			ev.Kind, ev.Count = EventDecisionsDropped, s.dropped-h.seenDropped
-			h.seenDropped = s.dropped
-		}
-	}
-	ev := s.observedSlot()
-	if ev == nil {
+	var q *observed
+	if n := len(h.queue); n < cap(h.queue) && h.missed == 0 && s.dropped == h.seenDropped &&
+		h.pending < s.opts.sinkBuffer+int(h.early.Load()) {
+		// The common case, without calls: room in the buffer and in its
+		// array, and no drops to report first.
+		h.pending++
+		h.queue = h.queue[:n+1]
+		q = &h.queue[n]
+		q.pos = int32(len(s.outbox))
+	} else if q = s.observedSlotReporting(h); q == nil {
 		return
 	}
-	// Written in place: events are queued on every grant and renewal.
-	ev.Kind, ev.LeaseID, ev.Action, ev.Reason, ev.At = kind, id, action, reason, s.at(at)
+	// Every field written once, in place: a record built aside and copied
+	// in would be read back while its narrow fields are still being
+	// stored, a stall that costs more than the copy.
+	q.kind, q.reason, q.id, q.action, q.at, q.n, q.code = kind, reason, id, action, at, 0, ""
 	if err != nil {
-		ev.Code = err.Code
+		q.code = err.Code
 	}
 	if reason == EndExpired {
-		ev.Lag = time.Duration(s.now() - at) // at is the expiry instant
+		q.n = s.now() - at // the lag: at is the expiry instant
 	}
+	q.holder, q.purpose = "", 0
 	if e != nil {
-		ev.Holder, ev.Purpose = e.holder, e.purpose
+		q.holder, q.purpose = e.holder, e.purpose
 	}
 }
 
-// observedSlot queues a zero event for the observer, after a report of
-// the events dropped before it, and returns it to be filled in; nil if the
-// buffer is full. Called with the lock held.
-func (s *Service) observedSlot() *Event {
-	h := s.opts.observer
-	room := int64(s.opts.sinkBuffer) - h.pending.Load()
-	if h.missed > 0 && room >= 2 {
-		ev := s.appendObserved()
-		ev.Kind, ev.Count = EventEventsDropped, h.missed
+// setDrop makes q a report of n dropped decisions or events.
+func (q *observed) setDrop(kind EventKind, n uint64) {
+	q.kind, q.reason, q.purpose, q.id, q.at, q.n = kind, 0, 0, 0, 0, int64(n)
+	q.holder, q.action, q.code = "", "", ""
+}
+
+// observedSlotReporting queues a report of the decisions the audit sink
+// missed, if any, and then returns observedSlot's record.
+func (s *Service) observedSlotReporting(h *observerHook) *observed {
+	if s.dropped > h.seenDropped {
+		if q := s.observedSlot(h); q != nil {
+			q.setDrop(EventDecisionsDropped, s.dropped-h.seenDropped)
+			h.seenDropped = s.dropped
+		}
+	}
+	return s.observedSlot(h)
+}
+
+// observedSlot queues a record for the observer, after a report of the
+// events dropped before it, and returns it to be filled in: every field
+// but pos holds whatever the buffer held. It returns nil if the buffer is
+// full, and counts the record as dropped. Called with the lock held.
+func (s *Service) observedSlot(h *observerHook) *observed {
+	room := s.opts.sinkBuffer - h.pending + int(h.early.Load())
+	if h.missed > 0 && (room >= 2 || room == s.opts.sinkBuffer) {
+		s.appendObserved(h).setDrop(EventEventsDropped, h.missed)
 		h.missed = 0
-		room--
+		if room >= 2 {
+			room--
+		} // else an empty buffer of one: the report goes beyond the bound, or nothing else would ever fit
 	}
 	if room < 1 || h.missed > 0 {
 		h.missed++
 		return nil
 	}
-	return s.appendObserved()
+	return s.appendObserved(h)
 }
 
-// appendObserved appends a zero observer event to the outbox and returns
-// it.
-func (s *Service) appendObserved() *Event {
-	s.opts.observer.pending.Add(1)
-	s.outbox = append(s.outbox, event{kind: eventObserve})
-	return &s.outbox[len(s.outbox)-1].observed
+// appendObserved appends a record to the observer's queue, with only its
+// pos set, and returns it. Called with the lock held.
+func (s *Service) appendObserved(h *observerHook) *observed {
+	h.pending++
+	n := len(h.queue)
+	h.queue = slices.Grow(h.queue, 1)[:n+1]
+	q := &h.queue[n]
+	q.pos = int32(len(s.outbox))
+	return q
 }
 
-// deliverObserved calls the observer, outside the lock.
-func (s *Service) deliverObserved(ev *Event) {
+// deliverObserved calls the observer with each record of run, in order,
+// outside the lock, under the panic policy: a panic is reported and the
+// next record is delivered. It stops once the service is closed. It clears
+// each record's holder, so that the buffer, kept for reuse, holds on to no
+// caller's string (the other strings are the package's own constants).
+func (s *Service) deliverObserved(run []observed) {
 	h := s.opts.observer
-	h.pending.Add(-1)
-	callback.Call("observer", s.reportPanic, func() { h.obs.Observe(*ev) })
+	i := 0
+	for i < len(run) && !s.stopped.Load() {
+		// One guard for the whole run; after a panic it resumes past the
+		// record that panicked.
+		callback.Call("observer", s.reportPanic, func() {
+			for i < len(run) && !s.stopped.Load() {
+				r := &run[i]
+				i++
+				// The narrow fields first, the time conversion next, the
+				// rest last: the Event is copied to the call as soon as it
+				// is built, and a copy that reads fields still being
+				// stored stalls.
+				var ev Event
+				ev.Kind, ev.Purpose, ev.Reason = r.kind, r.purpose, r.reason
+				if r.kind == EventDecisionsDropped || r.kind == EventEventsDropped {
+					ev.Count = uint64(r.n)
+				} else {
+					ev.At, ev.Lag = s.at(r.at), time.Duration(r.n)
+				}
+				ev.LeaseID, ev.Holder, ev.Action, ev.Code = r.id, r.holder, r.action, r.code
+				r.holder = ""
+				if h.fn != nil {
+					h.fn(ev)
+				} else {
+					h.obs.Observe(ev)
+				}
+			}
+		})
+	}
+	clear(run[i:]) // not delivered: the service is closed
 }

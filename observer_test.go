@@ -1,6 +1,8 @@
 package lease_test
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,4 +134,237 @@ func TestObserverPanicIsReportedAndNothingRunsAfterClose(t *testing.T) {
 func TestWithObserverNilPanics(t *testing.T) {
 	assert.Panics(t, func() { lease.WithObserver(nil) })
 	assert.Equal(t, "EventKind(9)", lease.EventKind(9).String())
+}
+
+// blockingObserver records events and blocks in the first one until
+// released, so that a test can queue events behind a slow observer.
+type blockingObserver struct {
+	events
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func newBlockingObserver() *blockingObserver {
+	return &blockingObserver{entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (o *blockingObserver) Observe(e lease.Event) {
+	o.once.Do(func() { close(o.entered); <-o.release })
+	o.events.Observe(e)
+}
+
+// grantBehind grants from another goroutine, whose delivery then blocks in
+// o, and returns a channel closed once that grant has returned.
+func grantBehind(t *testing.T, s *lease.Service, o *blockingObserver) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := s.Grant(ctx, "holder", lease.Operation, time.Minute)
+		assert.NoError(t, err)
+	}()
+	<-o.entered
+	return done
+}
+
+func TestObserverBufferCountsTheEventsWaitingBehindASlowObserver(t *testing.T) {
+	obs := newBlockingObserver()
+	s, _ := newService(t, lease.WithObserver(obs), lease.WithSinkBuffer(4))
+	first := grantBehind(t, s, obs)
+	// The event being observed holds one place until the call returns:
+	// three more fit, seven are dropped.
+	for range 10 {
+		grant(t, s, lease.Operation, time.Minute)
+	}
+	close(obs.release)
+	<-first
+	last := grant(t, s, lease.Operation, time.Minute)
+
+	got := obs.all()
+	require.Equal(t, []lease.EventKind{lease.EventGranted, lease.EventGranted, lease.EventGranted,
+		lease.EventGranted, lease.EventEventsDropped, lease.EventGranted}, obs.kinds())
+	for i, id := range []lease.ID{1, 2, 3, 4} {
+		assert.Equal(t, id, got[i].LeaseID)
+	}
+	assert.Equal(t, uint64(7), got[4].Count)
+	assert.Zero(t, got[4].LeaseID)
+	assert.True(t, got[4].At.IsZero())
+	assert.Equal(t, last.ID, got[5].LeaseID)
+}
+
+// With a buffer of one, the report of drops must still leave room for the
+// events after it: otherwise, after one drop, the observer hears nothing
+// again.
+func TestObserverBufferOfOneRecoversAfterDrops(t *testing.T) {
+	obs := newBlockingObserver()
+	s, _ := newService(t, lease.WithObserver(obs), lease.WithSinkBuffer(1))
+	first := grantBehind(t, s, obs)
+	grant(t, s, lease.Operation, time.Minute) // dropped: the buffer holds the event being observed
+	grant(t, s, lease.Operation, time.Minute) // dropped
+	close(obs.release)
+	<-first
+	fourth := grant(t, s, lease.Operation, time.Minute)
+	fifth := grant(t, s, lease.Operation, time.Minute)
+
+	got := obs.all()
+	require.Equal(t, []lease.EventKind{lease.EventGranted, lease.EventEventsDropped,
+		lease.EventGranted, lease.EventGranted}, obs.kinds())
+	assert.Equal(t, uint64(2), got[1].Count)
+	assert.Equal(t, fourth.ID, got[2].LeaseID)
+	assert.Equal(t, fifth.ID, got[3].LeaseID)
+}
+
+// Events from many goroutines reach the observer in decision order, each
+// just before the same decision reaches the audit sink.
+func TestObserverOrderAcrossConcurrentProducers(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	add := func(who string, action lease.Action, id lease.ID) {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, who+" "+string(action)+" "+strconv.FormatUint(uint64(id), 10))
+	}
+	s, _ := newService(t,
+		lease.WithObserver(lease.ObserverFunc(func(e lease.Event) { add("observer", e.Action, e.LeaseID) })),
+		lease.WithAuditSink(func(d lease.Decision) { add("sink", d.Action, d.LeaseID) }))
+	const workers, rounds = 4, 100
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range rounds {
+				l, err := s.Grant(ctx, "holder", lease.Operation, time.Minute)
+				if !assert.NoError(t, err) {
+					return
+				}
+				_, err = s.Use(ctx, l.ID, lease.StateWrite) // denied: an event too
+				assert.ErrorIs(t, err, lease.ErrPurposeMismatch)
+				_, err = s.Revoke(ctx, l.ID)
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, log, 2*3*workers*rounds)
+	lastGrant := uint64(0)
+	state := map[string]string{} // lease ID: its last action
+	next := map[string]string{"": "grant", "grant": "use", "use": "revoke"}
+	for i := 0; i < len(log); i += 2 {
+		who, decision, _ := strings.Cut(log[i], " ")
+		require.Equal(t, "observer", who, "entry %d: %s", i, log[i])
+		require.Equal(t, "sink "+decision, log[i+1], "the sink sees the same decision right after")
+		action, id, _ := strings.Cut(decision, " ")
+		require.Equal(t, next[state[id]], action, "lease %s", id)
+		state[id] = action
+		if action == "grant" {
+			n, err := strconv.ParseUint(id, 10, 64)
+			require.NoError(t, err)
+			require.Greater(t, n, lastGrant, "grants in the order their IDs were issued")
+			lastGrant = n
+		}
+	}
+}
+
+// Expiries settled together are delivered as one run; a panic in the
+// middle of it is reported and the rest of the run is still delivered.
+func TestObserverPanicInTheMiddleOfARun(t *testing.T) {
+	var panics []*lease.PanicError
+	rec := &events{}
+	obs := lease.ObserverFunc(func(e lease.Event) {
+		rec.Observe(e)
+		if e.Kind == lease.EventEnded && e.LeaseID == 2 {
+			panic("boom")
+		}
+	})
+	s, clk := newService(t, lease.WithObserver(obs),
+		lease.WithPanicHandler(func(p *lease.PanicError) { panics = append(panics, p) }))
+	for range 3 {
+		grant(t, s, lease.Operation, time.Second)
+	}
+	clk.Advance(time.Second)
+	l := grant(t, s, lease.Operation, time.Second)
+
+	var ended []lease.ID
+	for _, e := range rec.all() {
+		if e.Kind == lease.EventEnded {
+			ended = append(ended, e.LeaseID)
+		}
+	}
+	assert.Equal(t, []lease.ID{1, 2, 3}, ended)
+	assert.Equal(t, l.ID, rec.all()[len(rec.all())-1].LeaseID, "delivery goes on after the panic")
+	require.Len(t, panics, 1)
+	assert.Equal(t, "observer", panics[0].Callback)
+	assert.Equal(t, "boom", panics[0].Value)
+}
+
+// An observer that closes the service stops the run it is in: nothing
+// queued is observed after Close, nor given to the sink or subscribers.
+func TestObserverNothingDeliveredAfterCloseInTheMiddleOfARun(t *testing.T) {
+	var s *lease.Service
+	rec := &events{}
+	sinkAfterClose := 0
+	s, clk := newService(t,
+		lease.WithObserver(lease.ObserverFunc(func(e lease.Event) {
+			rec.Observe(e)
+			if e.Kind == lease.EventEnded {
+				assert.NoError(t, s.Close())
+			}
+		})),
+		lease.WithAuditSink(func(lease.Decision) {
+			select {
+			case <-s.Done():
+				sinkAfterClose++
+			default:
+			}
+		}))
+	ended := 0
+	stop := s.OnEnd(func(lease.Lease, lease.EndReason) { ended++ })
+	defer stop()
+	for range 3 {
+		grant(t, s, lease.Operation, time.Second)
+	}
+	clk.Advance(time.Second)
+
+	kinds := rec.kinds()
+	assert.Equal(t, []lease.EventKind{lease.EventGranted, lease.EventGranted, lease.EventGranted, lease.EventEnded}, kinds)
+	assert.Zero(t, sinkAfterClose)
+	assert.Zero(t, ended)
+}
+
+// Close from another goroutine while the observer is slow: what was
+// queued behind it is never delivered.
+func TestObserverQueuedEventsAreDroppedByClose(t *testing.T) {
+	obs := newBlockingObserver()
+	s, _ := newService(t, lease.WithObserver(obs))
+	first := grantBehind(t, s, obs)
+	grant(t, s, lease.Operation, time.Minute) // queued behind the blocked observer
+	require.NoError(t, s.Close())
+	close(obs.release)
+	<-first
+	assert.Equal(t, []lease.EventKind{lease.EventGranted}, obs.kinds())
+}
+
+// An observer may call back into the service: the events its calls cause
+// are delivered after the one it is observing, in decision order, by the
+// same delivery.
+func TestObserverMayCallBack(t *testing.T) {
+	var s *lease.Service
+	rec := &events{}
+	s, _ = newService(t, lease.WithObserver(lease.ObserverFunc(func(e lease.Event) {
+		rec.Observe(e)
+		if e.Kind == lease.EventGranted && e.LeaseID == 1 {
+			l, err := s.Grant(ctx, "inner", lease.Operation, time.Minute)
+			require.NoError(t, err)
+			_, err = s.Revoke(ctx, l.ID)
+			require.NoError(t, err)
+			assert.Len(t, rec.all(), 1, "nothing is delivered inside the observer's own call")
+		}
+	})))
+	grant(t, s, lease.Operation, time.Minute)
+	got := rec.all()
+	require.Equal(t, []lease.EventKind{lease.EventGranted, lease.EventGranted, lease.EventEnded}, rec.kinds())
+	assert.Equal(t, lease.ID(2), got[1].LeaseID)
+	assert.Equal(t, "inner", got[1].Holder)
+	assert.Equal(t, lease.ID(2), got[2].LeaseID)
 }

@@ -14,8 +14,8 @@ import (
 
 // services returns, on the system clock, a service without an observer
 // ("none"), one with an audit sink that does nothing ("sink", the cost of
-// the notification queue the observer rides), one with an observer that
-// does nothing ("noop") and one observed by a Telemetry on the SDK
+// the notification delivery the observer shares), one with an observer
+// that does nothing ("noop") and one observed by a Telemetry on the SDK
 // ("otel"), for the overhead benchmarks.
 func services(b *testing.B) map[string]*lease.Service {
 	b.Helper()

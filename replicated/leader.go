@@ -65,8 +65,52 @@ func (n *Node) run() {
 func (n *Node) startTerm() {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &term{ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}), tickFailed: make(chan struct{}, 1)}
+	n.termMu.Lock()
 	n.term.Store(t)
+	if n.termStarted != nil {
+		close(n.termStarted)
+		n.termStarted = nil
+	}
+	n.termMu.Unlock()
 	go n.lead(t)
+}
+
+// termWait bounds how long a call waits for the term of a node that raft
+// already made leader to start.
+const termWait = time.Second
+
+// currentTerm returns the term under way, or nil when the node does not
+// lead. raft tells the node it leads a moment after its state says so; in
+// that moment currentTerm waits for the term to start.
+func (n *Node) currentTerm(ctx context.Context) *term {
+	var deadline <-chan time.Time
+	for {
+		n.termMu.Lock()
+		t := n.term.Load()
+		if t != nil || n.raft.State() != raft.Leader {
+			n.termMu.Unlock()
+			return t
+		}
+		if n.termStarted == nil {
+			n.termStarted = make(chan struct{})
+		}
+		started := n.termStarted
+		n.termMu.Unlock()
+		if deadline == nil {
+			timer := time.NewTimer(termWait)
+			defer timer.Stop()
+			deadline = timer.C
+		}
+		select {
+		case <-started:
+		case <-deadline:
+			return nil
+		case <-ctx.Done():
+			return nil
+		case <-n.closing:
+			return nil
+		}
+	}
 }
 
 func (n *Node) endTerm() {
@@ -232,7 +276,7 @@ func (n *Node) batcher() {
 			default:
 			}
 		}
-		t := n.term.Load()
+		t := n.currentTerm(context.Background())
 		if t == nil {
 			n.fail(reqs, nil)
 			continue

@@ -29,13 +29,14 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// Server names one member of the cluster.
+// Server names one member of the cluster. It is a plain value.
 type Server struct {
 	ID      string // raft server ID, unique in the cluster
 	Address string // raft transport address, host:port for TCP
 }
 
-// Config describes one node.
+// Config describes one node. It is a plain value: Open copies what it
+// needs, and the caller may reuse it afterwards.
 type Config struct {
 	// ID is this node's raft server ID.
 	ID string
@@ -71,6 +72,8 @@ type Config struct {
 var ErrNotLeader = errors.New("replicated: not the leader")
 
 // NotLeaderError is returned by an operation that only the leader can serve.
+// The operation never entered the log, so sending it to the leader is safe.
+// It is a plain value.
 type NotLeaderError struct {
 	Op            string
 	LeaderID      string // empty when no leader is known
@@ -87,7 +90,8 @@ func (e *NotLeaderError) Error() string {
 // Is reports whether target is ErrNotLeader.
 func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
-// ReadOption changes how a read is served.
+// ReadOption changes how a read is served. ReadOptions are immutable and
+// safe for concurrent use.
 type ReadOption interface{ applyRead(*readOptions) }
 
 type readOptions struct{ stale bool }
@@ -113,8 +117,10 @@ type Node struct {
 	inflight  chan *flight
 	clockMove chan struct{} // the earliest deadline may have moved; capacity 1
 
-	term   atomic.Pointer[term] // the leadership term under way; nil when not leader
-	onTerm func()
+	term        atomic.Pointer[term] // the leadership term under way; nil when not leader
+	termMu      sync.Mutex           // orders term starts with currentTerm's waits
+	termStarted chan struct{}        // closed when a term starts; nil when nobody waits
+	onTerm      func()
 
 	verifyMu sync.RWMutex // held for reading by leadership confirmations
 
@@ -182,7 +188,10 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, invalid("Raft", err.Error())
 	}
 	if err := n.open(cfg, rc); err != nil {
-		n.closeAll()
+		if n.fsm != nil {
+			n.fsm.close()
+		}
+		_ = n.closeAll()
 		return nil, err
 	}
 	n.wg.Add(3)
@@ -430,8 +439,11 @@ func (n *Node) readBarrier(ctx context.Context, op string, opts []ReadOption) er
 	if ro.stale {
 		return nil
 	}
-	t := n.term.Load()
-	if t == nil || n.raft.State() != raft.Leader {
+	t := n.currentTerm(ctx)
+	if t == nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return n.notLeader(op)
 	}
 	select {

@@ -3,6 +3,8 @@ package replicated
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -172,4 +174,14 @@ func TestExpiryOnEveryNode(t *testing.T) {
 	for _, e := range ends {
 		e.stop()
 	}
+}
+
+// An Open that fails half way leaves nothing running.
+func TestOpenFailureLeavesNothingRunning(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	_, err := Open(context.Background(), Config{ID: "a", Dir: file, Bind: "127.0.0.1:0"})
+	require.Error(t, err, "Dir is a file")
+	_, err = Open(context.Background(), Config{ID: "a", Dir: t.TempDir(), Bind: "no-such-host.invalid:http"})
+	require.Error(t, err, "the transport cannot listen")
 }
