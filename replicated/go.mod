@@ -3,11 +3,11 @@ module github.com/leasehold/lease/replicated
 go 1.26.0
 
 require (
-	github.com/leasehold/lease v0.1.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/raft v1.8.0
 	github.com/hashicorp/raft-boltdb/v2 v2.3.0
+	github.com/leasehold/lease v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/bbolt v1.3.5
 	go.uber.org/goleak v1.3.0
@@ -17,6 +17,7 @@ require (
 	github.com/armon/go-metrics v0.4.1 // indirect
 	github.com/boltdb/bolt v1.3.1 // indirect
 	github.com/fatih/color v1.13.0 // indirect
+	github.com/google/btree v1.1.3 // indirect
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
 	github.com/hashicorp/go-metrics v0.7.0 // indirect
 	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
