@@ -1,11 +1,11 @@
 package replicated
 
 import (
-	"container/heap"
 	"sync"
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/heap"
 )
 
 // logClock is the clock a node's lease.Service reads: the instant of the log
@@ -20,7 +20,7 @@ import (
 type logClock struct {
 	mu     sync.Mutex
 	now    time.Time
-	timers timerHeap
+	timers heap.Heap[*logTimer] // keyed by unix nanoseconds
 	seq    uint64
 	// changed is called, outside mu and without blocking, when the earliest
 	// pending deadline may have changed.
@@ -28,7 +28,7 @@ type logClock struct {
 }
 
 func newLogClock(start time.Time, changed func()) *logClock {
-	return &logClock{now: start, changed: changed}
+	return &logClock{now: start, changed: changed, timers: heap.New(setTimerIndex)}
 }
 
 // Now returns the instant of the last entry applied.
@@ -43,9 +43,9 @@ func (c *logClock) Now() time.Time {
 func (c *logClock) AfterFunc(d time.Duration, f func()) lease.Timer {
 	c.mu.Lock()
 	c.seq++
-	t := &logTimer{c: c, at: c.now.Add(d), seq: c.seq, f: f}
-	heap.Push(&c.timers, t)
-	head := c.timers[0] == t
+	t := &logTimer{c: c, at: c.now.Add(d), f: f}
+	c.timers.Push(t.at.UnixNano(), c.seq, t)
+	head := t.index == 0
 	c.mu.Unlock()
 	if head {
 		c.changed()
@@ -57,10 +57,10 @@ func (c *logClock) AfterFunc(d time.Duration, f func()) lease.Timer {
 func (c *logClock) next() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.timers) == 0 {
+	if c.timers.Len() == 0 {
 		return time.Time{}, false
 	}
-	return c.timers[0].at, true
+	return c.timers.At(0).Val.at, true
 }
 
 // advance moves the clock to t (never back) and runs every timer due at or
@@ -73,8 +73,8 @@ func (c *logClock) advance(t time.Time) time.Time {
 	}
 	now := c.now
 	ran := false
-	for len(c.timers) > 0 && !c.timers[0].at.After(now) {
-		tm := heap.Pop(&c.timers).(*logTimer)
+	for c.timers.Len() > 0 && !c.timers.At(0).Val.at.After(now) {
+		tm := c.timers.Pop().Val
 		ran = true
 		c.mu.Unlock()
 		tm.f()
@@ -91,7 +91,6 @@ func (c *logClock) advance(t time.Time) time.Time {
 type logTimer struct {
 	c     *logClock
 	at    time.Time
-	seq   uint64 // arming order, to break ties
 	f     func()
 	index int // in the heap; -1 once run or stopped
 }
@@ -105,7 +104,7 @@ func (t *logTimer) Stop() bool {
 		return false
 	}
 	head := t.index == 0
-	heap.Remove(&c.timers, t.index)
+	c.timers.Remove(t.index)
 	c.mu.Unlock()
 	if head {
 		c.changed()
@@ -113,30 +112,4 @@ func (t *logTimer) Stop() bool {
 	return true
 }
 
-type timerHeap []*logTimer
-
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].seq < h[j].seq
-}
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *timerHeap) Push(x any) {
-	t := x.(*logTimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	t.index = -1
-	*h = old[:len(old)-1]
-	return t
-}
+func setTimerIndex(t *logTimer, i int) { t.index = i }
