@@ -78,5 +78,5 @@ type Peer struct {
 
 // Peers returns every peer, ours first.
 func Peers() []Peer {
-	return []Peer{OursPeer(), EtcdPeer(), TTLCachePeer(), BaselinePeer(), TimersPeer()}
+	return []Peer{OursPeer(), EtcdPeer(), TTLCachePeer(), BaselinePeer(), TimersPeer(), TimerLoopPeer()}
 }

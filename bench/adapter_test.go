@@ -24,6 +24,7 @@ func peerCases() []peerCase {
 		{TTLCachePeer(), false, false, true, true},
 		{BaselinePeer(), true, false, false, false},
 		{TimersPeer(), true, false, true, true},
+		{TimerLoopPeer(), true, false, true, true},
 	}
 }
 

@@ -40,7 +40,7 @@ func (r *Report) Goals() []Goal {
 	} else {
 		out = append(out, Goal{Goal: "expiry lag p99 under 1 ms"})
 	}
-	out = append(out, r.lagFloorGoal(timers))
+	out = append(out, r.lagFloorGoal(timers, r.peerIndex("one Go timer")))
 	out = append(out,
 		r.limitGoal(GrantRevoke, NsPerOp, 250, "grant+revoke at most 250 ns", "ours %s ns"),
 		r.limitGoal(RenewRandom, NsPerOp, 250, "renew at random among N live leases at most 250 ns", "ours %s ns"),
@@ -56,17 +56,28 @@ func (r *Report) Goals() []Goal {
 	return out
 }
 
-// lagFloorGoal compares our expiry lag p99 with that of bare Go timers
-// under the same load: the runtime's floor, which no service can beat.
-func (r *Report) lagFloorGoal(timers int) Goal {
+// lagFloorGoal compares our expiry lag p99 with the runtime's floor under
+// the same load: the lower p99 of the bare timer peers (a timer per lease,
+// and one timer re-armed for the earliest deadline), which no service on Go
+// timers can beat.
+func (r *Report) lagFloorGoal(floors ...int) Goal {
 	const goal = "expiry lag p99 within 10% of bare Go timers"
 	row, ok := r.row(ExpiryLag)
-	if !ok || timers < 0 || row.Cells[ours].Median == nil || row.Cells[timers].Median == nil {
+	if !ok || row.Cells[ours].Median == nil {
 		return Goal{Goal: goal}
 	}
-	o, f := row.Cells[ours].Median[LagP99], row.Cells[timers].Median[LagP99]
+	best := -1
+	for _, f := range floors {
+		if f >= 0 && row.Cells[f].Median != nil && (best < 0 || row.Cells[f].Median[LagP99] < row.Cells[best].Median[LagP99]) {
+			best = f
+		}
+	}
+	if best < 0 {
+		return Goal{Goal: goal}
+	}
+	o, f := row.Cells[ours].Median[LagP99], row.Cells[best].Median[LagP99]
 	return Goal{Goal: goal, Known: true, Met: o <= 1.1*f,
-		Detail: fmt.Sprintf("ours p99 %s ms, Go timers' %s ms", formatValue(o), formatValue(f))}
+		Detail: fmt.Sprintf("ours p99 %s ms, %s's %s ms", formatValue(o), r.Peers[best].Name, formatValue(f))}
 }
 
 // limitGoal checks one of our medians against an absolute limit.

@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	runs := fs.Int("runs", 0, "runs per scenario and peer (default 5, 1 with -quick)")
 	out := fs.String("out", "", "directory to write benchmarks.md and benchmarks.svg into (default: write nothing)")
 	notes := fs.String("notes", "notes.md", "hand-written Markdown appended to the report, read when the run ends")
-	peerList := fs.String("peers", "", "comma-separated peers: lease,etcd,ttlcache,map+heap,timers (default all)")
+	peerList := fs.String("peers", "", "comma-separated peers: lease,etcd,ttlcache,map+heap,timers,timer-loop (default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
