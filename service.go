@@ -46,6 +46,8 @@ type Service struct {
 	pending    int         // decisions queued for the sink and not yet delivered
 	dropped    uint64      // decisions that skipped the full sink buffer
 	stopped    atomic.Bool // set by Close: delivery stops
+
+	counts []purposeCounts // by Purpose: what Stats reports; see stats.go
 }
 
 type leaseState uint8
@@ -227,6 +229,9 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 		e.keys = 1
 	}
 	s.decide(trace, now, ActionGrant, e, e.id, nil, "granted")
+	c := s.counted(purpose)
+	c.live++
+	c.granted++
 	s.rearm(now)
 	return s.snapshot(e), nil
 }
@@ -294,6 +299,7 @@ func (s *Service) renew(e *entry, now, ttl int64) {
 		e.ka.next = addSat(now, keepAliveInterval(ttl))
 	}
 	s.setDue(e, old)
+	s.counted(e.purpose).renewed++
 }
 
 // setTimes records a grant or renewal at now for ttl.
@@ -543,6 +549,7 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 		endKeepAlive(e, newError(code, "keepalive", e.id))
 	}
 	evicted := s.ended.add(e)
+	s.countEnd(e.purpose, reason)
 	reasonText := "revoked"
 	if reason == EndExpired {
 		reasonText = "expired"
