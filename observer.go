@@ -145,7 +145,7 @@ func WithObserverOf(o Observer, set EventSet) Option {
 	}
 	f, _ := o.(ObserverFunc) // called directly: one copy of the Event fewer per call
 	// Each Service built with the option gets hooks of its own.
-	return optionFunc(func(opts *options) { opts.observer = &observerHook{obs: o, fn: f, set: set} })
+	return optionFunc(func(opts *options) { opts.observer, opts.observed = &observerHook{obs: o, fn: f}, set })
 }
 
 // observerHook is one Service's observer and its queue. Events wait in the
@@ -154,7 +154,6 @@ func WithObserverOf(o Observer, set EventSet) Option {
 type observerHook struct {
 	obs Observer
 	fn  func(Event) // obs's own function, if obs is an ObserverFunc
-	set EventSet    // the events obs is given
 	// early counts records delivered in the middle of a batch, ahead of a
 	// sink or subscriber call that may block: they no longer wait, so they
 	// free room in the buffer before the batch ends. Written by the
@@ -206,8 +205,10 @@ func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) 
 		return // an allowed Use: not an event
 	}
 	h := s.opts.observer
-	if h.set&in == 0 {
-		if s.dropped > h.seenDropped {
+	if s.opts.observed&in == 0 {
+		// Not selected: nothing of the hook is read, unless decisions
+		// were dropped, which is rare.
+		if s.dropped != 0 && s.dropped > h.seenDropped {
 			s.reportDecisionsDropped(h)
 		}
 		return
