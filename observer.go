@@ -241,6 +241,29 @@ func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) 
 	}
 }
 
+// observes reports whether observe has anything to do for a decision that
+// is not an allowed Use: the observer selected its event, or dropped
+// decisions may be waiting to be reported. Inlined in decide, it spares an
+// unselected event the call.
+func (s *Service) observes(action Action, err *Error) bool {
+	if s.opts.observed == AllEvents {
+		return true
+	}
+	in := DenyEvents
+	switch {
+	case err != nil:
+	case action == ActionGrant:
+		in = GrantEvents
+	case action == ActionRevoke:
+		in = RevokeEvents
+	case action == ActionRenew:
+		in = RenewEvents
+	default:
+		in = ExpireEvents
+	}
+	return s.opts.observed&in != 0 || s.dropped != 0
+}
+
 // setDrop makes q a report of n dropped decisions or events.
 func (q *observed) setDrop(kind EventKind, n uint64) {
 	q.kind, q.reason, q.purpose, q.id, q.at, q.n = kind, 0, 0, 0, 0, int64(n)

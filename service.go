@@ -649,7 +649,7 @@ func (s *Service) snapshot(e *entry) Lease {
 
 // decide records an audit decision and queues it for the sink.
 func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID, err *Error, reason string) {
-	if s.opts.observer != nil && (err != nil || action != ActionUse) {
+	if s.opts.observer != nil && (err != nil || action != ActionUse) && s.observes(action, err) {
 		s.observe(at, action, e, id, err)
 	}
 	sink := s.opts.auditSink != nil
