@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -196,5 +197,41 @@ func TestStatsAliasesNothing(t *testing.T) {
 	st.Purposes = append(st.Purposes[:0], lease.PurposeStats{Purpose: lease.StateWrite})
 	assert.Equal(t, lease.Stats{Live: 1, Granted: 1, Purposes: []lease.PurposeStats{
 		{Purpose: lease.Operation, Live: 1, Granted: 1},
+	}}, s.Stats())
+}
+
+// Stats may be read while other goroutines decide; the totals come out
+// exact.
+func TestStatsConcurrentWithDecisions(t *testing.T) {
+	s, _ := newService(t)
+	const workers, each = 4, 50
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var last lease.Stats
+		for range 100 {
+			st := s.Stats()
+			assert.GreaterOrEqual(t, st.Granted, last.Granted)
+			assert.GreaterOrEqual(t, st.Revoked, last.Revoked)
+			last = st
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				l, err := s.Grant(ctx, "holder", lease.Operation, time.Minute)
+				if !assert.NoError(t, err) {
+					return
+				}
+				_, err = s.Revoke(ctx, l.ID)
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	<-done
+	assert.Equal(t, lease.Stats{Granted: workers * each, Revoked: workers * each, Purposes: []lease.PurposeStats{
+		{Purpose: lease.Operation, Granted: workers * each, Revoked: workers * each},
 	}}, s.Stats())
 }

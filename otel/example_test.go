@@ -33,7 +33,8 @@ func Example() {
 	svc := lease.New(lease.WithClock(clock), lease.WithObserverOf(tel.Lease(), otel.LeaseEvents),
 		lease.WithTraceIDFunc(otel.TraceID))
 	defer svc.Close()
-	if err := tel.ObserveService(svc); err != nil {
+	err = tel.ObserveService(svc)
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
