@@ -120,8 +120,8 @@ func (t *Telemetry) Lease() lease.Observer { return &t.lease }
 // grant, renewal or ending costs it a couple of additions and no event.
 // Build svc with lease.WithObserverOf(t.Lease(), LeaseEvents) for the
 // other lease metrics (the expiry lag, the denials, the drops), and
-// register it right after; the order does not matter to the counts, which
-// start from svc's creation.
+// register it once built: its counts start from its creation, so what it
+// decided before it was registered is counted all the same.
 //
 // From the first registration, the lease counts are those of the
 // registered services only, and the Lease observer counts nothing itself:
