@@ -41,11 +41,12 @@ type PurposeStats struct {
 // The counts are exact and the totals never decrease: each granted,
 // renewed, revoked or expired lease is counted once, when the service
 // decides it. Refusals are not counted; an Observer sees them as
-// EventDenied. Unlike ActiveCount, Stats does not settle what is due: it
-// reports the decisions made, and a lease past its expiry is counted as
-// expired once the service's timer, or the next call that settles, has
-// expired it. So Stats never runs a hook, subscriber, sink or observer,
-// and is cheap to call from a metrics collector.
+// EventDenied. Like every call, Stats first settles what is due, so a
+// lease past its expiry is counted as expired, never as live, whether or
+// not the timer has fired; the notifications of the leases it expires are
+// delivered on the caller's goroutine, as ActiveCount's are. Otherwise it
+// only copies the counts, under the lock, and is cheap enough for a
+// metrics collector.
 //
 // A service made by Restore counts from the snapshot's live set: its Live
 // counts start at the restored leases and its other counts at zero, as
@@ -53,8 +54,9 @@ type PurposeStats struct {
 // Stats reports the totals reached and no live lease, as ActiveCount does.
 func (s *Service) Stats() Stats {
 	s.mu.Lock()
-	defer s.mu.Unlock() // nothing queued, so nothing to deliver
-	closed := s.closed
+	defer s.unlock()
+	_, err := s.begin("stats", 0) // settles what is due; a closed service keeps its totals
+	closed := err != nil
 	var st Stats
 	for p := range s.counts {
 		c := &s.counts[p]

@@ -121,7 +121,10 @@ func (t *Telemetry) Lease() lease.Observer { return &t.lease }
 // Build svc with lease.WithObserverOf(t.Lease(), LeaseEvents) for the
 // other lease metrics (the expiry lag, the denials, the drops), and
 // register it once built: its counts start from its creation, so what it
-// decided before it was registered is counted all the same.
+// decided before it was registered is counted all the same. Reading the
+// counts settles what is due, as every call on the service does: leases
+// past their expiry are expired then, and their events recorded, in the
+// same collection.
 //
 // From the first registration, the lease counts are those of the
 // registered services only, and the Lease observer counts nothing itself:

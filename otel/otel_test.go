@@ -238,6 +238,24 @@ func TestObserveServiceAddsUpServices(t *testing.T) {
 	assert.Equal(t, uint64(2), n)
 }
 
+// A lease past its expiry whose timer has not fired is expired by the
+// collection itself, and its lag recorded in the same collection.
+func TestObserveServiceCollectionSettles(t *testing.T) {
+	h := newHarness(t)
+	fake := leasetest.NewFakeClock(t0)
+	svc := observedService(t, h, leasetest.Stalled(fake), leaseSetups[1].opt, true)
+	_, err := svc.Grant(context.Background(), "h", lease.Operation, time.Second)
+	require.NoError(t, err)
+	fake.Advance(3 * time.Second)
+	ms := h.metrics(t)
+	op := purpose.String("operation")
+	assert.Equal(t, int64(0), value(t, ms, "lease.leases.active", op))
+	assert.Equal(t, int64(1), value(t, ms, "lease.leases.ended", op, reason.String("expired")))
+	n, sum := histogram(t, ms, "lease.expiry.lag")
+	assert.Equal(t, uint64(1), n)
+	assert.InDelta(t, 2.0, sum, 1e-9)
+}
+
 func TestObserveServiceRefusesNilAndIgnoresAClosedTelemetry(t *testing.T) {
 	h := newHarness(t)
 	require.Error(t, h.tel.ObserveService(nil))
