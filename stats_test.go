@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -233,4 +234,24 @@ func TestStatsConcurrentWithDecisions(t *testing.T) {
 	assert.Equal(t, lease.Stats{Granted: workers * each, Revoked: workers * each, Purposes: []lease.PurposeStats{
 		{Purpose: lease.Operation, Granted: workers * each, Revoked: workers * each},
 	}}, s.Stats())
+}
+
+func ExampleService_Stats() {
+	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc := lease.New(lease.WithClock(clock))
+	defer svc.Close()
+
+	ctx := context.Background()
+	a, _ := svc.Grant(ctx, "worker-1", lease.Operation, time.Minute)
+	_, _ = svc.Grant(ctx, "worker-2", lease.Operation, time.Second)
+	_, _ = svc.Grant(ctx, "writer", lease.StateWrite, time.Minute)
+	_, _ = svc.Renew(ctx, a.ID)
+	clock.Advance(time.Second)
+
+	for _, p := range svc.Stats().Purposes {
+		fmt.Printf("%s: live %d, granted %d, renewed %d, expired %d\n", p.Purpose, p.Live, p.Granted, p.Renewed, p.Expired)
+	}
+	// Output:
+	// operation: live 1, granted 2, renewed 1, expired 1
+	// state_write: live 1, granted 1, renewed 0, expired 0
 }
