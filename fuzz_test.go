@@ -569,6 +569,7 @@ func (r *fuzzRun) observe() {
 	m, s := r.model, r.svc
 	r.equal(m.revision(), s.Revision(), "Revision")
 	r.equal(m.activeCount(), s.ActiveCount(), "ActiveCount")
+	r.checkStats()
 	var list []refSnap
 	for _, l := range s.List() {
 		list = append(list, fzSnap(l))
@@ -614,6 +615,40 @@ func (r *fuzzRun) observe() {
 			}
 		}
 	}
+}
+
+// checkStats compares Stats with the decisions the model made: its totals
+// count the allowed grants, renewals, revocations and expiries, its Live
+// is ActiveCount, and its purposes add up to its totals.
+func (r *fuzzRun) checkStats() {
+	want := lease.Stats{Live: r.model.activeCount()}
+	for _, d := range r.model.decisions {
+		if !d.Allowed {
+			continue
+		}
+		switch d.Action {
+		case lease.ActionGrant:
+			want.Granted++
+		case lease.ActionRenew:
+			want.Renewed++
+		case lease.ActionRevoke:
+			want.Revoked++
+		case lease.ActionExpire:
+			want.Expired++
+		}
+	}
+	got := r.svc.Stats()
+	var sum lease.Stats
+	for _, p := range got.Purposes {
+		sum.Live += p.Live
+		sum.Granted += p.Granted
+		sum.Renewed += p.Renewed
+		sum.Revoked += p.Revoked
+		sum.Expired += p.Expired
+	}
+	got.Purposes = nil
+	r.equal(want, got, "Stats")
+	r.equal(want, sum, "Stats by purpose, added up")
 }
 
 // checkAudit compares the length and the newest n (all when n < 0)

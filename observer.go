@@ -76,7 +76,8 @@ type Event struct {
 
 // Observer receives a Service's events: the grants, renewals, endings and
 // denials the audit sink and the ending subscribers see, in the same order,
-// without allowed Uses (the hot path stays free of them). Observe is
+// without allowed Uses (the hot path stays free of them), or those of them
+// WithObserverOf selected. Observe is
 // called outside the service's lock, by one goroutine at a time, under the
 // service's panic policy (reported as Callback "observer"); it may call
 // back into the service. Events wait for a slow observer in a buffer of
@@ -96,15 +97,55 @@ type ObserverFunc func(Event)
 // Observe calls f(e).
 func (f ObserverFunc) Observe(e Event) { f(e) }
 
-// WithObserver makes the service tell o about its events (see Observer).
-// Without it an event costs a nil check. It panics if o is nil.
+// EventSet is a set of the events an observer is given (see
+// WithObserverOf): a union of the constants below. It is a plain value,
+// safe to share.
+type EventSet uint8
+
+// The events an EventSet may hold.
+const (
+	// GrantEvents are the EventGranted events.
+	GrantEvents EventSet = 1 << iota
+	// RenewEvents are the EventRenewed events.
+	RenewEvents
+	// RevokeEvents are the EventEnded events of revoked leases.
+	RevokeEvents
+	// ExpireEvents are the EventEnded events of expired leases.
+	ExpireEvents
+	// DenyEvents are the EventDenied events.
+	DenyEvents
+	// AllEvents are all the events, as WithObserver gives them.
+	AllEvents = GrantEvents | RenewEvents | RevokeEvents | ExpireEvents | DenyEvents
+)
+
+// WithObserver makes the service tell o about all its events (see
+// Observer); it is WithObserverOf(o, AllEvents). Without an observer an
+// event costs a nil check. It panics if o is nil.
 func WithObserver(o Observer) Option {
 	if o == nil {
 		panic("lease: WithObserver: nil observer")
 	}
+	return WithObserverOf(o, AllEvents)
+}
+
+// WithObserverOf makes the service tell o about the events in set only, and
+// about the drops (EventDecisionsDropped and EventEventsDropped), which
+// are always reported. The other events cost o nothing: they are neither
+// queued nor delivered, nor counted as dropped when o's buffer is full.
+// The events selected arrive as WithObserver would give them, in the same
+// order. An observer that needs only the rare events (expiries, denials)
+// next to counts read from Stats leaves the frequent ones out. It panics if
+// o is nil or set holds anything but the EventSet constants.
+func WithObserverOf(o Observer, set EventSet) Option {
+	if o == nil {
+		panic("lease: WithObserverOf: nil observer")
+	}
+	if set&^AllEvents != 0 {
+		panic("lease: WithObserverOf: unknown events in set " + strconv.Itoa(int(set)))
+	}
 	f, _ := o.(ObserverFunc) // called directly: one copy of the Event fewer per call
 	// Each Service built with the option gets hooks of its own.
-	return optionFunc(func(opts *options) { opts.observer = &observerHook{obs: o, fn: f} })
+	return optionFunc(func(opts *options) { opts.observer, opts.observed = &observerHook{obs: o, fn: f}, set })
 }
 
 // observerHook is one Service's observer and its queue. Events wait in the
@@ -149,21 +190,29 @@ type observed struct {
 // with the lock held, only when there is an observer and the decision is
 // not an allowed Use.
 func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) {
-	kind, reason := EventDenied, EndReason(0)
+	kind, reason, in := EventDenied, EndReason(0), DenyEvents
 	switch {
 	case err != nil:
 	case action == ActionGrant:
-		kind = EventGranted
+		kind, in = EventGranted, GrantEvents
 	case action == ActionRenew:
-		kind = EventRenewed
+		kind, in = EventRenewed, RenewEvents
 	case action == ActionRevoke:
-		kind, reason = EventEnded, EndRevoked
+		kind, reason, in = EventEnded, EndRevoked, RevokeEvents
 	case action == ActionExpire:
-		kind, reason = EventEnded, EndExpired
+		kind, reason, in = EventEnded, EndExpired, ExpireEvents
 	default:
 		return // an allowed Use: not an event
 	}
 	h := s.opts.observer
+	if s.opts.observed&in == 0 {
+		// Not selected: nothing of the hook is read, unless decisions
+		// were dropped, which is rare.
+		if s.dropped != 0 && s.dropped > h.seenDropped {
+			s.reportDecisionsDropped(h)
+		}
+		return
+	}
 	var q *observed
 	if n := len(h.queue); n < cap(h.queue) && h.missed == 0 && s.dropped == h.seenDropped &&
 		h.pending < s.opts.sinkBuffer+int(h.early.Load()) {
@@ -192,10 +241,46 @@ func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) 
 	}
 }
 
+// observes reports whether observe has anything to do for a decision that
+// is not an allowed Use: the observer selected its event, or dropped
+// decisions may be waiting to be reported. Inlined in decide, it spares an
+// unselected event the call.
+func (s *Service) observes(action Action, err *Error) bool {
+	if s.opts.observed == AllEvents {
+		return true
+	}
+	in := DenyEvents
+	switch {
+	case err != nil:
+	case action == ActionGrant:
+		in = GrantEvents
+	case action == ActionRevoke:
+		in = RevokeEvents
+	case action == ActionRenew:
+		in = RenewEvents
+	default:
+		in = ExpireEvents
+	}
+	return s.opts.observed&in != 0 || s.dropped != 0
+}
+
 // setDrop makes q a report of n dropped decisions or events.
 func (q *observed) setDrop(kind EventKind, n uint64) {
 	q.kind, q.reason, q.purpose, q.id, q.at, q.n = kind, 0, 0, 0, 0, int64(n)
 	q.holder, q.action, q.code = "", "", ""
+}
+
+// reportDecisionsDropped queues, in place of an event the observer did not
+// select, the report of the decisions the audit sink missed since the last
+// one, so that an observer of few events still hears of them. It queues
+// the report only if there is room and no events were dropped before it
+// (the next selected event reports both); it counts nothing as dropped.
+// Called with the lock held, when there is something to report.
+func (s *Service) reportDecisionsDropped(h *observerHook) {
+	if h.missed == 0 && h.pending < s.opts.sinkBuffer+int(h.early.Load()) {
+		s.appendObserved(h).setDrop(EventDecisionsDropped, s.dropped-h.seenDropped)
+		h.seenDropped = s.dropped
+	}
 }
 
 // observedSlotReporting queues a report of the decisions the audit sink

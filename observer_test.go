@@ -83,25 +83,16 @@ func TestObserverSeesGrantsRenewalsEndsAndDenials(t *testing.T) {
 
 func TestObserverBufferIsBoundedAndDropsAreReported(t *testing.T) {
 	rec := &events{}
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	sink := func(lease.Decision) {
-		once.Do(func() { close(entered); <-release })
-	}
-	s, _ := newService(t, lease.WithObserver(rec), lease.WithAuditSink(sink), lease.WithSinkBuffer(2))
+	sink := newBlockingObserver() // blocks the audit sink
+	s, _ := newService(t, lease.WithObserver(rec), lease.WithAuditSink(func(lease.Decision) { sink.Observe(lease.Event{}) }), lease.WithSinkBuffer(2))
 
-	first := make(chan struct{})
-	go func() {
-		defer close(first)
-		grant(t, s, lease.Operation, time.Minute) // delivers, and blocks in the sink
-	}()
-	<-entered
+	first := grantBehind(t, s, sink) // delivers, and blocks in the sink
 	// Queued behind the blocked sink: the second grant's decision fits, the
 	// next two are dropped; the observer's buffer takes two events.
 	for range 3 {
 		grant(t, s, lease.Operation, time.Minute)
 	}
-	close(release)
+	close(sink.release)
 	<-first
 	assert.Equal(t, uint64(2), s.DroppedDecisions())
 	grant(t, s, lease.Operation, time.Minute) // reports both kinds of drops; no room left for itself
@@ -367,4 +358,112 @@ func TestObserverMayCallBack(t *testing.T) {
 	assert.Equal(t, lease.ID(2), got[1].LeaseID)
 	assert.Equal(t, "inner", got[1].Holder)
 	assert.Equal(t, lease.ID(2), got[2].LeaseID)
+}
+
+// inSet reports whether WithObserverOf(o, set) gives o the event e.
+func inSet(e lease.Event, set lease.EventSet) bool {
+	switch {
+	case e.Kind == lease.EventGranted:
+		return set&lease.GrantEvents != 0
+	case e.Kind == lease.EventRenewed:
+		return set&lease.RenewEvents != 0
+	case e.Kind == lease.EventEnded && e.Reason == lease.EndRevoked:
+		return set&lease.RevokeEvents != 0
+	case e.Kind == lease.EventEnded:
+		return set&lease.ExpireEvents != 0
+	case e.Kind == lease.EventDenied:
+		return set&lease.DenyEvents != 0
+	}
+	return true // the drops
+}
+
+func TestObserverOfGetsTheSelectedEventsInOrder(t *testing.T) {
+	script := func(s *lease.Service, clk *leasetest.FakeClock) {
+		a := grant(t, s, lease.Operation, 10*time.Second)
+		b := grant(t, s, lease.StateWrite, 5*time.Second)
+		_, err := s.Use(ctx, a.ID, lease.StateWrite)
+		requireCode(t, err, lease.CodePurposeMismatch, lease.ErrPurposeMismatch)
+		_, err = s.Renew(ctx, a.ID)
+		require.NoError(t, err)
+		_, err = s.KeepAlive(ctx, b.ID)
+		require.NoError(t, err)
+		clk.Advance(3 * time.Second) // b renewed by its keep-alive
+		_, err = s.Revoke(ctx, b.ID)
+		require.NoError(t, err)
+		_, err = s.Revoke(ctx, b.ID)
+		requireCode(t, err, lease.CodeAlreadyRevoked, lease.ErrAlreadyRevoked)
+		grant(t, s, lease.Operation, time.Second)
+		clk.Advance(20 * time.Second) // a and the last one expire
+	}
+	all := &events{}
+	s, clk := newService(t, lease.WithObserver(all))
+	script(s, clk)
+	require.Len(t, all.all(), 11)
+	for _, set := range []lease.EventSet{0, lease.GrantEvents, lease.RenewEvents, lease.RevokeEvents,
+		lease.ExpireEvents, lease.DenyEvents, lease.ExpireEvents | lease.DenyEvents,
+		lease.GrantEvents | lease.RevokeEvents, lease.AllEvents} {
+		rec := &events{}
+		s, clk := newService(t, lease.WithObserverOf(rec, set))
+		script(s, clk)
+		var want []lease.Event
+		for _, e := range all.all() {
+			if inSet(e, set) {
+				want = append(want, e)
+			}
+		}
+		assert.Equal(t, want, rec.all(), "set %b", set)
+	}
+}
+
+// Events an observer did not select take no place in its buffer: they are
+// not dropped, so no drop is reported for them.
+func TestObserverOfUnselectedEventsAreNotCountedAsDropped(t *testing.T) {
+	obs := newBlockingObserver()
+	s, _ := newService(t, lease.WithObserverOf(obs, lease.GrantEvents|lease.DenyEvents), lease.WithSinkBuffer(2))
+	first := grantBehind(t, s, obs) // holds one place while observed
+	for range 5 {
+		l := grant(t, s, lease.StateWrite, time.Minute) // the first fits, the others are dropped
+		_, err := s.Renew(ctx, l.ID)
+		require.NoError(t, err)
+		_, err = s.Revoke(ctx, l.ID)
+		require.NoError(t, err)
+	}
+	close(obs.release)
+	<-first
+	for range 3 {
+		l := grant(t, s, lease.Operation, time.Minute)
+		_, err := s.Revoke(ctx, l.ID)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []lease.EventKind{lease.EventGranted, lease.EventGranted, lease.EventEventsDropped,
+		lease.EventGranted, lease.EventGranted, lease.EventGranted}, obs.kinds())
+	assert.Equal(t, uint64(4), obs.all()[2].Count) // four grants, no renewal or revocation
+}
+
+// An observer that selected none of the events still hears of the
+// decisions the audit sink dropped.
+func TestObserverOfReportsDroppedDecisions(t *testing.T) {
+	rec := &events{}
+	sink := newBlockingObserver() // blocks the audit sink
+	s, _ := newService(t, lease.WithObserverOf(rec, 0), lease.WithAuditSink(func(lease.Decision) { sink.Observe(lease.Event{}) }), lease.WithSinkBuffer(2))
+	first := grantBehind(t, s, sink) // delivers, and blocks in the sink
+	for range 3 {
+		grant(t, s, lease.Operation, time.Minute) // the second fits, the others are dropped
+	}
+	close(sink.release)
+	<-first
+	grant(t, s, lease.Operation, time.Minute) // reports what is left to report
+	require.Equal(t, uint64(2), s.DroppedDecisions())
+	var dropped uint64
+	for _, e := range rec.all() {
+		require.Equal(t, lease.EventDecisionsDropped, e.Kind)
+		dropped += e.Count
+	}
+	assert.Equal(t, uint64(2), dropped)
+}
+
+func TestWithObserverOfPanics(t *testing.T) {
+	assert.Panics(t, func() { lease.WithObserverOf(nil, lease.AllEvents) })
+	assert.Panics(t, func() { lease.WithObserverOf(&events{}, lease.AllEvents+1) })
+	assert.NotPanics(t, func() { lease.WithObserverOf(&events{}, 0) })
 }

@@ -35,6 +35,7 @@ type options struct {
 	onPanic       func(*PanicError)
 	sinkBuffer    int
 	observer      *observerHook // nil: no observer (WithObserver)
+	observed      EventSet      // the events the observer is given (WithObserverOf)
 }
 
 func defaultOptions() options {

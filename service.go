@@ -46,6 +46,8 @@ type Service struct {
 	pending    int         // decisions queued for the sink and not yet delivered
 	dropped    uint64      // decisions that skipped the full sink buffer
 	stopped    atomic.Bool // set by Close: delivery stops
+
+	counts []purposeCounts // by Purpose: what Stats reports; see stats.go
 }
 
 type leaseState uint8
@@ -227,6 +229,9 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 		e.keys = 1
 	}
 	s.decide(trace, now, ActionGrant, e, e.id, nil, "granted")
+	c := s.counted(purpose)
+	c.live++
+	c.granted++
 	s.rearm(now)
 	return s.snapshot(e), nil
 }
@@ -294,6 +299,7 @@ func (s *Service) renew(e *entry, now, ttl int64) {
 		e.ka.next = addSat(now, keepAliveInterval(ttl))
 	}
 	s.setDue(e, old)
+	s.counted(e.purpose).renewed++
 }
 
 // setTimes records a grant or renewal at now for ttl.
@@ -543,6 +549,7 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 		endKeepAlive(e, newError(code, "keepalive", e.id))
 	}
 	evicted := s.ended.add(e)
+	s.countEnd(e.purpose, reason)
 	reasonText := "revoked"
 	if reason == EndExpired {
 		reasonText = "expired"
@@ -642,7 +649,7 @@ func (s *Service) snapshot(e *entry) Lease {
 
 // decide records an audit decision and queues it for the sink.
 func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID, err *Error, reason string) {
-	if s.opts.observer != nil && (err != nil || action != ActionUse) {
+	if s.opts.observer != nil && (err != nil || action != ActionUse) && s.observes(action, err) {
 		s.observe(at, action, e, id, err)
 	}
 	sink := s.opts.auditSink != nil

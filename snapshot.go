@@ -117,7 +117,8 @@ func (s *Service) Snapshot() (*Snapshot, error) {
 }
 
 // Restore returns a new Service, configured by opts, holding the state of
-// sn.
+// sn. Its Stats count from the restored live set: the live leases are
+// counted, and nothing granted, renewed or ended before the snapshot is.
 //
 // Time spent between the snapshot and the restore counts against every
 // lease, and a lease never gets more time than it had: with R the new
@@ -200,6 +201,7 @@ func Restore(sn *Snapshot, opts ...Option) (*Service, error) {
 		}
 		if e.state == stateActive {
 			s.heap.Push(e.expires(), uint64(e.id), e)
+			s.counted(e.purpose).live++ // a restored service counts from its live set
 		}
 	}
 	for i := range ended {

@@ -3,21 +3,29 @@
 //
 // New makes a Telemetry from a MeterProvider and a TracerProvider; its
 // methods give the observers to pass to each package's WithObserver
-// option:
+// option. A lease service is best observed the cheap way: it counts its
+// leases itself (lease.Service.Stats), ObserveService has the Telemetry
+// read the counts when the metrics are collected, and the observer is
+// given only the events the counts do not cover (LeaseEvents):
 //
 //	tel, err := otel.New(meterProvider, tracerProvider)
-//	svc := lease.New(lease.WithObserver(tel.Lease()), lease.WithTraceIDFunc(otel.TraceID))
+//	svc := lease.New(lease.WithObserverOf(tel.Lease(), otel.LeaseEvents), lease.WithTraceIDFunc(otel.TraceID))
+//	err = tel.ObserveService(svc)
 //	broker := claim.New(claim.NewMemory(svc), claim.WithObserver(tel.Claim()))
 //	manager, err := lock.NewManager(provider, lock.WithObserver(tel.Lock()))
 //
+// A service observed with lease.WithObserver(tel.Lease()) alone still
+// works: the observer then counts the leases from every event, which
+// costs each grant, renewal and ending an event.
+//
 // The instruments are named in OpenTelemetry's semantic-convention style
 // under the "lease." prefix; docs/observability.md lists them, with the
-// overhead measured. The counts of the lease service, its busiest source,
-// are kept in atomic counters and read by asynchronous instruments when
-// the metrics are collected, so the observer's own work for a grant is a
-// few atomic additions. Lock names and item
-// IDs go on spans, never on metrics, whose attributes are kept to small
-// sets (purposes, reasons, codes, queues, outcomes).
+// overhead measured. The lease counts, the busiest, are read by
+// asynchronous instruments when the metrics are collected, from the
+// services' Stats (or, without ObserveService, from atomic counters the
+// observer keeps). Lock names and item IDs go on spans, never on metrics,
+// whose attributes are kept to small sets (purposes, reasons, codes,
+// queues, outcomes).
 //
 // The module depends on the OpenTelemetry API only; an application picks
 // the SDK and exporters.

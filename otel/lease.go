@@ -2,6 +2,8 @@ package otel
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -17,16 +19,32 @@ const (
 	keyCode      = attribute.Key("lease.code")
 )
 
+// LeaseEvents are the events the Lease observer needs once the services it
+// observes are registered with ObserveService: expiries, for the lag
+// histogram, and denials (the drops are always given). Pass them to
+// lease.WithObserverOf; the grants, renewals and revocations then cost the
+// service no event at all.
+const LeaseEvents = lease.ExpireEvents | lease.DenyEvents
+
 // purposeCounts are counts of one purpose.
 type purposeCounts struct {
 	active, granted, renewed atomic.Int64
 	ended                    [3]atomic.Int64 // by EndReason (1 expired, 2 revoked)
 }
 
-// leaseObserver is the lease.Observer of a Telemetry. The frequent events
-// only add to atomic counters, which collect reports.
+// leaseObserver is the lease.Observer of a Telemetry. Until a service is
+// registered (ObserveService), the frequent events only add to atomic
+// counters, which collect reports; from then on, collect reports the
+// registered services' Stats and the events add nothing to the counts.
 type leaseObserver struct {
-	counts [lease.MaxPurposes + 1]purposeCounts // by Purpose
+	counts [lease.MaxPurposes + 1]purposeCounts // by Purpose, from events
+	// stats is set once a service is registered: the counts come from
+	// the services' Stats, and the events no longer count.
+	stats atomic.Bool
+
+	mu       sync.Mutex
+	services []*lease.Service // registered and not yet seen closed
+	retired  []statCounts     // by Purpose: the final counts of the services seen closed
 
 	active   metric.Int64ObservableUpDownCounter
 	granted  metric.Int64ObservableCounter
@@ -73,15 +91,22 @@ func (o *leaseObserver) init(m metric.Meter, add func(error)) []metric.Observabl
 // Observe implements lease.Observer.
 func (o *leaseObserver) Observe(e lease.Event) {
 	c := &o.counts[int(e.Purpose)%len(o.counts)]
+	counted := o.stats.Load() // by the services themselves: the events add nothing
 	switch e.Kind {
 	case lease.EventGranted:
-		c.granted.Add(1)
-		c.active.Add(1)
+		if !counted {
+			c.granted.Add(1)
+			c.active.Add(1)
+		}
 	case lease.EventRenewed:
-		c.renewed.Add(1)
+		if !counted {
+			c.renewed.Add(1)
+		}
 	case lease.EventEnded:
-		c.ended[int(e.Reason)%len(c.ended)].Add(1)
-		c.active.Add(-1)
+		if !counted {
+			c.ended[int(e.Reason)%len(c.ended)].Add(1)
+			c.active.Add(-1)
+		}
 		if e.Reason == lease.EndExpired {
 			o.lag.Record(context.Background(), e.Lag.Seconds())
 		}
@@ -94,22 +119,126 @@ func (o *leaseObserver) Observe(e lease.Event) {
 	}
 }
 
-// collect reports the counts of every purpose seen.
-func (o *leaseObserver) collect(_ context.Context, obs metric.Observer) error {
+// statCounts are the counts of one purpose, as collect reports them.
+type statCounts struct {
+	active, granted, renewed int64
+	ended                    [3]int64 // by EndReason (1 expired, 2 revoked)
+	seen                     bool     // reported: the purpose had a lease here
+}
+
+// add adds a service's counts of one purpose.
+func (c *statCounts) add(ps lease.PurposeStats) {
+	c.active += int64(ps.Live)
+	c.granted += int64(ps.Granted)
+	c.renewed += int64(ps.Renewed)
+	c.ended[lease.EndExpired] += int64(ps.Expired)
+	c.ended[lease.EndRevoked] += int64(ps.Revoked)
+	c.seen = true
+}
+
+// addStats adds every purpose of st to counts, indexed by Purpose, and
+// returns counts, grown as needed.
+func addStats(counts []statCounts, st lease.Stats) []statCounts {
+	for _, ps := range st.Purposes {
+		if n := int(ps.Purpose) + 1; n > len(counts) {
+			counts = append(counts, make([]statCounts, n-len(counts))...)
+		}
+		counts[ps.Purpose].add(ps)
+	}
+	return counts
+}
+
+// observeService registers svc's counts (see Telemetry.ObserveService).
+func (o *leaseObserver) observeService(svc *lease.Service) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, s := range o.services {
+		if s == svc {
+			return
+		}
+	}
+	o.services = append(o.services, svc)
+	o.stats.Store(true)
+}
+
+// forget lets go of the registered services, once the Telemetry is closed.
+func (o *leaseObserver) forget() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.services = nil
+}
+
+// statsCounts returns the sums, by Purpose, of the registered services'
+// Stats. A service seen closed has its final counts kept in retired, and
+// is let go of.
+func (o *leaseObserver) statsCounts() []statCounts {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	counts := append([]statCounts(nil), o.retired...)
+	live := o.services[:0]
+	for _, svc := range o.services {
+		var closed bool
+		select {
+		case <-svc.Done():
+			closed = true // before Stats: the counts read are final
+		default:
+		}
+		st := svc.Stats()
+		counts = addStats(counts, st)
+		if closed {
+			o.retired = addStats(o.retired, st)
+			continue
+		}
+		live = append(live, svc)
+	}
+	clear(o.services[len(live):])
+	o.services = live
+	return counts
+}
+
+// eventCounts returns the counts kept from events, by Purpose.
+func (o *leaseObserver) eventCounts() []statCounts {
+	var counts []statCounts
 	for p := range o.counts {
 		c := &o.counts[p]
-		granted := c.granted.Load()
-		if granted == 0 && c.renewed.Load() == 0 {
+		granted, renewed := c.granted.Load(), c.renewed.Load()
+		if granted == 0 && renewed == 0 {
 			continue // never granted here: nothing to report
 		}
-		purpose := metric.WithAttributes(keyPurpose.String(lease.Purpose(p).String()))
-		obs.ObserveInt64(o.active, c.active.Load(), purpose)
-		obs.ObserveInt64(o.granted, granted, purpose)
-		obs.ObserveInt64(o.renewed, c.renewed.Load(), purpose)
+		if len(counts) <= p {
+			counts = append(counts, make([]statCounts, p+1-len(counts))...)
+		}
+		counts[p] = statCounts{active: c.active.Load(), granted: granted, renewed: renewed, seen: true,
+			ended: [3]int64{lease.EndExpired: c.ended[lease.EndExpired].Load(), lease.EndRevoked: c.ended[lease.EndRevoked].Load()}}
+	}
+	return counts
+}
+
+// collect reports the counts of every purpose seen: the registered
+// services' if there are any, else those kept from events.
+func (o *leaseObserver) collect(_ context.Context, obs metric.Observer) error {
+	var counts []statCounts
+	if o.stats.Load() {
+		counts = o.statsCounts()
+	} else {
+		counts = o.eventCounts()
+	}
+	for p := range counts {
+		c := &counts[p]
+		if !c.seen {
+			continue
+		}
+		name := keyPurpose.String(lease.Purpose(p).String())
+		purpose := metric.WithAttributes(name)
+		obs.ObserveInt64(o.active, c.active, purpose)
+		obs.ObserveInt64(o.granted, c.granted, purpose)
+		obs.ObserveInt64(o.renewed, c.renewed, purpose)
 		for _, r := range []lease.EndReason{lease.EndExpired, lease.EndRevoked} {
-			obs.ObserveInt64(o.ended, c.ended[r].Load(),
-				metric.WithAttributes(keyPurpose.String(lease.Purpose(p).String()), keyEndReason.String(r.String())))
+			obs.ObserveInt64(o.ended, c.ended[r], metric.WithAttributes(name, keyEndReason.String(r.String())))
 		}
 	}
 	return nil
 }
+
+// errNilService is ObserveService's error for a nil service.
+var errNilService = errors.New("otel: ObserveService: nil service")

@@ -99,11 +99,53 @@ func (t *Telemetry) Close() error {
 	}
 	err := t.reg.Unregister()
 	t.reg = nil
+	t.lease.forget()
 	return err
 }
 
-// Lease returns the observer for lease.WithObserver.
+// Lease returns the observer of lease services, for lease.WithObserver
+// or, with the services registered by ObserveService, for
+// lease.WithObserverOf with LeaseEvents.
+//
+// Alone, it counts the leases from the events it is given (every grant,
+// renewal and ending: a cost on each). Once any service is registered, it
+// counts none: the lease counts are then the registered services' own
+// (see ObserveService), and the observer records only the expiry lag, the
+// denials and the drops.
 func (t *Telemetry) Lease() lease.Observer { return &t.lease }
+
+// ObserveService makes the Telemetry report svc's lease counts
+// (lease.leases.active, granted, renewed and ended) from svc.Stats, read
+// when the metrics are collected: the service counts as it decides, so a
+// grant, renewal or ending costs it a couple of additions and no event.
+// Build svc with lease.WithObserverOf(t.Lease(), LeaseEvents) for the
+// other lease metrics (the expiry lag, the denials, the drops), and
+// register it once built: its counts start from its creation, so what it
+// decided before it was registered is counted all the same. Reading the
+// counts settles what is due, as every call on the service does: leases
+// past their expiry are expired then, and their events recorded, in the
+// same collection.
+//
+// From the first registration, the lease counts are those of the
+// registered services only, and the Lease observer counts nothing itself:
+// register every service the Telemetry observes. Several services add up,
+// by purpose, as their events did: the metrics describe the process's
+// leases, with no attribute per service. A service closed keeps its totals
+// in the sums and leaves the active count; the Telemetry lets go of it at
+// the next collection, and of every service on Close; after Close,
+// ObserveService does nothing. Registering a service again changes
+// nothing. It fails only if svc is nil.
+func (t *Telemetry) ObserveService(svc *lease.Service) error {
+	if svc == nil {
+		return errNilService
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reg != nil {
+		t.lease.observeService(svc)
+	}
+	return nil
+}
 
 // TraceID returns the trace ID of ctx's span, in hexadecimal, or, without
 // a valid span, the ID lease.WithTraceID set (lease.TraceIDFromContext).

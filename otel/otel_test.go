@@ -113,11 +113,47 @@ var (
 	outcome = attribute.Key("lease.claim.outcome")
 )
 
-func TestLeaseMetrics(t *testing.T) {
-	h := newHarness(t)
-	fake := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(lateClock{fake}), lease.WithObserver(h.tel.Lease()))
+// leaseSetups are the ways a service is observed: by the Lease observer
+// alone, counting from every event ("events"); with the service's counts
+// registered and the observer given LeaseEvents ("stats", the cheap way);
+// and with the counts registered and every event given, which must not
+// count twice ("stats-all-events").
+var leaseSetups = []struct {
+	name string
+	opt  func(*otel.Telemetry) lease.Option
+	reg  bool
+}{
+	{"events", func(tel *otel.Telemetry) lease.Option { return lease.WithObserver(tel.Lease()) }, false},
+	{"stats", func(tel *otel.Telemetry) lease.Option { return lease.WithObserverOf(tel.Lease(), otel.LeaseEvents) }, true},
+	{"stats-all-events", func(tel *otel.Telemetry) lease.Option { return lease.WithObserver(tel.Lease()) }, true},
+}
+
+// observedService returns a service on clock observed by h's Telemetry as
+// setup says, closed when the test ends.
+func observedService(t *testing.T, h *harness, clock lease.Clock, opt func(*otel.Telemetry) lease.Option, reg bool) *lease.Service {
+	t.Helper()
+	svc := lease.New(lease.WithClock(clock), opt(h.tel))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	if reg {
+		require.NoError(t, h.tel.ObserveService(svc))
+	}
+	return svc
+}
+
+func TestLeaseMetrics(t *testing.T) {
+	for _, setup := range leaseSetups {
+		t.Run(setup.name, func(t *testing.T) {
+			h := newHarness(t)
+			fake := leasetest.NewFakeClock(t0)
+			svc := observedService(t, h, lateClock{fake}, setup.opt, setup.reg)
+			checkLeaseMetrics(t, h, svc, fake)
+		})
+	}
+}
+
+// checkLeaseMetrics runs grants, a renewal, a revocation, denials and an
+// expiry on svc, and checks the lease metrics h collects.
+func checkLeaseMetrics(t *testing.T, h *harness, svc *lease.Service, fake *leasetest.FakeClock) {
 	ctx := context.Background()
 
 	a, err := svc.Grant(ctx, "a", lease.Operation, time.Hour)
@@ -153,6 +189,83 @@ func TestLeaseMetrics(t *testing.T) {
 	assert.Equal(t, uint64(1), n)
 	assert.InDelta(t, 1.0, sum, 1e-9)
 	assert.Equal(t, "s", ms["lease.expiry.lag"].Unit)
+}
+
+// Registered services add up by purpose; a closed one keeps its totals
+// and leaves the active count; registering twice, or after the events of
+// a service were counted, counts nothing twice.
+func TestObserveServiceAddsUpServices(t *testing.T) {
+	h := newHarness(t)
+	fake := leasetest.NewFakeClock(t0)
+	ctx := context.Background()
+	a := lease.New(lease.WithClock(fake), lease.WithObserver(h.tel.Lease()))
+	t.Cleanup(func() { require.NoError(t, a.Close()) })
+	_, err := a.Grant(ctx, "h", lease.Operation, time.Minute) // counted from the event first
+	require.NoError(t, err)
+	require.NoError(t, h.tel.ObserveService(a))
+	require.NoError(t, h.tel.ObserveService(a))
+	b := observedService(t, h, fake, leaseSetups[1].opt, true)
+	for _, svc := range []*lease.Service{a, b} {
+		_, err := svc.Grant(ctx, "h", lease.Operation, time.Minute)
+		require.NoError(t, err)
+	}
+	l, err := b.Grant(ctx, "h", lease.StateWrite, time.Minute)
+	require.NoError(t, err)
+	_, err = b.Renew(ctx, l.ID)
+	require.NoError(t, err)
+
+	op, sw := purpose.String("operation"), purpose.String("state_write")
+	ms := h.metrics(t)
+	assert.Equal(t, int64(3), value(t, ms, "lease.leases.active", op))
+	assert.Equal(t, int64(3), value(t, ms, "lease.leases.granted", op))
+	assert.Equal(t, int64(1), value(t, ms, "lease.leases.active", sw))
+	assert.Equal(t, int64(1), value(t, ms, "lease.leases.renewed", sw))
+
+	require.NoError(t, b.Close())
+	for range 2 { // once seen closed, then let go of
+		ms = h.metrics(t)
+		assert.Equal(t, int64(2), value(t, ms, "lease.leases.active", op))
+		assert.Equal(t, int64(3), value(t, ms, "lease.leases.granted", op))
+		assert.Equal(t, int64(0), value(t, ms, "lease.leases.active", sw))
+		assert.Equal(t, int64(1), value(t, ms, "lease.leases.granted", sw))
+		assert.Equal(t, int64(1), value(t, ms, "lease.leases.renewed", sw))
+	}
+	fake.Advance(time.Minute) // a's leases expire
+	ms = h.metrics(t)
+	assert.Equal(t, int64(0), value(t, ms, "lease.leases.active", op))
+	assert.Equal(t, int64(2), value(t, ms, "lease.leases.ended", op, reason.String("expired")))
+	n, _ := histogram(t, ms, "lease.expiry.lag")
+	assert.Equal(t, uint64(2), n)
+}
+
+// A lease past its expiry whose timer has not fired is expired by the
+// collection itself, and its lag recorded in the same collection.
+func TestObserveServiceCollectionSettles(t *testing.T) {
+	h := newHarness(t)
+	fake := leasetest.NewFakeClock(t0)
+	svc := observedService(t, h, leasetest.Stalled(fake), leaseSetups[1].opt, true)
+	_, err := svc.Grant(context.Background(), "h", lease.Operation, time.Second)
+	require.NoError(t, err)
+	fake.Advance(3 * time.Second)
+	ms := h.metrics(t)
+	op := purpose.String("operation")
+	assert.Equal(t, int64(0), value(t, ms, "lease.leases.active", op))
+	assert.Equal(t, int64(1), value(t, ms, "lease.leases.ended", op, reason.String("expired")))
+	n, sum := histogram(t, ms, "lease.expiry.lag")
+	assert.Equal(t, uint64(1), n)
+	assert.InDelta(t, 2.0, sum, 1e-9)
+}
+
+func TestObserveServiceRefusesNilAndIgnoresAClosedTelemetry(t *testing.T) {
+	h := newHarness(t)
+	require.Error(t, h.tel.ObserveService(nil))
+	require.NoError(t, h.tel.Close())
+	svc := lease.New(lease.WithObserver(h.tel.Lease()))
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	require.NoError(t, h.tel.ObserveService(svc))
+	_, err := svc.Grant(context.Background(), "h", lease.Operation, time.Minute)
+	require.NoError(t, err)
+	assert.NotContains(t, h.metrics(t), "lease.leases.granted")
 }
 
 func TestLeaseDropsAreCounted(t *testing.T) {

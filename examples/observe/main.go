@@ -67,7 +67,14 @@ func NewApp(clock lease.Clock) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, mp.Shutdown(context.Background()))
 	}
-	svc := lease.New(lease.WithClock(clock), lease.WithObserver(tel.Lease()), lease.WithTraceIDFunc(otel.TraceID))
+	// The service counts its leases and the Telemetry reads the counts
+	// when Prometheus scrapes: the observer is given only the events the
+	// counts leave out, so grants, renewals and revocations cost no event.
+	svc := lease.New(lease.WithClock(clock), lease.WithObserverOf(tel.Lease(), otel.LeaseEvents),
+		lease.WithTraceIDFunc(otel.TraceID))
+	if err := tel.ObserveService(svc); err != nil {
+		return nil, errors.Join(err, svc.Close(), mp.Shutdown(context.Background()))
+	}
 	locks := lock.NewMemory(svc)
 	manager, err := lock.NewManager(locks, lock.WithObserver(tel.Lock()))
 	if err != nil {

@@ -95,6 +95,8 @@ func TestMetricsEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	_, err = app.Service.Use(ctx, a.ID, lease.Operation)
 	require.ErrorIs(t, err, lease.ErrPurposeMismatch)
+	_, err = app.Service.Renew(ctx, a.ID)
+	require.NoError(t, err)
 	for _, p := range []string{"x", "y"} {
 		_, err = app.Broker.Enqueue(ctx, Queue, []byte(p), claim.MaxAttempts(1))
 		require.NoError(t, err)
@@ -117,6 +119,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 	purpose := `lease_purpose="session"`
 	assert.Equal(t, 2.0, sample(t, s, "lease_leases_granted_total", purpose))
 	assert.Equal(t, 1.0, sample(t, s, "lease_leases_active", purpose))
+	assert.Equal(t, 1.0, sample(t, s, "lease_leases_renewed_total", purpose))
 	assert.Equal(t, 1.0, sample(t, s, "lease_leases_ended_total", purpose, `lease_end_reason="expired"`))
 	assert.Equal(t, 1.0, sample(t, s, "lease_denials_total", `lease_code="LS_PURPOSE_MISMATCH"`))
 	assert.Equal(t, 1.0, sample(t, s, "lease_expiry_lag_seconds_count"))
