@@ -3,6 +3,8 @@ package lease
 import (
 	"context"
 	"slices"
+
+	"github.com/leasehold/lease/internal/idtable"
 )
 
 // keepAlive is the keep-alive state of a lease: the contexts handed out by
@@ -45,10 +47,12 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 	e, now, trace := op.e, op.now, op.trace
 	kctx, cancel := context.WithCancelCause(ctx)
 	reg := &keepAliveReg{ctx: kctx, cancel: cancel, traceID: trace}
-	if e.ka == nil {
-		e.ka = &keepAlive{next: e.expires()} // the deadline it had: renew compares with it
+	ka := s.keepAliveOf(e)
+	if ka == nil {
+		ka = &keepAlive{next: e.expires()} // the deadline it had: renew compares with it
+		s.setKeepAlive(e, ka)
 	}
-	e.ka.regs = append(e.ka.regs, reg)
+	ka.regs = append(ka.regs, reg)
 	s.renew(e, now, e.ttl)
 	s.decide(trace, now, ActionRenew, e, id, nil, "keep-alive started")
 	s.rearm(now)
@@ -65,7 +69,7 @@ func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 	s.mu.Lock()
 	defer s.unlock()
 	e := s.leases.get(id)
-	if s.closed || e == nil || e.ka == nil || !slices.Contains(e.ka.regs, reg) {
+	if s.closed || e == nil || !e.kept || !slices.Contains(s.kas[id].regs, reg) {
 		return // already ended, or already dropped by settle
 	}
 	// The parent was done a moment ago: renewals that fell due before then
@@ -75,13 +79,14 @@ func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 	now := s.now()
 	s.settle(now)
 	reg.draining = false
-	if e = s.leases.get(id); e == nil || e.ka == nil {
+	if e = s.leases.get(id); e == nil || !e.kept {
 		return
 	}
-	e.ka.regs = slices.DeleteFunc(e.ka.regs, func(r *keepAliveReg) bool { return r == reg })
-	if len(e.ka.regs) == 0 {
-		old := e.ka.next
-		e.ka = nil
+	ka := s.kas[id]
+	ka.regs = slices.DeleteFunc(ka.regs, func(r *keepAliveReg) bool { return r == reg })
+	if len(ka.regs) == 0 {
+		old := ka.next
+		s.setKeepAlive(e, nil)
 		if e.state == stateActive {
 			s.setDue(e, old)
 		}
@@ -98,15 +103,44 @@ func (k *keepAlive) live() bool {
 }
 
 // endKeepAlive cancels every keep-alive of e with cause.
-func endKeepAlive(e *entry, cause error) {
-	if e.ka == nil {
+func (s *Service) endKeepAlive(e *entry, cause error) {
+	ka := s.keepAliveOf(e)
+	if ka == nil {
 		return
 	}
-	for _, r := range e.ka.regs {
+	for _, r := range ka.regs {
 		if r.stop != nil {
 			r.stop()
 		}
 		r.cancel(cause)
 	}
-	e.ka = nil
+	s.setKeepAlive(e, nil)
+}
+
+// keepAliveOf returns e's keep-alive state, or nil if it has none. The
+// state is kept beside the entry, not in it: few leases have one, and
+// every lease pays for the bytes of an entry.
+func (s *Service) keepAliveOf(e *entry) *keepAlive {
+	if !e.kept {
+		return nil
+	}
+	return s.kas[e.id]
+}
+
+// setKeepAlive makes ka e's keep-alive state; nil removes it.
+func (s *Service) setKeepAlive(e *entry, ka *keepAlive) {
+	if ka == nil {
+		if e.kept {
+			delete(s.kas, e.id)
+			e.kept = false
+			s.kas = idtable.Rebuilt(s.kas, &s.kasPeak)
+		}
+		return
+	}
+	if s.kas == nil {
+		s.kas = make(map[ID]*keepAlive)
+	}
+	s.kas[e.id] = ka
+	s.kasPeak = max(s.kasPeak, len(s.kas))
+	e.kept = true
 }

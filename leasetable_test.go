@@ -3,6 +3,7 @@ package lease
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -111,4 +112,16 @@ func TestLeaseTableSpanFollowsSlabs(t *testing.T) {
 		require.Equal(t, int64(id), got.ttl)
 	}
 	require.Equal(t, len(ref), tbl.n)
+}
+
+// TestEntryIsOneCacheLine checks the size the lease table is laid out for:
+// a 64-byte entry, so that slabs of them keep each entry on one cache line.
+func TestEntryIsOneCacheLine(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		require.Equal(t, uintptr(64), unsafe.Sizeof(entry{}))
+		require.Equal(t, uintptr(16<<10), unsafe.Sizeof(slab{}))
+	}
+	e := &entry{}
+	e.setHolder("holder-1")
+	require.Equal(t, "holder-1", e.holder())
 }

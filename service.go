@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/leasehold/lease/internal/heap"
 	"github.com/leasehold/lease/internal/timebase"
@@ -31,6 +32,8 @@ type Service struct {
 	revision int64
 	leases   leaseTable        // live leases and the remembered ended ones
 	heap     heap.Heap[*entry] // live leases by next deadline; see expiry_heap.go
+	kas      map[ID]*keepAlive // keep-alive state of the leases that have one (entry.kept)
+	kasPeak  int               // peak size of kas since it was last rebuilt
 	ended    endedRecord
 	keys     keySpace
 	audit    auditRing
@@ -56,31 +59,45 @@ const (
 	stateRevoked
 )
 
-// entry is the service's record of one lease: 80 bytes (down from a
-// 160-byte allocation when the times were kept as time.Time), so that a
-// lookup at random touches as few cache lines as it can. Times are
+// entry is the service's record of one lease: 64 bytes, one cache line, so
+// that a lookup at random touches a single line (see table.go). Times are
 // nanoseconds since the service epoch, converted to time.Time only when a
 // snapshot is made; the expiry instant and the next deadline are derived
-// (expires, due).
+// (expires, Service.due). The holder is kept as its bytes and length
+// (holder, setHolder), 12 bytes where a string takes 16, and the
+// keep-alive state of the few leases that have one in Service.kas, flagged
+// by kept.
 type entry struct {
-	id       ID
-	index    int32 // position in the heap; once ended, -2-slot in the ended record
-	keys     int32 // number of attached keys
-	holder   string
-	granted  int64 // when granted
-	renewed  int64 // when last renewed (granted, if never)
-	ttl      int64
-	revision int64
-	ka       *keepAlive
-	purpose  Purpose
-	state    leaseState
+	id        ID
+	holderPtr *byte // the holder's bytes, holderLen long
+	granted   int64 // when granted
+	renewed   int64 // when last renewed (granted, if never)
+	ttl       int64
+	revision  int64
+	holderLen uint32
+	index     int32 // position in the heap; once ended, -2-slot in the ended record
+	keys      int32 // number of attached keys
+	purpose   Purpose
+	state     leaseState
+	kept      bool // has keep-alives: Service.kas[id] holds them
+}
+
+// maxHolderLen is the longest holder an entry can keep.
+const maxHolderLen = 1<<32 - 1
+
+// holder returns the lease's holder.
+func (e *entry) holder() string { return unsafe.String(e.holderPtr, e.holderLen) }
+
+// setHolder records h, at most maxHolderLen bytes, as the lease's holder.
+func (e *entry) setHolder(h string) {
+	e.holderPtr, e.holderLen = unsafe.StringData(h), uint32(len(h))
 }
 
 // due returns the next instant the service must act on the lease: the next
 // keep-alive renewal if it has keep-alives, its expiry otherwise.
-func (e *entry) due() int64 {
-	if e.ka != nil {
-		return e.ka.next
+func (s *Service) due(e *entry) int64 {
+	if ka := s.keepAliveOf(e); ka != nil {
+		return ka.next
 	}
 	return e.expires()
 }
@@ -146,8 +163,8 @@ func (s *Service) Close() error {
 		s.timer = nil
 	}
 	s.heap.Each(func(e *entry) bool {
-		if e.ka != nil {
-			endKeepAlive(e, newError(CodeClosed, "keepalive", e.id))
+		if e.kept {
+			s.endKeepAlive(e, newError(CodeClosed, "keepalive", e.id))
 		}
 		return true
 	})
@@ -167,9 +184,9 @@ func (s *Service) Clock() Clock { return s.clock }
 func (s *Service) Done() <-chan struct{} { return s.done }
 
 // Grant creates a lease for holder with the given purpose and TTL. holder
-// must not be empty, purpose must be valid and ttl positive and within the
-// service's TTL bounds; otherwise it returns LS_INVALID_ARGUMENT naming the
-// field and nothing changes.
+// must not be empty nor longer than 4 GiB, purpose must be valid and ttl
+// positive and within the service's TTL bounds; otherwise it returns
+// LS_INVALID_ARGUMENT naming the field and nothing changes.
 func (s *Service) Grant(ctx context.Context, holder string, purpose Purpose, ttl time.Duration) (Lease, error) {
 	return s.grant(ctx, "grant", holder, purpose, ttl, "", nil)
 }
@@ -215,10 +232,10 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 	e := s.leases.add(s.lastID)
 	*e = entry{
 		id:       s.lastID,
-		holder:   holder,
 		revision: s.revision,
 		purpose:  purpose,
 	}
+	e.setHolder(holder)
 	s.setTimes(e, now, int64(ttl))
 	e.granted = now
 	s.heap.Push(e.expires(), uint64(e.id), e)
@@ -235,6 +252,8 @@ func (s *Service) checkGrant(op, holder string, purpose Purpose, ttl time.Durati
 	switch {
 	case holder == "":
 		return invalidArgument("holder", op, 0, "must not be empty")
+	case uint64(len(holder)) > maxHolderLen:
+		return invalidArgument("holder", op, 0, "is longer than 4 GiB")
 	case !purpose.Valid():
 		return invalidArgument("purpose", op, 0, purpose.String()+" is not a valid purpose")
 	}
@@ -287,11 +306,11 @@ func (s *Service) renewOp(ctx context.Context, id ID, ttl time.Duration) (Lease,
 
 // renew extends a live lease from now.
 func (s *Service) renew(e *entry, now, ttl int64) {
-	old := e.due()
+	old := s.due(e)
 	s.revision++
 	s.setTimes(e, now, ttl)
-	if e.ka != nil {
-		e.ka.next = addSat(now, keepAliveInterval(ttl))
+	if ka := s.keepAliveOf(e); ka != nil {
+		ka.next = addSat(now, keepAliveInterval(ttl))
 	}
 	s.setDue(e, old)
 }
@@ -308,7 +327,7 @@ func (s *Service) setTimes(e *entry, now, ttl int64) {
 func (s *Service) setDue(e *entry, old int64) {
 	// slot key <= old, so a deadline that did not move earlier needs no
 	// look at the slot at all (which, with a million leases, is a cache miss).
-	if i, due := int(e.index), e.due(); due < old && due < s.heap.At(i).Key {
+	if i, due := int(e.index), s.due(e); due < old && due < s.heap.At(i).Key {
 		s.heap.At(i).Key = due
 		s.heap.Fix(i)
 	}
@@ -488,17 +507,19 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			return true
 		}
 		e := s.heap.At(0).Val
-		if e.ka != nil && e.ka.next <= now && !e.ka.live() {
-			e.ka = nil // every keep-alive's parent is done: left to expire
+		ka := s.keepAliveOf(e)
+		if ka != nil && ka.next <= now && !ka.live() {
+			s.setKeepAlive(e, nil) // every keep-alive's parent is done: left to expire
+			ka = nil
 		}
-		if due := e.due(); s.heap.At(0).Key < due {
+		if due := s.due(e); s.heap.At(0).Key < due {
 			// Surfaced early after a renewal: re-key and look again.
 			s.heap.At(0).Key = due
 			s.heap.Fix(0)
 			continue
 		}
 		limit--
-		if e.ka != nil && e.ka.next <= now {
+		if ka != nil && ka.next <= now {
 			// Renewed at the instant it was due, like an expiry is decided
 			// at its deadline: a late timer or a stalled process changes
 			// nothing, and decisions stay in time order. After a stall
@@ -506,7 +527,7 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			// have landed before the lease expired, so the last decides
 			// the state, and the catch-up costs one renewal, not one per
 			// missed interval.
-			at, trace := e.ka.next, e.ka.regs[0].traceID
+			at, trace := ka.next, ka.regs[0].traceID
 			if every := keepAliveInterval(e.ttl); now-at >= every {
 				at += (now - at) / every * every
 			}
@@ -539,8 +560,8 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 		action, code = ActionRevoke, CodeAlreadyRevoked
 		e.state = stateRevoked
 	}
-	if e.ka != nil {
-		endKeepAlive(e, newError(code, "keepalive", e.id))
+	if e.kept {
+		s.endKeepAlive(e, newError(code, "keepalive", e.id))
 	}
 	evicted := s.ended.add(e)
 	reasonText := "revoked"
@@ -626,7 +647,7 @@ func (s *Service) snapshot(e *entry) Lease {
 	}
 	l := Lease{
 		ID:        e.id,
-		Holder:    e.holder,
+		Holder:    e.holder(),
 		Purpose:   e.purpose,
 		TTL:       time.Duration(e.ttl),
 		GrantedAt: granted,
@@ -655,7 +676,7 @@ func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID,
 	}
 	*rec = auditRecord{id: id, action: action, reason: reason, trace: trace, at: at, revision: s.revision, err: err}
 	if e != nil {
-		rec.holder = e.holder
+		rec.holder = e.holder()
 	}
 	if sink {
 		s.queueDecision(rec.decision(s.base))
