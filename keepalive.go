@@ -3,8 +3,6 @@ package lease
 import (
 	"context"
 	"slices"
-
-	"github.com/leasehold/lease/internal/idtable"
 )
 
 // keepAlive is the keep-alive state of a lease: the contexts handed out by
@@ -12,8 +10,9 @@ import (
 // the service's single timer (the lease's heap deadline becomes the next
 // renewal), so a keep-alive costs no goroutine.
 type keepAlive struct {
-	next int64 // next renewal, nanoseconds since the service epoch
-	regs []*keepAliveReg
+	next   int64 // next renewal, nanoseconds since the service epoch
+	regs   []*keepAliveReg
+	holder string // the lease's, kept here while the record is (see entry)
 }
 
 type keepAliveReg struct {
@@ -47,10 +46,10 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 	e, now, trace := op.e, op.now, op.trace
 	kctx, cancel := context.WithCancelCause(ctx)
 	reg := &keepAliveReg{ctx: kctx, cancel: cancel, traceID: trace}
-	ka := s.keepAliveOf(e)
+	ka := e.ka()
 	if ka == nil {
 		ka = &keepAlive{next: e.expires()} // the deadline it had: renew compares with it
-		s.setKeepAlive(e, ka)
+		e.setKA(ka)
 	}
 	ka.regs = append(ka.regs, reg)
 	s.renew(e, now, e.ttl)
@@ -69,7 +68,7 @@ func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 	s.mu.Lock()
 	defer s.unlock()
 	e := s.leases.get(id)
-	if s.closed || e == nil || !e.kept || !slices.Contains(s.kas[id].regs, reg) {
+	if s.closed || e == nil || !e.kept || !slices.Contains(e.ka().regs, reg) {
 		return // already ended, or already dropped by settle
 	}
 	// The parent was done a moment ago: renewals that fell due before then
@@ -82,11 +81,11 @@ func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 	if e = s.leases.get(id); e == nil || !e.kept {
 		return
 	}
-	ka := s.kas[id]
+	ka := e.ka()
 	ka.regs = slices.DeleteFunc(ka.regs, func(r *keepAliveReg) bool { return r == reg })
 	if len(ka.regs) == 0 {
 		old := ka.next
-		s.setKeepAlive(e, nil)
+		e.setKA(nil)
 		if e.state == stateActive {
 			s.setDue(e, old)
 		}
@@ -103,8 +102,8 @@ func (k *keepAlive) live() bool {
 }
 
 // endKeepAlive cancels every keep-alive of e with cause.
-func (s *Service) endKeepAlive(e *entry, cause error) {
-	ka := s.keepAliveOf(e)
+func endKeepAlive(e *entry, cause error) {
+	ka := e.ka()
 	if ka == nil {
 		return
 	}
@@ -114,33 +113,5 @@ func (s *Service) endKeepAlive(e *entry, cause error) {
 		}
 		r.cancel(cause)
 	}
-	s.setKeepAlive(e, nil)
-}
-
-// keepAliveOf returns e's keep-alive state, or nil if it has none. The
-// state is kept beside the entry, not in it: few leases have one, and
-// every lease pays for the bytes of an entry.
-func (s *Service) keepAliveOf(e *entry) *keepAlive {
-	if !e.kept {
-		return nil
-	}
-	return s.kas[e.id]
-}
-
-// setKeepAlive makes ka e's keep-alive state; nil removes it.
-func (s *Service) setKeepAlive(e *entry, ka *keepAlive) {
-	if ka == nil {
-		if e.kept {
-			delete(s.kas, e.id)
-			e.kept = false
-			s.kas = idtable.Rebuilt(s.kas, &s.kasPeak)
-		}
-		return
-	}
-	if s.kas == nil {
-		s.kas = make(map[ID]*keepAlive)
-	}
-	s.kas[e.id] = ka
-	s.kasPeak = max(s.kasPeak, len(s.kas))
-	e.kept = true
+	e.setKA(nil)
 }

@@ -124,4 +124,25 @@ func TestEntryIsOneCacheLine(t *testing.T) {
 	e := &entry{}
 	e.setHolder("holder-1")
 	require.Equal(t, "holder-1", e.holder())
+	require.Nil(t, e.ka())
+}
+
+// TestEntryKeepAliveTakesOverHolder checks that an entry's holder reads the
+// same while its keep-alive record holds it, after the entry moved (a copy,
+// as the table makes), and once the record is gone.
+func TestEntryKeepAliveTakesOverHolder(t *testing.T) {
+	e := &entry{}
+	e.setHolder(string([]byte("worker-7")))
+	ka := &keepAlive{next: 5}
+	e.setKA(ka)
+	require.Same(t, ka, e.ka())
+	require.Equal(t, "worker-7", e.holder())
+	moved := new(entry)
+	*moved = *e
+	require.Same(t, ka, moved.ka())
+	require.Equal(t, "worker-7", moved.holder())
+	require.Equal(t, int64(5), moved.due())
+	moved.setKA(nil)
+	require.Nil(t, moved.ka())
+	require.Equal(t, "worker-7", moved.holder())
 }

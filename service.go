@@ -32,8 +32,6 @@ type Service struct {
 	revision int64
 	leases   leaseTable        // live leases and the remembered ended ones
 	heap     heap.Heap[*entry] // live leases by next deadline; see expiry_heap.go
-	kas      map[ID]*keepAlive // keep-alive state of the leases that have one (entry.kept)
-	kasPeak  int               // peak size of kas since it was last rebuilt
 	ended    endedRecord
 	keys     keySpace
 	audit    auditRing
@@ -63,13 +61,15 @@ const (
 // that a lookup at random touches a single line (see table.go). Times are
 // nanoseconds since the service epoch, converted to time.Time only when a
 // snapshot is made; the expiry instant and the next deadline are derived
-// (expires, Service.due). The holder is kept as its bytes and length
-// (holder, setHolder), 12 bytes where a string takes 16, and the
-// keep-alive state of the few leases that have one in Service.kas, flagged
-// by kept.
+// (expires, due). The holder is kept as its bytes and a 32-bit
+// length, 12 bytes where a string takes 16; a lease with keep-alives keeps
+// it in its keepAlive record instead, whose pointer then takes the place
+// of the bytes' (holder, ka).
 type entry struct {
-	id        ID
-	holderPtr *byte // the holder's bytes, holderLen long
+	id ID
+	// ref points to the holder's bytes, holderLen long, or, when kept, to
+	// the lease's keepAlive.
+	ref       unsafe.Pointer
 	granted   int64 // when granted
 	renewed   int64 // when last renewed (granted, if never)
 	ttl       int64
@@ -79,25 +79,52 @@ type entry struct {
 	keys      int32 // number of attached keys
 	purpose   Purpose
 	state     leaseState
-	kept      bool // has keep-alives: Service.kas[id] holds them
+	kept      bool // has keep-alives: ref is its *keepAlive
 }
 
 // maxHolderLen is the longest holder an entry can keep.
 const maxHolderLen = 1<<32 - 1
 
 // holder returns the lease's holder.
-func (e *entry) holder() string { return unsafe.String(e.holderPtr, e.holderLen) }
+func (e *entry) holder() string {
+	if e.kept {
+		return (*keepAlive)(e.ref).holder
+	}
+	return unsafe.String((*byte)(e.ref), e.holderLen)
+}
 
-// setHolder records h, at most maxHolderLen bytes, as the lease's holder.
+// setHolder records h, at most maxHolderLen bytes, as the holder of a lease
+// without keep-alives.
 func (e *entry) setHolder(h string) {
-	e.holderPtr, e.holderLen = unsafe.StringData(h), uint32(len(h))
+	e.ref, e.holderLen = unsafe.Pointer(unsafe.StringData(h)), uint32(len(h))
+}
+
+// ka returns the lease's keep-alive state, or nil if it has none.
+func (e *entry) ka() *keepAlive {
+	if !e.kept {
+		return nil
+	}
+	return (*keepAlive)(e.ref)
+}
+
+// setKA makes ka the lease's keep-alive state; nil removes it. The record
+// takes over the holder while it is set.
+func (e *entry) setKA(ka *keepAlive) {
+	h := e.holder()
+	if ka == nil {
+		e.kept = false
+		e.setHolder(h)
+		return
+	}
+	ka.holder = h
+	e.ref, e.kept = unsafe.Pointer(ka), true
 }
 
 // due returns the next instant the service must act on the lease: the next
 // keep-alive renewal if it has keep-alives, its expiry otherwise.
-func (s *Service) due(e *entry) int64 {
-	if ka := s.keepAliveOf(e); ka != nil {
-		return ka.next
+func (e *entry) due() int64 {
+	if e.kept {
+		return e.ka().next
 	}
 	return e.expires()
 }
@@ -164,7 +191,7 @@ func (s *Service) Close() error {
 	}
 	s.heap.Each(func(e *entry) bool {
 		if e.kept {
-			s.endKeepAlive(e, newError(CodeClosed, "keepalive", e.id))
+			endKeepAlive(e, newError(CodeClosed, "keepalive", e.id))
 		}
 		return true
 	})
@@ -306,11 +333,11 @@ func (s *Service) renewOp(ctx context.Context, id ID, ttl time.Duration) (Lease,
 
 // renew extends a live lease from now.
 func (s *Service) renew(e *entry, now, ttl int64) {
-	old := s.due(e)
+	old := e.due()
 	s.revision++
 	s.setTimes(e, now, ttl)
-	if ka := s.keepAliveOf(e); ka != nil {
-		ka.next = addSat(now, keepAliveInterval(ttl))
+	if e.kept {
+		e.ka().next = addSat(now, keepAliveInterval(ttl))
 	}
 	s.setDue(e, old)
 }
@@ -327,7 +354,7 @@ func (s *Service) setTimes(e *entry, now, ttl int64) {
 func (s *Service) setDue(e *entry, old int64) {
 	// slot key <= old, so a deadline that did not move earlier needs no
 	// look at the slot at all (which, with a million leases, is a cache miss).
-	if i, due := int(e.index), s.due(e); due < old && due < s.heap.At(i).Key {
+	if i, due := int(e.index), e.due(); due < old && due < s.heap.At(i).Key {
 		s.heap.At(i).Key = due
 		s.heap.Fix(i)
 	}
@@ -507,19 +534,17 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			return true
 		}
 		e := s.heap.At(0).Val
-		ka := s.keepAliveOf(e)
-		if ka != nil && ka.next <= now && !ka.live() {
-			s.setKeepAlive(e, nil) // every keep-alive's parent is done: left to expire
-			ka = nil
+		if e.kept && e.ka().next <= now && !e.ka().live() {
+			e.setKA(nil) // every keep-alive's parent is done: left to expire
 		}
-		if due := s.due(e); s.heap.At(0).Key < due {
+		if due := e.due(); s.heap.At(0).Key < due {
 			// Surfaced early after a renewal: re-key and look again.
 			s.heap.At(0).Key = due
 			s.heap.Fix(0)
 			continue
 		}
 		limit--
-		if ka != nil && ka.next <= now {
+		if e.kept && e.ka().next <= now {
 			// Renewed at the instant it was due, like an expiry is decided
 			// at its deadline: a late timer or a stalled process changes
 			// nothing, and decisions stay in time order. After a stall
@@ -527,7 +552,7 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			// have landed before the lease expired, so the last decides
 			// the state, and the catch-up costs one renewal, not one per
 			// missed interval.
-			at, trace := ka.next, ka.regs[0].traceID
+			at, trace := e.ka().next, e.ka().regs[0].traceID
 			if every := keepAliveInterval(e.ttl); now-at >= every {
 				at += (now - at) / every * every
 			}
@@ -561,7 +586,7 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 		e.state = stateRevoked
 	}
 	if e.kept {
-		s.endKeepAlive(e, newError(code, "keepalive", e.id))
+		endKeepAlive(e, newError(code, "keepalive", e.id))
 	}
 	evicted := s.ended.add(e)
 	reasonText := "revoked"
