@@ -61,10 +61,10 @@ const (
 // that a lookup at random touches a single line (see table.go). Times are
 // nanoseconds since the service epoch, converted to time.Time only when a
 // snapshot is made; the expiry instant and the next deadline are derived
-// (expires, due). The holder is kept as its bytes and a 32-bit
-// length, 12 bytes where a string takes 16; a lease with keep-alives keeps
-// it in its keepAlive record instead, whose pointer then takes the place
-// of the bytes' (holder, ka).
+// (expires, due). The holder is kept as its bytes and a 32-bit length, 12
+// bytes where a string takes 16; a lease with keep-alives keeps it in its
+// keepAlive record instead, whose pointer then takes the place of the
+// bytes' (holder, ka).
 type entry struct {
 	id ID
 	// ref points to the holder's bytes, holderLen long, or, when kept, to
