@@ -10,8 +10,9 @@ import (
 // the service's single timer (the lease's heap deadline becomes the next
 // renewal), so a keep-alive costs no goroutine.
 type keepAlive struct {
-	next int64 // next renewal, nanoseconds since the service epoch
-	regs []*keepAliveReg
+	next   int64 // next renewal, nanoseconds since the service epoch
+	regs   []*keepAliveReg
+	holder string // the lease's, kept here while the record is (see entry)
 }
 
 type keepAliveReg struct {
@@ -45,10 +46,12 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 	e, now, trace := op.e, op.now, op.trace
 	kctx, cancel := context.WithCancelCause(ctx)
 	reg := &keepAliveReg{ctx: kctx, cancel: cancel, traceID: trace}
-	if e.ka == nil {
-		e.ka = &keepAlive{next: e.expires()} // the deadline it had: renew compares with it
+	ka := e.ka()
+	if ka == nil {
+		ka = &keepAlive{next: e.expires()} // the deadline it had: renew compares with it
+		e.setKA(ka)
 	}
-	e.ka.regs = append(e.ka.regs, reg)
+	ka.regs = append(ka.regs, reg)
 	s.renew(e, now, e.ttl)
 	s.decide(trace, now, ActionRenew, e, id, nil, "keep-alive started")
 	s.rearm(now)
@@ -65,7 +68,7 @@ func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 	s.mu.Lock()
 	defer s.unlock()
 	e := s.leases.get(id)
-	if s.closed || e == nil || e.ka == nil || !slices.Contains(e.ka.regs, reg) {
+	if s.closed || e == nil || !e.kept || !slices.Contains(e.ka().regs, reg) {
 		return // already ended, or already dropped by settle
 	}
 	// The parent was done a moment ago: renewals that fell due before then
@@ -75,13 +78,14 @@ func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 	now := s.now()
 	s.settle(now)
 	reg.draining = false
-	if e = s.leases.get(id); e == nil || e.ka == nil {
+	if e = s.leases.get(id); e == nil || !e.kept {
 		return
 	}
-	e.ka.regs = slices.DeleteFunc(e.ka.regs, func(r *keepAliveReg) bool { return r == reg })
-	if len(e.ka.regs) == 0 {
-		old := e.ka.next
-		e.ka = nil
+	ka := e.ka()
+	ka.regs = slices.DeleteFunc(ka.regs, func(r *keepAliveReg) bool { return r == reg })
+	if len(ka.regs) == 0 {
+		old := ka.next
+		e.setKA(nil)
 		if e.state == stateActive {
 			s.setDue(e, old)
 		}
@@ -99,14 +103,15 @@ func (k *keepAlive) live() bool {
 
 // endKeepAlive cancels every keep-alive of e with cause.
 func endKeepAlive(e *entry, cause error) {
-	if e.ka == nil {
+	ka := e.ka()
+	if ka == nil {
 		return
 	}
-	for _, r := range e.ka.regs {
+	for _, r := range ka.regs {
 		if r.stop != nil {
 			r.stop()
 		}
 		r.cancel(cause)
 	}
-	e.ka = nil
+	e.setKA(nil)
 }

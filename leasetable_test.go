@@ -3,6 +3,7 @@ package lease
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -52,7 +53,7 @@ func TestLeaseTableAgainstMap(t *testing.T) {
 		tbl.delete(id)
 	}
 	require.Zero(t, tbl.n)
-	require.LessOrEqual(t, len(tbl.slabs), 1, "only the newest slab stays")
+	require.LessOrEqual(t, tbl.nslabs, 1, "only the newest slab stays")
 }
 
 // TestLeaseTableEmptyBetweenSlabs adds and deletes one ID at a time, so the
@@ -63,6 +64,85 @@ func TestLeaseTableEmptyBetweenSlabs(t *testing.T) {
 	for id := ID(1); id <= 10*slabSize; id++ {
 		tbl.add(id).ttl = 1
 		tbl.delete(id)
-		require.LessOrEqual(t, len(tbl.slabs), 1, "after ID %d", id)
+		require.LessOrEqual(t, tbl.nslabs, 1, "after ID %d", id)
 	}
+}
+
+// TestLeaseTableSpanFollowsSlabs adds IDs far beyond the slabs held, as a
+// restored snapshot or long-lived leases amid heavy churn do: the directory
+// never spans more than maxSpan of the slabs held, the slabs left behind
+// move out to the sparse map however full they are, and every entry is
+// still found where the relocation callback said it went.
+func TestLeaseTableSpanFollowsSlabs(t *testing.T) {
+	ref := map[ID]*entry{}
+	tbl := newLeaseTable(func(e *entry) { ref[e.id] = e })
+	add := func(id ID) {
+		e := tbl.add(id)
+		e.ttl = int64(id)
+		ref[id] = e
+	}
+	for id := ID(1); id < 3*slabSize; id++ {
+		add(id) // three full slabs
+	}
+	add(1 << 40)
+	require.Equal(t, 1, tbl.nslabs, "the full slabs far below moved out")
+	require.LessOrEqual(t, uint64(len(tbl.dir)), maxSpan(tbl.nslabs))
+	// Long-lived leases amid churn: a full slab stays while IDs move on
+	// one slab at a time, each slab emptied before the next.
+	next := ID(1<<40 + 1)
+	for ; next&slabMask != 0; next++ {
+		add(next)
+	}
+	evacuated := false
+	for range 100 * int(maxSpan(1)) {
+		for range slabSize / 4 {
+			add(next)
+			tbl.delete(next)
+			delete(ref, next)
+			next++
+		}
+		next += slabSize - slabSize/4
+		require.LessOrEqual(t, uint64(len(tbl.dir)), maxSpan(tbl.nslabs))
+		evacuated = evacuated || len(tbl.sparse) > 3*slabSize
+	}
+	require.True(t, evacuated, "the full slab left behind moved out")
+	for id, e := range ref {
+		got := tbl.get(id)
+		require.Same(t, e, got, "entry of %d", id)
+		require.Equal(t, int64(id), got.ttl)
+	}
+	require.Equal(t, len(ref), tbl.n)
+}
+
+// TestEntryIsOneCacheLine checks the size the lease table is laid out for:
+// a 64-byte entry, so that slabs of them keep each entry on one cache line.
+func TestEntryIsOneCacheLine(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		require.Equal(t, uintptr(64), unsafe.Sizeof(entry{}))
+		require.Equal(t, uintptr(16<<10), unsafe.Sizeof(slab{}))
+	}
+	e := &entry{}
+	e.setHolder("holder-1")
+	require.Equal(t, "holder-1", e.holder())
+	require.Nil(t, e.ka())
+}
+
+// TestEntryKeepAliveTakesOverHolder checks that an entry's holder reads the
+// same while its keep-alive record holds it, after the entry moved (a copy,
+// as the table makes), and once the record is gone.
+func TestEntryKeepAliveTakesOverHolder(t *testing.T) {
+	e := &entry{}
+	e.setHolder(string([]byte("worker-7")))
+	ka := &keepAlive{next: 5}
+	e.setKA(ka)
+	require.Same(t, ka, e.ka())
+	require.Equal(t, "worker-7", e.holder())
+	moved := new(entry)
+	*moved = *e
+	require.Same(t, ka, moved.ka())
+	require.Equal(t, "worker-7", moved.holder())
+	require.Equal(t, int64(5), moved.due())
+	moved.setKA(nil)
+	require.Nil(t, moved.ka())
+	require.Equal(t, "worker-7", moved.holder())
 }

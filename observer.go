@@ -237,7 +237,7 @@ func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) 
 	}
 	q.holder, q.purpose = "", 0
 	if e != nil {
-		q.holder, q.purpose = e.holder, e.purpose
+		q.holder, q.purpose = e.holder(), e.purpose
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/leasehold/lease/internal/heap"
 	"github.com/leasehold/lease/internal/timebase"
@@ -58,31 +59,74 @@ const (
 	stateRevoked
 )
 
-// entry is the service's record of one lease: 80 bytes (down from a
-// 160-byte allocation when the times were kept as time.Time), so that a
-// lookup at random touches as few cache lines as it can. Times are
+// entry is the service's record of one lease: 64 bytes, one cache line, so
+// that a lookup at random touches a single line (see table.go). Times are
 // nanoseconds since the service epoch, converted to time.Time only when a
 // snapshot is made; the expiry instant and the next deadline are derived
-// (expires, due).
+// (expires, due). The holder is kept as its bytes and a 32-bit length, 12
+// bytes where a string takes 16; a lease with keep-alives keeps it in its
+// keepAlive record instead, whose pointer then takes the place of the
+// bytes' (holder, ka).
 type entry struct {
-	id       ID
-	index    int32 // position in the heap; once ended, -2-slot in the ended record
-	keys     int32 // number of attached keys
-	holder   string
-	granted  int64 // when granted
-	renewed  int64 // when last renewed (granted, if never)
-	ttl      int64
-	revision int64
-	ka       *keepAlive
-	purpose  Purpose
-	state    leaseState
+	id ID
+	// ref points to the holder's bytes, holderLen long, or, when kept, to
+	// the lease's keepAlive.
+	ref       unsafe.Pointer
+	granted   int64 // when granted
+	renewed   int64 // when last renewed (granted, if never)
+	ttl       int64
+	revision  int64
+	holderLen uint32
+	index     int32 // position in the heap; once ended, -2-slot in the ended record
+	keys      int32 // number of attached keys
+	purpose   Purpose
+	state     leaseState
+	kept      bool // has keep-alives: ref is its *keepAlive
+}
+
+// maxHolderLen is the longest holder an entry can keep.
+const maxHolderLen = 1<<32 - 1
+
+// holder returns the lease's holder.
+func (e *entry) holder() string {
+	if e.kept {
+		return (*keepAlive)(e.ref).holder
+	}
+	return unsafe.String((*byte)(e.ref), e.holderLen)
+}
+
+// setHolder records h, at most maxHolderLen bytes, as the holder of a lease
+// without keep-alives.
+func (e *entry) setHolder(h string) {
+	e.ref, e.holderLen = unsafe.Pointer(unsafe.StringData(h)), uint32(len(h))
+}
+
+// ka returns the lease's keep-alive state, or nil if it has none.
+func (e *entry) ka() *keepAlive {
+	if !e.kept {
+		return nil
+	}
+	return (*keepAlive)(e.ref)
+}
+
+// setKA makes ka the lease's keep-alive state; nil removes it. The record
+// takes over the holder while it is set.
+func (e *entry) setKA(ka *keepAlive) {
+	h := e.holder()
+	if ka == nil {
+		e.kept = false
+		e.setHolder(h)
+		return
+	}
+	ka.holder = h
+	e.ref, e.kept = unsafe.Pointer(ka), true
 }
 
 // due returns the next instant the service must act on the lease: the next
 // keep-alive renewal if it has keep-alives, its expiry otherwise.
 func (e *entry) due() int64 {
-	if e.ka != nil {
-		return e.ka.next
+	if e.kept {
+		return e.ka().next
 	}
 	return e.expires()
 }
@@ -148,7 +192,7 @@ func (s *Service) Close() error {
 		s.timer = nil
 	}
 	s.heap.Each(func(e *entry) bool {
-		if e.ka != nil {
+		if e.kept {
 			endKeepAlive(e, newError(CodeClosed, "keepalive", e.id))
 		}
 		return true
@@ -169,9 +213,9 @@ func (s *Service) Clock() Clock { return s.clock }
 func (s *Service) Done() <-chan struct{} { return s.done }
 
 // Grant creates a lease for holder with the given purpose and TTL. holder
-// must not be empty, purpose must be valid and ttl positive and within the
-// service's TTL bounds; otherwise it returns LS_INVALID_ARGUMENT naming the
-// field and nothing changes.
+// must not be empty nor longer than 4 GiB, purpose must be valid and ttl
+// positive and within the service's TTL bounds; otherwise it returns
+// LS_INVALID_ARGUMENT naming the field and nothing changes.
 func (s *Service) Grant(ctx context.Context, holder string, purpose Purpose, ttl time.Duration) (Lease, error) {
 	return s.grant(ctx, "grant", holder, purpose, ttl, "", nil)
 }
@@ -217,10 +261,10 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 	e := s.leases.add(s.lastID)
 	*e = entry{
 		id:       s.lastID,
-		holder:   holder,
 		revision: s.revision,
 		purpose:  purpose,
 	}
+	e.setHolder(holder)
 	s.setTimes(e, now, int64(ttl))
 	e.granted = now
 	s.heap.Push(e.expires(), uint64(e.id), e)
@@ -240,6 +284,8 @@ func (s *Service) checkGrant(op, holder string, purpose Purpose, ttl time.Durati
 	switch {
 	case holder == "":
 		return invalidArgument("holder", op, 0, "must not be empty")
+	case uint64(len(holder)) > maxHolderLen:
+		return invalidArgument("holder", op, 0, "is longer than 4 GiB")
 	case !purpose.Valid():
 		return invalidArgument("purpose", op, 0, purpose.String()+" is not a valid purpose")
 	}
@@ -295,8 +341,8 @@ func (s *Service) renew(e *entry, now, ttl int64) {
 	old := e.due()
 	s.revision++
 	s.setTimes(e, now, ttl)
-	if e.ka != nil {
-		e.ka.next = addSat(now, keepAliveInterval(ttl))
+	if e.kept {
+		e.ka().next = addSat(now, keepAliveInterval(ttl))
 	}
 	s.setDue(e, old)
 	s.counted(e.purpose).renewed++
@@ -494,8 +540,8 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			return true
 		}
 		e := s.heap.At(0).Val
-		if e.ka != nil && e.ka.next <= now && !e.ka.live() {
-			e.ka = nil // every keep-alive's parent is done: left to expire
+		if e.kept && e.ka().next <= now && !e.ka().live() {
+			e.setKA(nil) // every keep-alive's parent is done: left to expire
 		}
 		if due := e.due(); s.heap.At(0).Key < due {
 			// Surfaced early after a renewal: re-key and look again.
@@ -504,7 +550,7 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			continue
 		}
 		limit--
-		if e.ka != nil && e.ka.next <= now {
+		if e.kept && e.ka().next <= now {
 			// Renewed at the instant it was due, like an expiry is decided
 			// at its deadline: a late timer or a stalled process changes
 			// nothing, and decisions stay in time order. After a stall
@@ -512,7 +558,7 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			// have landed before the lease expired, so the last decides
 			// the state, and the catch-up costs one renewal, not one per
 			// missed interval.
-			at, trace := e.ka.next, e.ka.regs[0].traceID
+			at, trace := e.ka().next, e.ka().regs[0].traceID
 			if every := keepAliveInterval(e.ttl); now-at >= every {
 				at += (now - at) / every * every
 			}
@@ -545,7 +591,7 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 		action, code = ActionRevoke, CodeAlreadyRevoked
 		e.state = stateRevoked
 	}
-	if e.ka != nil {
+	if e.kept {
 		endKeepAlive(e, newError(code, "keepalive", e.id))
 	}
 	evicted := s.ended.add(e)
@@ -633,7 +679,7 @@ func (s *Service) snapshot(e *entry) Lease {
 	}
 	l := Lease{
 		ID:        e.id,
-		Holder:    e.holder,
+		Holder:    e.holder(),
 		Purpose:   e.purpose,
 		TTL:       time.Duration(e.ttl),
 		GrantedAt: granted,
@@ -662,7 +708,7 @@ func (s *Service) decide(trace string, at int64, action Action, e *entry, id ID,
 	}
 	*rec = auditRecord{id: id, action: action, reason: reason, trace: trace, at: at, revision: s.revision, err: err}
 	if e != nil {
-		rec.holder = e.holder
+		rec.holder = e.holder()
 	}
 	if sink {
 		s.queueDecision(rec.decision(s.base))

@@ -79,7 +79,7 @@ func (s *Service) Snapshot() (*Snapshot, error) {
 	capture := func(e *entry) snapshotLease {
 		return snapshotLease{
 			id:       e.id,
-			holder:   e.holder,
+			holder:   e.holder(),
 			purpose:  uint16(e.purpose), // mapped to its index below
 			state:    e.state,
 			ttl:      e.ttl,
@@ -190,7 +190,6 @@ func Restore(sn *Snapshot, opts ...Option) (*Service, error) {
 		e := s.leases.add(l.id)
 		*e = entry{
 			id:       l.id,
-			holder:   l.holder,
 			purpose:  purposes[l.purpose],
 			state:    l.state,
 			ttl:      l.ttl,
@@ -199,6 +198,7 @@ func Restore(sn *Snapshot, opts ...Option) (*Service, error) {
 			revision: l.revision,
 			index:    -1, // an ended entry gets its slot below
 		}
+		e.setHolder(l.holder)
 		if e.state == stateActive {
 			s.heap.Push(e.expires(), uint64(e.id), e)
 			s.counted(e.purpose).live++ // a restored service counts from its live set
@@ -240,6 +240,8 @@ func (sn *Snapshot) check() error {
 			return bad("lease " + strconv.FormatUint(uint64(l.id), 10) + " was never issued")
 		case l.holder == "":
 			return bad("lease " + strconv.FormatUint(uint64(l.id), 10) + " has no holder")
+		case uint64(len(l.holder)) > maxHolderLen:
+			return bad("lease " + strconv.FormatUint(uint64(l.id), 10) + " has a holder longer than 4 GiB")
 		case int(l.purpose) >= len(sn.purposes):
 			return bad("lease " + strconv.FormatUint(uint64(l.id), 10) + " has no purpose")
 		case l.ttl <= 0:

@@ -9,39 +9,59 @@ import (
 
 // leaseTable maps IDs to entries: the live leases and the remembered ended
 // ones. IDs are issued densely in increasing order, so entries are stored
-// inline in slabs of 256 consecutive IDs, found through a small map keyed by
-// slab number. A lookup reads the map (which stays in cache) and then the
-// entry itself: with a million leases that is one cache miss, where a slab
-// of pointers to separately allocated entries cost two dependent ones.
+// inline in slabs of 256 consecutive IDs, found through a directory: a slice
+// indexed by slab number less the lowest one held. A lookup reads the
+// directory slot (which stays in cache) and then the entry itself: with a
+// million leases that is one cache miss, where a slab of pointers to
+// separately allocated entries cost two dependent ones, and hashing the slab
+// number into a map cost a fifth of a renewal at random.
+//
+// An entry is 64 bytes (see entry in service.go) and a slab exactly 16 KiB,
+// an allocation of its own and so aligned: every entry sits on one cache
+// line, and a lookup at random reads one line, not the two an 80-byte entry
+// spanned. The slab's count of entries in use is kept in its directory
+// slot, not in the slab, which would have pushed it into an 18 KiB size
+// class.
 //
 // A slab whose IDs have mostly ended (long-lived leases among many short
-// ones) would keep 20 KiB alive for a few entries, so once the table has
+// ones) would keep 16 KiB alive for a few entries, so once the table has
 // lost a quarter of its entries and its slabs are on average less than half
 // full, the entries of such slabs move to their own allocations in a plain
 // map and the slabs are freed: memory follows the leases held, not the IDs
-// ever issued. Moving an entry changes its address, so the table tells the
-// service (relocated), which repoints the heap slot or ended-record slot
-// that refers to it. Nothing else keeps an entry's address across calls.
+// ever issued. The directory spans from the lowest slab held to the newest;
+// when IDs have moved on so far that it would span more than maxSpan slots,
+// the lowest slabs move out to the map the same way, however full, so the
+// directory too follows the slabs held. Moving an entry changes its address,
+// so the table tells the service (relocated), which repoints the heap slot
+// or ended-record slot that refers to it. Nothing else keeps an entry's
+// address across calls.
 type leaseTable struct {
-	slabs  map[uint64]*slab
+	// dir[i] is the slab of number base+i, nil where there is none: a
+	// lookup indexes it rather than hashing. It spans from the lowest slab
+	// held to the newest, and never more than maxSpan of the slabs held.
+	dir    []slabRef
+	base   uint64
+	nslabs int // non-nil slabs in dir
 	sparse map[ID]*entry
-	// The slab found last: a grant, its renewals and its revoke usually
-	// touch the newest slab, and skipping the map then saves a hash.
-	lastNum  uint64
-	lastSlab *slab
-	top      uint64 // the slab receiving new IDs
+	top    uint64 // the slab receiving new IDs
 	// spare is the last slab freed, cleared, for the next one needed:
 	// steady churn then allocates nothing. Only a table of spareFrom slabs
 	// or more keeps one.
 	spare *slab
 	n     int // entries held
 	peakN int // most entries held since the last sweep
-	// Peak sizes of the maps since they were last rebuilt: Go maps never
-	// give memory back, so a map is copied once it falls to a quarter.
-	slabsPeak, sparsePeak int
+	// Peak size of the sparse map since it was last rebuilt: Go maps never
+	// give memory back, so it is copied once it falls to a quarter.
+	sparsePeak int
 	// relocated is called with an entry's new address after a sweep moved
 	// it.
 	relocated func(e *entry)
+}
+
+// slabRef is a directory slot: a slab and how many of its entries are in use.
+type slabRef struct {
+	sl   *slab
+	used int
 }
 
 const (
@@ -49,8 +69,8 @@ const (
 	slabSize = 1 << slabBits
 	slabMask = slabSize - 1
 	// A sweep moves the entries of slabs holding this many or fewer to the
-	// sparse map. An entry of its own costs 80 bytes plus about 30 in the
-	// map; a slab costs 80 bytes per slot, so below half full the move
+	// sparse map. An entry of its own costs 64 bytes plus about 30 in the
+	// map; a slab costs 64 bytes per slot, so below half full the move
 	// saves memory.
 	thinSlab = slabSize / 2
 	// A slab left with this many entries is thinned at once, sweep or not.
@@ -60,15 +80,19 @@ const (
 	spareFrom = 4
 )
 
+// maxSpan is how many directory slots a table of n slabs may span: an
+// empty slot costs 16 bytes, so the slots between slabs never cost more
+// than a few percent of the slabs themselves.
+func maxSpan(n int) uint64 { return 32*uint64(n) + 64 }
+
 type slab struct {
-	e    [slabSize]entry // e[i] is in use when e[i].id != 0
-	used int
+	e [slabSize]entry // e[i] is in use when e[i].id != 0
 }
 
-// drainingInOrder reports whether the entries left are the slab's last
+// drainingInOrder reports whether the used entries left are the slab's last
 // ones: the slab is being emptied in ID order.
-func (sl *slab) drainingInOrder() bool {
-	for i := slabSize - sl.used; i < slabSize; i++ {
+func (sl *slab) drainingInOrder(used int) bool {
+	for i := slabSize - used; i < slabSize; i++ {
 		if sl.e[i].id == 0 {
 			return false
 		}
@@ -80,24 +104,24 @@ func newLeaseTable(relocated func(*entry)) leaseTable {
 	return leaseTable{relocated: relocated}
 }
 
-func (t *leaseTable) slab(num uint64) *slab {
-	if t.lastSlab != nil && t.lastNum == num {
-		return t.lastSlab
+// ref returns the directory slot of slab num, or nil if num is outside it.
+func (t *leaseTable) ref(num uint64) *slabRef {
+	if i := num - t.base; i < uint64(len(t.dir)) {
+		return &t.dir[i]
 	}
-	sl := t.slabs[num]
-	if sl != nil {
-		t.lastNum, t.lastSlab = num, sl
-	}
-	return sl
+	return nil
 }
 
 // get returns the entry of id, or nil.
 func (t *leaseTable) get(id ID) *entry {
-	if sl := t.slab(uint64(id) >> slabBits); sl != nil {
-		if e := &sl.e[id&slabMask]; e.id == id && id != 0 {
-			return e
+	// num-base wraps around below the directory: one comparison bounds it.
+	if i := uint64(id)>>slabBits - t.base; i < uint64(len(t.dir)) {
+		if sl := t.dir[i].sl; sl != nil {
+			if e := &sl.e[id&slabMask]; e.id == id && id != 0 {
+				return e
+			}
+			return nil
 		}
-		return nil
 	}
 	if len(t.sparse) == 0 {
 		return nil
@@ -109,43 +133,56 @@ func (t *leaseTable) get(id ID) *entry {
 // The caller fills it in, id first.
 func (t *leaseTable) add(id ID) *entry {
 	num := uint64(id) >> slabBits
-	sl := t.slab(num)
-	if sl == nil {
-		if t.slabs == nil {
-			t.slabs = make(map[uint64]*slab)
-		}
+	r := t.ref(num)
+	if r == nil || r.sl == nil {
 		if num > t.top && t.n > 0 {
 			// The newest slab receives no more IDs: if its leases have
 			// already mostly ended, its survivors move out now.
 			t.thin(t.top)
 		}
-		if sl = t.spare; sl != nil {
-			t.spare = nil
-		} else {
-			sl = new(slab)
-		}
-		t.slabs[num] = sl
-		t.slabsPeak = max(t.slabsPeak, len(t.slabs))
-		t.lastNum, t.lastSlab = num, sl
+		r = t.newSlab(num)
 		t.top = num
 	}
-	sl.used++
+	r.used++
 	t.n++
 	t.peakN = max(t.peakN, t.n)
-	e := &sl.e[id&slabMask]
+	e := &r.sl.e[id&slabMask]
 	e.id = id
 	return e
+}
+
+// newSlab puts an empty slab at num, above every slab held, and returns its
+// slot. If the directory would then span more than maxSpan, the lowest
+// slabs move out to the sparse map first, however full: IDs have moved on
+// far past them.
+func (t *leaseTable) newSlab(num uint64) *slabRef {
+	for t.nslabs > 0 && num-t.base >= maxSpan(t.nslabs+1) {
+		t.evacuate(t.base)
+	}
+	if t.nslabs == 0 {
+		t.dir, t.base = t.dir[:0], num
+	}
+	for uint64(len(t.dir)) <= num-t.base {
+		t.dir = append(t.dir, slabRef{})
+	}
+	sl := t.spare
+	if sl != nil {
+		t.spare = nil
+	} else {
+		sl = new(slab)
+	}
+	r := &t.dir[num-t.base]
+	r.sl = sl
+	t.nslabs++
+	return r
 }
 
 // delete removes the entry of id, if any. Entries the table holds may move
 // (see relocated).
 func (t *leaseTable) delete(id ID) {
 	num := uint64(id) >> slabBits
-	sl := t.lastSlab
-	if sl == nil || t.lastNum != num {
-		sl = t.slabs[num]
-	}
-	if sl == nil {
+	r := t.ref(num)
+	if r == nil || r.sl == nil {
 		if _, ok := t.sparse[id]; ok {
 			delete(t.sparse, id)
 			t.n--
@@ -153,26 +190,26 @@ func (t *leaseTable) delete(id ID) {
 		}
 		return
 	}
-	e := &sl.e[id&slabMask]
+	e := &r.sl.e[id&slabMask]
 	if e.id != id || id == 0 {
 		return
 	}
 	*e = entry{}
-	sl.used--
+	r.used--
 	t.n--
 	switch {
 	case num == t.top:
 		// The newest slab stays even when empty: the next IDs go there.
-	case sl.used == 0:
+	case r.used == 0:
 		t.dropSlab(num)
-	case sl.used == lastFew && !sl.drainingInOrder():
+	case r.used == lastFew && !r.sl.drainingInOrder(r.used):
 		// Nearly drained, and not by the usual churn, which would
 		// empty it soon: its last entries move out now rather than keep
-		// 20 KiB alive until a sweep. Each slab crosses this line once.
+		// 16 KiB alive until a sweep. Each slab crosses this line once.
 		t.thin(num)
 		return
 	}
-	if t.n*4 < t.peakN*3 && len(t.slabs)*thinSlab > t.n-len(t.sparse) {
+	if t.n*4 < t.peakN*3 && t.nslabs*thinSlab > t.n-len(t.sparse) {
 		t.sweep()
 	}
 }
@@ -184,9 +221,9 @@ func (t *leaseTable) delete(id ID) {
 // amortised. Slabs drained in ID order (the usual churn, where old leases
 // end first) never trigger it: they stay full on average.
 func (t *leaseTable) sweep() {
-	var thin []uint64 // collected first: thinning rebuilds the map
-	for num, sl := range t.slabs {
-		if num < t.top && sl.used <= thinSlab {
+	var thin []uint64 // collected first: thinning shortens the directory
+	for i, r := range t.dir {
+		if num := t.base + uint64(i); r.sl != nil && num < t.top && r.used <= thinSlab {
 			thin = append(thin, num)
 		}
 	}
@@ -199,19 +236,24 @@ func (t *leaseTable) sweep() {
 // thin moves the entries of slab num to their own allocations in the
 // sparse map and frees the slab, if it holds thinSlab entries or fewer.
 func (t *leaseTable) thin(num uint64) {
-	sl := t.slabs[num]
-	if sl == nil || sl.used > thinSlab {
-		return
+	if r := t.ref(num); r != nil && r.sl != nil && r.used <= thinSlab {
+		t.evacuate(num)
 	}
-	if sl.used > 0 && t.sparse == nil {
+}
+
+// evacuate moves the entries of slab num to their own allocations in the
+// sparse map and frees the slab.
+func (t *leaseTable) evacuate(num uint64) {
+	r := t.ref(num)
+	if r.used > 0 && t.sparse == nil {
 		t.sparse = make(map[ID]*entry)
 	}
-	for i := range sl.e {
-		if sl.e[i].id == 0 {
+	for i := range r.sl.e {
+		if r.sl.e[i].id == 0 {
 			continue
 		}
 		e := new(entry)
-		*e = sl.e[i]
+		*e = r.sl.e[i]
 		t.sparse[e.id] = e
 		t.relocated(e)
 	}
@@ -220,47 +262,50 @@ func (t *leaseTable) thin(num uint64) {
 }
 
 func (t *leaseTable) dropSlab(num uint64) {
-	sl := t.slabs[num]
-	delete(t.slabs, num)
-	if t.lastSlab == sl {
-		t.lastSlab = nil
-	}
+	r := t.ref(num)
+	sl, used := r.sl, r.used
+	*r = slabRef{}
+	t.nslabs--
 	switch {
-	case len(t.slabs) < spareFrom:
+	case t.nslabs < spareFrom:
 		// A small table: a spare would cost more than its leases.
 		t.spare = nil
 	case t.spare == nil:
-		if sl.used > 0 {
+		if used > 0 {
 			clear(sl.e[:]) // thinned: its entries live elsewhere now
-			sl.used = 0
 		}
 		t.spare = sl
 	}
-	t.slabs = idtable.Rebuilt(t.slabs, &t.slabsPeak)
+	// The directory starts at the lowest slab held.
+	for len(t.dir) > 0 && t.dir[0].sl == nil {
+		t.dir = t.dir[1:]
+		t.base++
+	}
+	if cap(t.dir) > 4*len(t.dir)+64 {
+		t.dir = slices.Clone(t.dir) // memory follows the slabs held
+	}
 }
 
 // ascend calls f with every entry, in ID order.
 func (t *leaseTable) ascend(f func(e *entry)) {
-	nums := make([]uint64, 0, len(t.slabs))
-	for num := range t.slabs {
-		nums = append(nums, num)
-	}
-	slices.Sort(nums)
 	sparse := make([]*entry, 0, len(t.sparse))
 	for _, e := range t.sparse {
 		sparse = append(sparse, e)
 	}
 	slices.SortFunc(sparse, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
-	for _, num := range nums {
-		sl := t.slabs[num]
+	for i, r := range t.dir {
+		if r.sl == nil {
+			continue
+		}
+		num := t.base + uint64(i)
 		// Sparse entries below this slab come first.
 		for len(sparse) > 0 && uint64(sparse[0].id)>>slabBits < num {
 			f(sparse[0])
 			sparse = sparse[1:]
 		}
-		for i := range sl.e {
-			if sl.e[i].id != 0 {
-				f(&sl.e[i])
+		for i := range r.sl.e {
+			if r.sl.e[i].id != 0 {
+				f(&r.sl.e[i])
 			}
 		}
 	}

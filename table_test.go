@@ -1,6 +1,7 @@
 package lease_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -85,4 +86,33 @@ func TestOperationByState(t *testing.T) {
 			require.False(t, found, "a refused Put stores nothing")
 		})
 	}
+}
+
+// TestHolderThroughKeepAlive checks that a lease reports its holder while a
+// keep-alive record holds it for the entry, and after the record is gone:
+// in Info, in the decisions of the timer's renewals and in the expiry.
+func TestHolderThroughKeepAlive(t *testing.T) {
+	s, clk := newService(t)
+	l, err := s.Grant(ctx, string([]byte("worker-9")), lease.Operation, 3*time.Second)
+	require.NoError(t, err)
+	parent, stop := context.WithCancel(ctx)
+	defer stop()
+	_, err = s.KeepAlive(parent, l.ID)
+	require.NoError(t, err)
+	clk.Advance(time.Minute)
+	info, err := s.Info(l.ID)
+	require.NoError(t, err)
+	require.Equal(t, "worker-9", info.Holder)
+	stop()
+	for range 10 {
+		clk.Advance(time.Second) // renewals stop; the lease expires
+	}
+	_, err = s.Info(l.ID)
+	require.ErrorIs(t, err, lease.ErrExpired)
+	audit := s.Audit()
+	require.NotEmpty(t, audit)
+	for _, d := range audit {
+		require.Equal(t, "worker-9", d.Holder, "%s at %v", d.Action, d.Timestamp)
+	}
+	require.Equal(t, lease.ActionExpire, audit[len(audit)-1].Action)
 }
