@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // keepAlive is the keep-alive state of a lease: the contexts handed out by
@@ -16,9 +17,9 @@ type keepAlive struct {
 }
 
 type keepAliveReg struct {
-	ctx     context.Context // the context handed out; done once its parent is
-	cancel  context.CancelCauseFunc
-	stop    func() bool // unregisters the parent-done callback
+	parent  context.Context         // the caller's: renewals stop once it is done
+	cancel  context.CancelCauseFunc // ends the context handed out
+	stop    func() bool             // unregisters the parent-done callback
 	traceID string
 	// draining marks the keep-alive as live while its parent-done callback
 	// settles what fell due before the parent was done.
@@ -33,8 +34,12 @@ func keepAliveInterval(ttl int64) int64 { return max(ttl/3, 1) }
 // either happens: context.Cause tells which, ctx's own cause when ctx is done
 // (renewals stop and the lease is left to expire), or an error matching
 // ErrExpired, ErrAlreadyRevoked or ErrClosed when the lease ended or the
-// service closed. A lease may have several keep-alives; it is renewed while
-// any is live. No goroutine runs per keep-alive.
+// service closed. When ctx is done the returned context follows a moment
+// later, once the service has dropped the keep-alive: after it is done no
+// renewal of this keep-alive is made, so a test on a fake clock can wait for
+// it before advancing the clock. It carries ctx's values and deadline. A
+// lease may have several keep-alives; it is renewed while any is live. No
+// goroutine runs per keep-alive.
 //
 // It fails like Renew when the lease is not active.
 func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error) {
@@ -44,8 +49,10 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 	}
 	defer s.unlock()
 	e, now, trace := op.e, op.now, op.trace
-	kctx, cancel := context.WithCancelCause(ctx)
-	reg := &keepAliveReg{ctx: kctx, cancel: cancel, traceID: trace}
+	// Not cancelled with ctx itself: dropKeepAlive cancels it once the
+	// keep-alive is gone, so its Done means no renewal can follow.
+	kctx, cancel := context.WithCancelCause(parentDeadline{context.WithoutCancel(ctx), ctx})
+	reg := &keepAliveReg{parent: ctx, cancel: cancel, traceID: trace}
 	ka := e.ka()
 	if ka == nil {
 		ka = &keepAlive{next: e.expires()} // the deadline it had: renew compares with it
@@ -62,11 +69,22 @@ func (s *Service) KeepAlive(ctx context.Context, id ID) (context.Context, error)
 	return kctx, nil
 }
 
-// dropKeepAlive removes reg after its parent context is done. The lease is
-// then left to expire unless another keep-alive remains.
+// parentDeadline is a context that reports its parent's deadline while
+// ignoring its cancellation (see KeepAlive).
+type parentDeadline struct {
+	context.Context
+	parent context.Context
+}
+
+func (c parentDeadline) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+
+// dropKeepAlive removes reg after its parent context is done, and then ends
+// the context handed out with the parent's cause. The lease is left to
+// expire unless another keep-alive remains.
 func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 	s.mu.Lock()
 	defer s.unlock()
+	defer reg.cancel(context.Cause(reg.parent)) // a no-op if the lease's end came first
 	e := s.leases.get(id)
 	if s.closed || e == nil || !e.kept || !slices.Contains(e.ka().regs, reg) {
 		return // already ended, or already dropped by settle
@@ -97,7 +115,7 @@ func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 // whether any remain. Settle asks before every renewal, so a cancelled parent
 // stops renewals at once, without waiting for its AfterFunc to run.
 func (k *keepAlive) live() bool {
-	k.regs = slices.DeleteFunc(k.regs, func(r *keepAliveReg) bool { return r.ctx.Err() != nil && !r.draining })
+	k.regs = slices.DeleteFunc(k.regs, func(r *keepAliveReg) bool { return r.parent.Err() != nil && !r.draining })
 	return len(k.regs) > 0
 }
 

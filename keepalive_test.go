@@ -179,3 +179,26 @@ func TestKeepAliveCatchUpIsOneRenewal(t *testing.T) {
 	assert.Equal(t, rev+1, s.Revision(), "one renewal")
 	assert.Equal(t, before+1, len(s.Audit()), "one decision")
 }
+
+// TestKeepAliveDoneMeansDropped checks that the context KeepAlive returns is
+// done only once the service has dropped the keep-alive: a test that waits
+// for it and then advances a fake clock sees no renewal after the cancel,
+// however the parent-done callback was scheduled. Repeated, because before
+// the context waited for the callback the clock could move first, now and
+// then, and the callback then renewed the lease up to the new time.
+func TestKeepAliveDoneMeansDropped(t *testing.T) {
+	for range 300 {
+		s, clk := newService(t)
+		l := grant(t, s, lease.Operation, 3*time.Second)
+		parent, cancel := context.WithCancel(ctx)
+		kctx, err := s.KeepAlive(parent, l.ID)
+		require.NoError(t, err)
+		cancel()
+		<-kctx.Done()
+		clk.Advance(3*time.Second - time.Nanosecond)
+		info, err := s.Info(l.ID)
+		require.NoError(t, err)
+		require.Equal(t, l.GrantedAt, info.RenewedAt, "renewed after the keep-alive's context was done")
+		require.NoError(t, s.Close())
+	}
+}
