@@ -155,3 +155,26 @@ func TestUseOfAKeptAliveLeaseDueForRenewalSettlesFirst(t *testing.T) {
 	})
 }
 
+// TestExpiredKeysAreNotShared edits the Keys that the expiry hook and the
+// first of two subscribers received: the last subscriber, which is handed
+// the event's own Keys, still sees them as deleted.
+func TestExpiredKeysAreNotShared(t *testing.T) {
+	var hooked, first, second []string
+	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
+		hooked = l.Keys
+		l.Keys[0] = "edited by the hook"
+	}))
+	s.OnEnd(func(l lease.Lease, _ lease.EndReason) {
+		first = l.Keys
+		l.Keys[1] = "edited by first"
+	})
+	s.OnEnd(func(l lease.Lease, _ lease.EndReason) { second = l.Keys })
+	l := grant(t, s, lease.Operation, time.Second)
+	require.NoError(t, s.Put(ctx, "a", nil, l.ID))
+	require.NoError(t, s.Put(ctx, "b", nil, l.ID))
+
+	clk.Advance(time.Second)
+	require.Equal(t, []string{"edited by the hook", "b"}, hooked)
+	require.Equal(t, []string{"a", "edited by first"}, first)
+	require.Equal(t, []string{"a", "b"}, second)
+}
