@@ -53,6 +53,13 @@ func (w *expiryWatch) wait(timeout time.Duration) error {
 // one instant; it returns the time from the last deadline until the last
 // lease is gone, in milliseconds. Setup aims the deadline past the end of
 // granting and retries with more room if granting overran it.
+//
+// With keys (5k) one more lease, granted first and due long after the
+// burst, is asked about over and over by a goroutine of its own from the
+// first deadline until the last lease is gone, and the sample has the p99
+// and max latency of those calls (CallP99, CallMax): whether the peer keeps
+// answering during the burst. The call is the peer's Use if it is a User,
+// its Deadline otherwise.
 func RunExpireBurst(p Peer, n, keys int) (Sample, error) {
 	room := 300*time.Millisecond + time.Duration(n*(1+keys))*2*time.Microsecond
 	for range 4 {
@@ -81,11 +88,18 @@ func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
 	if _, ok := l.(Keyed); keys > 0 && !ok {
 		return nil, ErrNotSupported
 	}
-	w := newExpiryWatch(n)
+	w := newExpiryWatch(n + 1) // the prober's lease, if any, is not waited for
+	w.want = int64(n)
 	if isExpirer {
 		ex.OnExpire(w.expired)
 	}
 	due := time.Now().Add(room)
+	var live ID
+	if keys > 0 {
+		if live, err = l.Grant(room + time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	var first, last time.Time
 	// A lease can expire before it has been set up when granting is slow
 	// (a loaded machine): that is an overrun, retried with more room, not
@@ -121,6 +135,11 @@ func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
 	if !time.Now().Before(first) || w.count.Load() > 0 {
 		return nil, errOverran
 	}
+	var pr *prober
+	if keys > 0 {
+		pr = startProber(l, live, first, w.done)
+		defer pr.stop()
+	}
 	var took time.Duration
 	if isExpirer {
 		// Generous: etcd needs n/1000 s at its revoke rate.
@@ -136,7 +155,77 @@ func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
 		}
 		took = time.Since(start)
 	}
-	return Sample{TotalMs: ms(took)}, nil
+	smp := Sample{TotalMs: ms(took)}
+	if pr != nil {
+		lat, err := pr.stop()
+		if err != nil {
+			return nil, err
+		}
+		if len(lat) > 0 {
+			slices.Sort(lat)
+			smp[CallP99] = percentile(lat, 0.99)
+			smp[CallMax] = lat[len(lat)-1]
+		}
+	}
+	return smp, nil
+}
+
+// User is implemented by peers with a cheap call that checks one lease and
+// changes nothing (ours: Service.Use). Scenario 5k asks about a live lease
+// with it during the burst; peers without it are asked with Deadline.
+type User interface {
+	Use(id ID) error
+}
+
+// prober asks about one live lease over and over, from start (the first
+// deadline of a burst) until done is closed or stop is called, and records
+// how long each call took.
+type prober struct {
+	quit     chan struct{}
+	finished chan struct{}
+	lat      []float64 // milliseconds
+	err      error
+	once     sync.Once
+}
+
+func startProber(l Leaser, id ID, start time.Time, done <-chan struct{}) *prober {
+	ask := func() error { _, err := l.Deadline(id); return err }
+	if u, ok := l.(User); ok {
+		ask = func() error { return u.Use(id) }
+	}
+	p := &prober{quit: make(chan struct{}), finished: make(chan struct{})}
+	go func() {
+		defer close(p.finished)
+		select {
+		case <-time.After(time.Until(start)):
+		case <-p.quit:
+			return
+		}
+		for { // at least one call, however short the burst
+			t := time.Now()
+			if err := ask(); err != nil {
+				p.err = fmt.Errorf("bench: a call on a live lease during the burst: %w", err)
+				return
+			}
+			p.lat = append(p.lat, ms(time.Since(t)))
+			select {
+			case <-done:
+				return
+			case <-p.quit:
+				return
+			default:
+			}
+		}
+	}()
+	return p
+}
+
+// stop stops the prober and returns its latencies. It may be called more
+// than once.
+func (p *prober) stop() ([]float64, error) {
+	p.once.Do(func() { close(p.quit) })
+	<-p.finished
+	return p.lat, p.err
 }
 
 // RunExpiryLag is scenario 6: n leases of ttl granted at an even pace over
