@@ -178,3 +178,31 @@ func TestExpiredKeysAreNotShared(t *testing.T) {
 	require.Equal(t, []string{"a", "edited by first"}, first)
 	require.Equal(t, []string{"a", "b"}, second)
 }
+
+// TestPanicOutOfABurstLeavesTheRestToTheTimer: when a panic escapes the
+// delivery of a burst's first batch (a panic handler that panics), the
+// leases still due are not stranded: the timer is armed for them at once.
+func TestPanicOutOfABurstLeavesTheRestToTheTimer(t *testing.T) {
+	handled := 0
+	s, clk := newService(t, lease.WithPanicHandler(func(*lease.PanicError) {
+		if handled++; handled == 1 {
+			panic("the panic handler failed")
+		}
+	}))
+	live := grant(t, s, lease.Operation, time.Hour)
+	for range burstSize {
+		grant(t, s, lease.Operation, time.Second)
+	}
+	s.OnEnd(func(lease.Lease, lease.EndReason) { panic("subscriber failed") })
+
+	require.PanicsWithValue(t, "the panic handler failed", func() { clk.Advance(time.Second) })
+	next, ok := clk.NextDeadline()
+	require.True(t, ok, "a timer is armed for the rest")
+	require.Equal(t, t0.Add(time.Second), next, "at once")
+
+	clk.Advance(0)
+	next, ok = clk.NextDeadline()
+	require.True(t, ok)
+	require.Equal(t, live.ExpiresAt, next, "the timer settled the rest of the burst")
+	require.Equal(t, 1, s.ActiveCount())
+}
