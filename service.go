@@ -321,7 +321,10 @@ func (s *Service) setDue(e *entry, old int64) {
 // LS_PURPOSE_MISMATCH (with Expected and Actual set on the *Error). Use
 // changes no lease, key or revision; like every operation on a lease it
 // records its decision in the audit trail. It does not allocate unless the
-// lease has keys.
+// lease has keys. A Use on a lease that is not due answers without settling
+// other leases' expiries first, so it does not wait for a burst of them; its
+// decision may then precede expiry decisions with an earlier time in the
+// audit trail.
 func (s *Service) Use(ctx context.Context, id ID, purpose Purpose) (Lease, error) {
 	if !purpose.Valid() {
 		return Lease{}, invalidArgument("purpose", "use", id, purpose.String()+" is not a valid purpose")
@@ -354,7 +357,8 @@ func (s *Service) Revoke(ctx context.Context, id ID) (Lease, error) {
 }
 
 // Info returns the lease if it is active, and the error Renew would return
-// otherwise.
+// otherwise. Like Use, it does not wait for other leases' expiries when its
+// lease is not due.
 func (s *Service) Info(id ID) (Lease, error) {
 	s.mu.Lock()
 	defer s.unlock()
