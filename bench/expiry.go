@@ -55,10 +55,10 @@ func (w *expiryWatch) wait(timeout time.Duration) error {
 // granting and retries with more room if granting overran it.
 //
 // With keys (5k) one more lease, granted first and due long after the
-// burst, is asked about over and over by a goroutine of its own from the
+// burst, is asked about by a goroutine of its own every probeEvery from the
 // first deadline until the last lease is gone, and the sample has the p99
-// and max latency of those calls (CallP99, CallMax): whether the peer keeps
-// answering during the burst. The call is the peer's Use if it is a User,
+// and max latency of those calls (CallP99, CallMax), each counted from when
+// it was due: whether the peer keeps answering during the burst. The call is the peer's Use if it is a User,
 // its Deadline otherwise.
 func RunExpireBurst(p Peer, n, keys int) (Sample, error) {
 	room := 300*time.Millisecond + time.Duration(n*(1+keys))*2*time.Microsecond
@@ -177,9 +177,15 @@ type User interface {
 	Use(id ID) error
 }
 
-// prober asks about one live lease over and over, from start (the first
+// probeEvery is how often the prober calls: 50,000 calls a second.
+const probeEvery = 20 * time.Microsecond
+
+// prober asks about one live lease every probeEvery, from start (the first
 // deadline of a burst) until done is closed or stop is called, and records
-// how long each call took.
+// how long each call took from the instant it was due to start. A call held
+// up delays the ones due after it, which are then made at once and count
+// the delay too: a peer that stops answering for a second shows a second's
+// worth of slow calls, not one (no coordinated omission).
 type prober struct {
 	quit     chan struct{}
 	finished chan struct{}
@@ -201,13 +207,13 @@ func startProber(l Leaser, id ID, start time.Time, done <-chan struct{}) *prober
 		case <-p.quit:
 			return
 		}
-		for { // at least one call, however short the burst
-			t := time.Now()
+		for due := start; ; due = due.Add(probeEvery) { // at least one call, however short the burst
+			waitUntil(due)
 			if err := ask(); err != nil {
 				p.err = fmt.Errorf("bench: a call on a live lease during the burst: %w", err)
 				return
 			}
-			p.lat = append(p.lat, ms(time.Since(t)))
+			p.lat = append(p.lat, ms(max(0, time.Since(due))))
 			select {
 			case <-done:
 				return
@@ -218,6 +224,22 @@ func startProber(l Leaser, id ID, start time.Time, done <-chan struct{}) *prober
 		}
 	}()
 	return p
+}
+
+// waitUntil returns at t or soon after. A timer would wake it up to a
+// millisecond late, so it yields until t instead; only if the clock stands
+// still meanwhile (a synctest bubble) does it sleep.
+func waitUntil(t time.Time) {
+	last := time.Now()
+	for last.Before(t) {
+		runtime.Gosched()
+		now := time.Now()
+		if now.Equal(last) {
+			time.Sleep(t.Sub(now))
+			return
+		}
+		last = now
+	}
 }
 
 // stop stops the prober and returns its latencies. It may be called more
