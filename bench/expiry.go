@@ -199,7 +199,9 @@ func startProber(l Leaser, id ID, start time.Time, done <-chan struct{}) *prober
 	if u, ok := l.(User); ok {
 		ask = func() error { return u.Use(id) }
 	}
-	p := &prober{quit: make(chan struct{}), finished: make(chan struct{})}
+	// Room for 20 s of calls, allocated now: growing it during the burst
+	// would stall the prober and count as the peer's latency.
+	p := &prober{quit: make(chan struct{}), finished: make(chan struct{}), lat: make([]float64, 0, 1<<20)}
 	go func() {
 		defer close(p.finished)
 		select {
