@@ -640,6 +640,10 @@ func (s *Service) fire(gen uint64) {
 		return
 	}
 	s.firing = true
+	// The heap keeps its array until the loop ends, instead of copying it
+	// into a smaller one a dozen times on the way down, each a stall of
+	// milliseconds for a call waiting on the lock.
+	s.heap.Hold()
 	delivering := false
 	defer func() {
 		if delivering {
@@ -647,7 +651,7 @@ func (s *Service) fire(gen uint64) {
 			// timer takes over what remains, as it would have from the
 			// start.
 			s.mu.Lock()
-			s.firing = false
+			s.stopFiring()
 			s.rearm(s.now())
 			s.mu.Unlock()
 		}
@@ -655,7 +659,7 @@ func (s *Service) fire(gen uint64) {
 	for {
 		now := s.now()
 		if !s.settleSome(now, fireBatch) {
-			s.firing = false
+			s.stopFiring()
 			s.rearm(now)
 			s.unlock()
 			return
@@ -666,11 +670,17 @@ func (s *Service) fire(gen uint64) {
 		runtime.Gosched() // a caller woken by unlock runs now, on this P
 		s.relock()
 		if s.closed {
-			s.firing = false
+			s.stopFiring()
 			s.mu.Unlock()
 			return
 		}
 	}
+}
+
+// stopFiring ends a fire loop. Called with the lock held.
+func (s *Service) stopFiring() {
+	s.firing = false
+	s.heap.Release()
 }
 
 // relockSpins bounds how many times relock tries the lock, yielding in
