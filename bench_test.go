@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -261,20 +262,29 @@ func BenchmarkExpire1MAtOnce(b *testing.B) {
 // BenchmarkExpire1MWithSubscriber is the burst with an OnEnd subscriber, so
 // every expiry is also queued and delivered.
 func BenchmarkExpire1MWithSubscriber(b *testing.B) {
-	ctx := context.Background()
+	benchBurstDelivered(b, time.Minute, func(s *lease.Service) {
+		for range 1_000_000 {
+			if _, err := s.Grant(context.Background(), "h", lease.Operation, time.Minute); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchBurstDelivered times advancing the clock by after over a million
+// leases that grant made, every one of which must end and be delivered to
+// an OnEnd subscriber.
+func benchBurstDelivered(b *testing.B, after time.Duration, grant func(s *lease.Service)) {
 	for b.Loop() {
 		b.StopTimer()
 		clk := leasetest.NewFakeClock(time.Unix(0, 0))
 		s := lease.New(lease.WithClock(clk))
 		ended := 0
 		stop := s.OnEnd(func(lease.Lease, lease.EndReason) { ended++ })
-		for range 1_000_000 {
-			if _, err := s.Grant(ctx, "h", lease.Operation, time.Minute); err != nil {
-				b.Fatal(err)
-			}
-		}
+		grant(s)
+		runtime.GC()
 		b.StartTimer()
-		clk.Advance(time.Minute)
+		clk.Advance(after)
 		if ended != 1_000_000 {
 			b.Fatalf("%d endings delivered", ended)
 		}
@@ -393,4 +403,26 @@ func BenchmarkMemoryAfterChurn(b *testing.B) {
 		runtime.KeepAlive(s)
 		s.Close()
 	}
+}
+
+// BenchmarkExpire1MKeyedScattered is the keyed burst as the bench's
+// scenario 5k makes it: the deadlines fall within a microsecond of each
+// other in no particular order of grant (each lease's TTL is measured from
+// its own grant), so leases end in random order, and an OnEnd subscriber
+// gets every ending.
+func BenchmarkExpire1MKeyedScattered(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	benchBurstDelivered(b, time.Minute+time.Microsecond, func(s *lease.Service) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range 1_000_000 {
+			l, err := s.Grant(ctx, "h", lease.Operation, time.Minute+time.Duration(rng.IntN(1000)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Put(ctx, "lease/"+strconv.Itoa(i)+"/0", nil, l.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -271,16 +271,24 @@ func (s *Service) dispatch(ev *event) {
 	case eventDecision:
 		callback.Call("audit sink", s.reportPanic, func() { s.opts.auditSink(ev.decision) })
 	case eventEnd:
+		// The event owns its Keys (end made them for it): the last
+		// callback may have them, every other one gets a copy.
 		if ev.reason == EndExpired && s.opts.onExpire != nil {
-			l := ownKeys(ev.lease)
+			l := ev.lease
+			if len(ev.subs) > 0 {
+				l = ownKeys(l)
+			}
 			callback.Call("expiry hook", s.reportPanic, func() { s.opts.onExpire(l) })
 		}
-		for _, sub := range ev.subs {
+		for i, sub := range ev.subs {
 			if s.stopped.Load() {
 				return
 			}
 			if !sub.stopped.Load() {
-				l := ownKeys(ev.lease)
+				l := ev.lease
+				if i < len(ev.subs)-1 {
+					l = ownKeys(l)
+				}
 				callback.Call("end subscriber", s.reportPanic, func() { sub.fn(l, ev.reason) })
 			}
 		}

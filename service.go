@@ -3,6 +3,7 @@ package lease
 import (
 	"cmp"
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,7 @@ type Service struct {
 	timer    Timer
 	timerAt  int64 // deadline the timer is armed for
 	timerGen uint64
+	firing   bool // a fire loop is settling a backlog
 
 	subs       []*subscriber
 	outbox     []event
@@ -371,7 +373,10 @@ func (s *Service) setDue(e *entry, old int64) {
 // LS_PURPOSE_MISMATCH (with Expected and Actual set on the *Error). Use
 // changes no lease, key or revision; like every operation on a lease it
 // records its decision in the audit trail. It does not allocate unless the
-// lease has keys.
+// lease has keys. A Use on a lease that is not due answers without settling
+// other leases' expiries first, so it does not wait for a burst of them; its
+// decision may then precede expiry decisions with an earlier time in the
+// audit trail.
 func (s *Service) Use(ctx context.Context, id ID, purpose Purpose) (Lease, error) {
 	if !purpose.Valid() {
 		return Lease{}, invalidArgument("purpose", "use", id, purpose.String()+" is not a valid purpose")
@@ -404,11 +409,12 @@ func (s *Service) Revoke(ctx context.Context, id ID) (Lease, error) {
 }
 
 // Info returns the lease if it is active, and the error Renew would return
-// otherwise.
+// otherwise. Like Use, it does not wait for other leases' expiries when its
+// lease is not due.
 func (s *Service) Info(id ID) (Lease, error) {
 	s.mu.Lock()
 	defer s.unlock()
-	if _, err := s.begin("info", id); err != nil {
+	if _, err := s.beginOne("info", id); err != nil {
 		return Lease{}, err
 	}
 	e, lerr := s.lookup("info", id, false)
@@ -476,6 +482,22 @@ func (s *Service) begin(op string, id ID) (int64, error) {
 	return now, nil
 }
 
+// beginOne is begin for a call that reads one lease and changes nothing
+// (Use, Info). If that lease is active and not due, nothing the rest of the
+// backlog settles can change its answer, so the call answers at once
+// instead of settling others' expiries first: during a burst it does not
+// wait for the burst. Otherwise it settles everything due, like begin.
+func (s *Service) beginOne(op string, id ID) (int64, error) {
+	if s.closed {
+		return 0, newError(CodeClosed, op, id)
+	}
+	now := s.now()
+	if e := s.leases.get(id); e == nil || e.state != stateActive || e.due() <= now {
+		s.settle(now)
+	}
+	return now, nil
+}
+
 // leaseOp is an operation on one active lease, started by openLease.
 type leaseOp struct {
 	e     *entry
@@ -485,7 +507,8 @@ type leaseOp struct {
 
 // openLease starts an operation on lease id: it checks ctx, takes the lock,
 // settles what is due and finds the lease. On success the lock is held and
-// the caller releases it with s.unlock. A lease that is not active is
+// the caller releases it with s.unlock. Use (stale true) changes nothing and
+// settles only if its own lease is due (beginOne). A lease that is not active is
 // refused: the refusal is audited under action and the lock released.
 func (s *Service) openLease(ctx context.Context, op string, action Action, refused string, id ID, stale bool) (leaseOp, error) {
 	if err := checkContext(ctx, op, id); err != nil {
@@ -493,7 +516,13 @@ func (s *Service) openLease(ctx context.Context, op string, action Action, refus
 	}
 	trace := s.traceID(ctx)
 	s.mu.Lock()
-	now, err := s.begin(op, id)
+	var now int64
+	var err error
+	if stale {
+		now, err = s.beginOne(op, id)
+	} else {
+		now, err = s.begin(op, id)
+	}
 	if err != nil {
 		s.unlock()
 		return leaseOp{}, err
@@ -639,29 +668,91 @@ func (s *Service) rearm(now int64) {
 
 // fireBatch is how many leases a timer callback settles before it releases
 // the lock and delivers their notifications. A burst of a million expiries
-// then never holds the lock for long nor queues a million events at once;
-// calls in between still see everything due settled, because they settle
-// what is left themselves.
-const fireBatch = 1024
+// then never holds the lock for long nor queues more than a batch of events
+// at once, and calls get in between batches: a call about one lease that is
+// not due answers at once (beginOne); any other call settles what is left
+// itself first, so nothing due is ever observed as active. A batch takes
+// about 0.1 ms, the wait it can add to a call.
+const fireBatch = 256
 
+// fire is the timer callback: it settles what is due, a batch at a time,
+// until nothing due is left. One fire loop runs at a time (s.firing): a
+// second one would settle while the first delivers, queueing the whole
+// burst's events unbounded. Between batches it yields, because Go's mutex
+// lets the goroutine that unlocks take the lock straight back before a
+// waiter that was woken runs: without the yield a call would wait for the
+// whole burst.
 func (s *Service) fire(gen uint64) {
-	for {
-		s.mu.Lock()
-		if gen == s.timerGen {
-			s.timer = nil
+	s.mu.Lock()
+	if gen == s.timerGen {
+		s.timer = nil
+	}
+	if s.closed || s.firing {
+		// Another fire loop is settling; it re-arms the timer when done.
+		s.mu.Unlock()
+		return
+	}
+	s.firing = true
+	// The heap keeps its array until the loop ends, instead of copying it
+	// into a smaller one a dozen times on the way down, each a stall of
+	// milliseconds for a call waiting on the lock.
+	s.heap.Hold()
+	delivering := false
+	defer func() {
+		if delivering {
+			// A panic escaped delivery (a panic handler that panics): the
+			// timer takes over what remains, as it would have from the
+			// start.
+			s.mu.Lock()
+			s.stopFiring()
+			s.rearm(s.now())
+			s.mu.Unlock()
 		}
-		if s.closed {
+	}()
+	for {
+		now := s.now()
+		if !s.settleSome(now, fireBatch) {
+			s.stopFiring()
+			s.rearm(now)
 			s.unlock()
 			return
 		}
-		now := s.now()
-		more := s.settleSome(now, fireBatch)
-		s.rearm(now) // with more due this arms an immediate timer, so a panicking hook cannot strand them
+		delivering = true
 		s.unlock()
-		if !more {
+		delivering = false
+		runtime.Gosched() // a caller woken by unlock runs now, on this P
+		s.relock()
+		if s.closed {
+			s.stopFiring()
+			s.mu.Unlock()
 			return
 		}
 	}
+}
+
+// stopFiring ends a fire loop. Called with the lock held.
+func (s *Service) stopFiring() {
+	s.firing = false
+	s.heap.Release()
+}
+
+// relockSpins bounds how many times relock tries the lock, yielding in
+// between, before it waits in line.
+const relockSpins = 64
+
+// relock takes the lock for the fire loop's next batch. Waiting in
+// sync.Mutex's line would not do: a caller calling in a loop re-takes the
+// lock each time before the woken fire loop runs, until the mutex turns
+// fair after 1 ms, so every batch would cost a millisecond. Trying and
+// yielding takes the lock in one of the caller's gaps instead.
+func (s *Service) relock() {
+	for range relockSpins {
+		if s.mu.TryLock() {
+			return
+		}
+		runtime.Gosched()
+	}
+	s.mu.Lock()
 }
 
 // now reads the service's time base.

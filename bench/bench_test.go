@@ -112,6 +112,12 @@ func BenchmarkExpireBurst(b *testing.B) {
 	})
 }
 
+func BenchmarkExpireBurstKeyed(b *testing.B) {
+	eachPeer(b, keyed, func(b *testing.B, p Peer, _ Leaser) {
+		oneShot(b, func() (Sample, error) { return RunExpireBurst(p, benchConfig().Size(ExpireBurstKeyed, p), 1) })
+	})
+}
+
 func BenchmarkExpiryLag(b *testing.B) {
 	cfg := benchConfig()
 	eachPeer(b, always, func(b *testing.B, p Peer, _ Leaser) {

@@ -53,6 +53,13 @@ func (w *expiryWatch) wait(timeout time.Duration) error {
 // one instant; it returns the time from the last deadline until the last
 // lease is gone, in milliseconds. Setup aims the deadline past the end of
 // granting and retries with more room if granting overran it.
+//
+// With keys (5k) one more lease, granted first and due long after the
+// burst, is asked about by a goroutine of its own every probeEvery from the
+// first deadline until the last lease is gone, and the sample has the p99
+// and max latency of those calls (CallP99, CallMax), each counted from when
+// it was due: whether the peer keeps answering during the burst. The call is the peer's Use if it is a User,
+// its Deadline otherwise.
 func RunExpireBurst(p Peer, n, keys int) (Sample, error) {
 	room := 300*time.Millisecond + time.Duration(n*(1+keys))*2*time.Microsecond
 	for range 4 {
@@ -81,11 +88,18 @@ func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
 	if _, ok := l.(Keyed); keys > 0 && !ok {
 		return nil, ErrNotSupported
 	}
-	w := newExpiryWatch(n)
+	w := newExpiryWatch(n + 1) // the prober's lease, if any, is not waited for
+	w.want = int64(n)
 	if isExpirer {
 		ex.OnExpire(w.expired)
 	}
 	due := time.Now().Add(room)
+	var live ID
+	if keys > 0 {
+		if live, err = l.Grant(room + time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	var first, last time.Time
 	// A lease can expire before it has been set up when granting is slow
 	// (a loaded machine): that is an overrun, retried with more room, not
@@ -121,6 +135,11 @@ func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
 	if !time.Now().Before(first) || w.count.Load() > 0 {
 		return nil, errOverran
 	}
+	var pr *prober
+	if keys > 0 {
+		pr = startProber(l, live, first, w.done)
+		defer pr.stop()
+	}
 	var took time.Duration
 	if isExpirer {
 		// Generous: etcd needs n/1000 s at its revoke rate.
@@ -136,7 +155,101 @@ func expireBurst(p Peer, n, keys int, room time.Duration) (Sample, error) {
 		}
 		took = time.Since(start)
 	}
-	return Sample{TotalMs: ms(took)}, nil
+	smp := Sample{TotalMs: ms(took)}
+	if pr != nil {
+		lat, err := pr.stop()
+		if err != nil {
+			return nil, err
+		}
+		if len(lat) > 0 {
+			slices.Sort(lat)
+			smp[CallP99] = percentile(lat, 0.99)
+			smp[CallMax] = lat[len(lat)-1]
+		}
+	}
+	return smp, nil
+}
+
+// User is implemented by peers with a cheap call that checks one lease and
+// changes nothing (ours: Service.Use). Scenario 5k asks about a live lease
+// with it during the burst; peers without it are asked with Deadline.
+type User interface {
+	Use(id ID) error
+}
+
+// probeEvery is how often the prober calls: 50,000 calls a second.
+const probeEvery = 20 * time.Microsecond
+
+// prober asks about one live lease every probeEvery, from start (the first
+// deadline of a burst) until done is closed or stop is called, and records
+// how long each call took from the instant it was due to start. A call held
+// up delays the ones due after it, which are then made at once and count
+// the delay too: a peer that stops answering for a second shows a second's
+// worth of slow calls, not one (no coordinated omission).
+type prober struct {
+	quit     chan struct{}
+	finished chan struct{}
+	lat      []float64 // milliseconds
+	err      error
+	once     sync.Once
+}
+
+func startProber(l Leaser, id ID, start time.Time, done <-chan struct{}) *prober {
+	ask := func() error { _, err := l.Deadline(id); return err }
+	if u, ok := l.(User); ok {
+		ask = func() error { return u.Use(id) }
+	}
+	// Room for 20 s of calls, allocated now: growing it during the burst
+	// would stall the prober and count as the peer's latency.
+	p := &prober{quit: make(chan struct{}), finished: make(chan struct{}), lat: make([]float64, 0, 1<<20)}
+	go func() {
+		defer close(p.finished)
+		select {
+		case <-time.After(time.Until(start)):
+		case <-p.quit:
+			return
+		}
+		for due := start; ; due = due.Add(probeEvery) { // at least one call, however short the burst
+			waitUntil(due)
+			if err := ask(); err != nil {
+				p.err = fmt.Errorf("bench: a call on a live lease during the burst: %w", err)
+				return
+			}
+			p.lat = append(p.lat, ms(max(0, time.Since(due))))
+			select {
+			case <-done:
+				return
+			case <-p.quit:
+				return
+			default:
+			}
+		}
+	}()
+	return p
+}
+
+// waitUntil returns at t or soon after. A timer would wake it up to a
+// millisecond late, so it yields until t instead; only if the clock stands
+// still meanwhile (a synctest bubble) does it sleep.
+func waitUntil(t time.Time) {
+	last := time.Now()
+	for last.Before(t) {
+		runtime.Gosched()
+		now := time.Now()
+		if now.Equal(last) {
+			time.Sleep(t.Sub(now))
+			return
+		}
+		last = now
+	}
+}
+
+// stop stops the prober and returns its latencies. It may be called more
+// than once.
+func (p *prober) stop() ([]float64, error) {
+	p.once.Do(func() { close(p.quit) })
+	<-p.finished
+	return p.lat, p.err
 }
 
 // RunExpiryLag is scenario 6: n leases of ttl granted at an even pace over

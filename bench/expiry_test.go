@@ -35,6 +35,12 @@ func TestExpireBurst(t *testing.T) {
 					}
 					require.NoError(t, err)
 					assert.GreaterOrEqual(t, s[TotalMs], 0.0)
+					if keys > 0 {
+						require.Contains(t, s, CallP99, "a call on a live lease during the burst")
+						assert.LessOrEqual(t, s[CallP99], s[CallMax])
+					} else {
+						assert.NotContains(t, s, CallP99)
+					}
 				})
 			})
 		}

@@ -57,6 +57,12 @@ func (o *Ours) Holder(key string) (ID, bool) {
 	return ID(id), ok
 }
 
+// Use checks that the lease is active (Service.Use for Operation).
+func (o *Ours) Use(id ID) error {
+	_, err := o.svc.Use(o.ctx, lease.ID(id), lease.Operation)
+	return err
+}
+
 // Deadline returns the lease's ExpiresAt; an ended lease is ErrUnknown.
 func (o *Ours) Deadline(id ID) (time.Time, error) {
 	l, err := o.svc.Info(lease.ID(id))

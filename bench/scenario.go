@@ -40,6 +40,8 @@ const (
 	LagP99      = "p99"
 	LagMax      = "max"
 	BytesLease  = "B/lease"
+	CallP99     = "call-p99" // a concurrent call on a live lease during a burst
+	CallMax     = "call-max"
 )
 
 // Info describes a scenario for reports.
@@ -64,7 +66,7 @@ func Infos() []Info {
 		{ParallelMixed, "4 parallel", "4. parallel grant+renew+revoke, all cores", opMetrics, NsPerOp},
 		{SerialMixed, "4s one goroutine", "4s. grant+renew+revoke, one goroutine", opMetrics, NsPerOp},
 		{ExpireBurst, "5 expire burst", "5. expire N leases due at one instant", []Metric{{TotalMs, "ms until all gone"}}, TotalMs},
-		{ExpireBurstKeyed, "5k burst+keys", "5k. expire N leases with 1 key each due at one instant", []Metric{{TotalMs, "ms until all gone"}}, TotalMs},
+		{ExpireBurstKeyed, "5k burst+keys", "5k. expire N leases with 1 key each due at one instant", []Metric{{TotalMs, "ms until all gone"}, {CallP99, "ms p99 of a concurrent call"}, {CallMax, "ms max of a concurrent call"}}, TotalMs},
 		{ExpiryLag, "6 lag p99", "6. expiry lag, real clock, deadlines spread", []Metric{{LagP50, "ms p50"}, {LagP99, "ms p99"}, {LagMax, "ms max"}}, LagP99},
 		{Memory, "7 memory", "7. heap per live lease at N leases", []Metric{{BytesLease, "B/lease"}}, BytesLease},
 		{MemoryKeyed, "7k memory+keys", "7k. heap per live lease with 2 keys each", []Metric{{BytesLease, "B/lease"}}, BytesLease},

@@ -33,6 +33,7 @@ func (a *Entry[P]) less(b *Entry[P]) bool {
 type Heap[P any] struct {
 	s     []Entry[P]
 	moved func(P, int)
+	held  bool // Hold: Remove keeps the array
 }
 
 // New returns an empty heap that calls moved with a record and its new index
@@ -73,11 +74,29 @@ func (h *Heap[P]) Remove(i int) Entry[P] {
 		h.Fix(i)
 	}
 	h.moved(e.Val, -1)
-	if c := cap(h.s); c > minShrink && n <= c/2 {
-		// Most entries left: give back the array a burst left behind.
-		h.s = append(make([]Entry[P], 0, max(n+n/4, minShrink)), h.s...)
+	if !h.held {
+		h.trim()
 	}
 	return e
+}
+
+// trim gives back the array a burst left behind once most of it is unused.
+func (h *Heap[P]) trim() {
+	if n := len(h.s); cap(h.s) > minShrink && n <= cap(h.s)/2 {
+		h.s = append(make([]Entry[P], 0, max(n+n/4, minShrink)), h.s...)
+	}
+}
+
+// Hold keeps Remove from giving back the array until Release. Draining a
+// burst of a million gives it back a dozen times on the way down, each time
+// copying what is left, a stall of milliseconds for whoever removes that
+// entry; under Hold it is given back once, at Release, when little is left.
+func (h *Heap[P]) Hold() { h.held = true }
+
+// Release ends Hold and gives back the array if most of it is unused.
+func (h *Heap[P]) Release() {
+	h.held = false
+	h.trim()
 }
 
 // Fix restores the order after entry i's Key changed.

@@ -79,3 +79,22 @@ func TestArrayIsGivenBack(t *testing.T) {
 	}
 	require.LessOrEqual(t, cap(h.s), minShrink)
 }
+
+// TestHoldGivesTheArrayBackOnce drains a burst under Hold: the array stays
+// until Release, which gives it back.
+func TestHoldGivesTheArrayBackOnce(t *testing.T) {
+	h := New(func(*rec, int) {})
+	for i := range 100_000 {
+		h.Push(int64(i), uint64(i), &rec{})
+	}
+	peak := cap(h.s)
+	h.Hold()
+	for h.Len() > 10 {
+		h.Pop()
+	}
+	require.Equal(t, peak, cap(h.s), "held")
+	h.Release()
+	require.LessOrEqual(t, cap(h.s), minShrink)
+	h.Pop()
+	require.LessOrEqual(t, cap(h.s), minShrink, "and Remove gives back again")
+}
