@@ -115,7 +115,18 @@ func (s *Service) dropKeepAlive(id ID, reg *keepAliveReg) {
 // whether any remain. Settle asks before every renewal, so a cancelled parent
 // stops renewals at once, without waiting for its AfterFunc to run.
 func (k *keepAlive) live() bool {
-	k.regs = slices.DeleteFunc(k.regs, func(r *keepAliveReg) bool { return r.parent.Err() != nil && !r.draining })
+	k.regs = slices.DeleteFunc(k.regs, func(r *keepAliveReg) bool {
+		if r.parent.Err() == nil || r.draining {
+			return false
+		}
+		// Dropped here, before its parent-done callback: that callback
+		// has nothing left to do, and the context handed out ends now.
+		if r.stop != nil {
+			r.stop()
+		}
+		r.cancel(context.Cause(r.parent))
+		return true
+	})
 	return len(k.regs) > 0
 }
 
