@@ -103,7 +103,7 @@ func TestLeaseTableSpanFollowsSlabs(t *testing.T) {
 		}
 		next += slabSize - slabSize/4
 		require.LessOrEqual(t, uint64(len(tbl.dir)), maxSpan(tbl.nslabs))
-		evacuated = evacuated || len(tbl.sparse) > 3*slabSize
+		evacuated = evacuated || tbl.sparse.Len() > 3*slabSize
 	}
 	require.True(t, evacuated, "the full slab left behind moved out")
 	for id, e := range ref {
@@ -145,4 +145,33 @@ func TestEntryKeepAliveTakesOverHolder(t *testing.T) {
 	moved.setKA(nil)
 	require.Nil(t, moved.ka())
 	require.Equal(t, "worker-7", moved.holder())
+}
+
+// TestLeaseTableDeleteMovesAtMostOneSlab deletes a full table's entries in
+// random order, which leaves every slab thin at about the same time, and
+// checks that no single delete moves more than one slab's entries: the
+// table's sweep is spread over the deletes that follow, not done in one.
+func TestLeaseTableDeleteMovesAtMostOneSlab(t *testing.T) {
+	moved := 0
+	tbl := newLeaseTable(func(*entry) { moved++ })
+	const n = 64 * slabSize
+	for id := ID(1); id <= n; id++ {
+		tbl.add(id)
+	}
+	ids := make([]ID, n)
+	for i := range ids {
+		ids[i] = ID(i + 1)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	most, total := 0, 0
+	for _, id := range ids {
+		moved = 0
+		tbl.delete(id)
+		most = max(most, moved)
+		total += moved
+	}
+	require.Positive(t, total, "thin slabs moved out")
+	require.LessOrEqual(t, most, thinSlab, "entries moved by one delete")
+	require.Zero(t, tbl.n)
 }

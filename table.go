@@ -42,7 +42,7 @@ type leaseTable struct {
 	dir    []slabRef
 	base   uint64
 	nslabs int // non-nil slabs in dir
-	sparse map[ID]*entry
+	sparse idtable.Map[ID, *entry]
 	top    uint64 // the slab receiving new IDs
 	// spare is the last slab freed, cleared, for the next one needed:
 	// steady churn then allocates nothing. Only a table of spareFrom slabs
@@ -50,9 +50,10 @@ type leaseTable struct {
 	spare *slab
 	n     int // entries held
 	peakN int // most entries held since the last sweep
-	// Peak size of the sparse map since it was last rebuilt: Go maps never
-	// give memory back, so it is copied once it falls to a quarter.
-	sparsePeak int
+	// sweepAt is the next slab a sweep under way looks at; sweeping is
+	// set while one is (see sweepStep).
+	sweepAt  uint64
+	sweeping bool
 	// relocated is called with an entry's new address after a sweep moved
 	// it.
 	relocated func(e *entry)
@@ -123,10 +124,11 @@ func (t *leaseTable) get(id ID) *entry {
 			return nil
 		}
 	}
-	if len(t.sparse) == 0 {
+	if t.sparse.Len() == 0 {
 		return nil
 	}
-	return t.sparse[id]
+	e, _ := t.sparse.Get(id)
+	return e
 }
 
 // add returns a zeroed entry for id, a new ID higher than any added before.
@@ -183,11 +185,11 @@ func (t *leaseTable) delete(id ID) {
 	num := uint64(id) >> slabBits
 	r := t.ref(num)
 	if r == nil || r.sl == nil {
-		if _, ok := t.sparse[id]; ok {
-			delete(t.sparse, id)
+		if _, ok := t.sparse.Get(id); ok {
+			t.sparse.Delete(id)
 			t.n--
-			t.sparse = idtable.Rebuilt(t.sparse, &t.sparsePeak)
 		}
+		t.sweepStep()
 		return
 	}
 	e := &r.sl.e[id&slabMask]
@@ -209,29 +211,45 @@ func (t *leaseTable) delete(id ID) {
 		t.thin(num)
 		return
 	}
-	if t.n*4 < t.peakN*3 && t.nslabs*thinSlab > t.n-len(t.sparse) {
-		t.sweep()
+	if !t.sweeping && t.n*4 < t.peakN*3 && t.nslabs*thinSlab > t.n-t.sparse.Len() {
+		t.sweeping, t.sweepAt, t.peakN = true, t.base, t.n
+	}
+	t.sweepStep()
+}
+
+// sweepStep advances the sweep under way, if any: it looks at up to
+// sweepScan slabs and thins the first thin one of them, moving at most
+// thinSlab entries. A sweep starts when the table has lost a quarter of its
+// entries since the last one and its slabs are on average less than half
+// full; it then moves the entries of the slabs holding half or fewer to the
+// sparse map and frees those slabs, one step per later delete, so no delete
+// pays for more than one slab (a whole sweep at once, with a million leases
+// ended at random, moved a third of them in one call: a stall of tens of
+// milliseconds). A sweep looks at each slab once, so its cost is O(1) per
+// delete, amortised. Slabs drained in ID order (the usual churn, where old
+// leases end first) never start one: they stay full on average. The slab
+// receiving new IDs is left alone.
+func (t *leaseTable) sweepStep() {
+	if !t.sweeping {
+		return
+	}
+	t.sweepAt = max(t.sweepAt, t.base)
+	for range sweepScan {
+		if t.sweepAt >= t.top {
+			t.sweeping = false
+			return
+		}
+		num := t.sweepAt
+		t.sweepAt++
+		if r := t.ref(num); r != nil && r.sl != nil && r.used <= thinSlab {
+			t.evacuate(num)
+			return
+		}
 	}
 }
 
-// sweep moves the entries of thin slabs to the sparse map and frees the
-// slabs. It runs when the table has lost a quarter of its entries since the
-// last sweep and its slabs are on average less than half full, so its cost,
-// a pass over the slabs, is paid once per such loss: O(1) per delete,
-// amortised. Slabs drained in ID order (the usual churn, where old leases
-// end first) never trigger it: they stay full on average.
-func (t *leaseTable) sweep() {
-	var thin []uint64 // collected first: thinning shortens the directory
-	for i, r := range t.dir {
-		if num := t.base + uint64(i); r.sl != nil && num < t.top && r.used <= thinSlab {
-			thin = append(thin, num)
-		}
-	}
-	for _, num := range thin {
-		t.thin(num)
-	}
-	t.peakN = t.n
-}
+// sweepScan is how many slabs a sweep step looks at.
+const sweepScan = 8
 
 // thin moves the entries of slab num to their own allocations in the
 // sparse map and frees the slab, if it holds thinSlab entries or fewer.
@@ -245,19 +263,15 @@ func (t *leaseTable) thin(num uint64) {
 // sparse map and frees the slab.
 func (t *leaseTable) evacuate(num uint64) {
 	r := t.ref(num)
-	if r.used > 0 && t.sparse == nil {
-		t.sparse = make(map[ID]*entry)
-	}
 	for i := range r.sl.e {
 		if r.sl.e[i].id == 0 {
 			continue
 		}
 		e := new(entry)
 		*e = r.sl.e[i]
-		t.sparse[e.id] = e
+		t.sparse.Set(e.id, e)
 		t.relocated(e)
 	}
-	t.sparsePeak = max(t.sparsePeak, len(t.sparse))
 	t.dropSlab(num)
 }
 
@@ -288,10 +302,11 @@ func (t *leaseTable) dropSlab(num uint64) {
 
 // ascend calls f with every entry, in ID order.
 func (t *leaseTable) ascend(f func(e *entry)) {
-	sparse := make([]*entry, 0, len(t.sparse))
-	for _, e := range t.sparse {
+	sparse := make([]*entry, 0, t.sparse.Len())
+	t.sparse.All(func(_ ID, e *entry) bool {
 		sparse = append(sparse, e)
-	}
+		return true
+	})
 	slices.SortFunc(sparse, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
 	for i, r := range t.dir {
 		if r.sl == nil {

@@ -135,3 +135,48 @@ func TestCompletedInOrderKeepsOnlyTheNewestChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestMapShrinksInSteps deletes most of a large Map and checks that it
+// agrees with a plain map throughout and that no call moves more than
+// moveStep entries from the old map to the new: the copy that gives memory
+// back is spread over later calls.
+func TestMapShrinksInSteps(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var m Map[uint64, int]
+	ref := map[uint64]int{}
+	for k := range uint64(10_000) {
+		m.Set(k, int(k))
+		ref[k] = int(k)
+	}
+	started := false
+	for step := range 40_000 {
+		oldBefore := len(m.old)
+		k := uint64(r.IntN(12_000))
+		if step%7 == 0 {
+			m.Set(k, step)
+			ref[k] = step
+		} else {
+			m.Delete(k)
+			delete(ref, k)
+		}
+		if m.old != nil {
+			started = true
+			if oldBefore > 0 {
+				require.LessOrEqual(t, oldBefore-len(m.old), moveStep+1)
+			}
+		}
+		require.Equal(t, len(ref), m.Len())
+		v, ok := m.Get(k)
+		want, wantOK := ref[k]
+		require.Equal(t, wantOK, ok)
+		require.Equal(t, want, v)
+	}
+	require.True(t, started, "the map shrank")
+	seen := 0
+	m.All(func(k uint64, v int) bool {
+		require.Equal(t, ref[k], v)
+		seen++
+		return true
+	})
+	require.Equal(t, len(ref), seen)
+}
