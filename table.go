@@ -51,9 +51,11 @@ type leaseTable struct {
 	n     int // entries held
 	peakN int // most entries held since the last sweep
 	// sweepAt is the next slab a sweep under way looks at; sweeping is
-	// set while one is (see sweepStep).
+	// set while one is, and credit is how many entries it may move before
+	// the next delete (see sweepStep).
 	sweepAt  uint64
 	sweeping bool
+	credit   int
 	// relocated is called with an entry's new address after a sweep moved
 	// it.
 	relocated func(e *entry)
@@ -212,44 +214,58 @@ func (t *leaseTable) delete(id ID) {
 		return
 	}
 	if !t.sweeping && t.n*4 < t.peakN*3 && t.nslabs*thinSlab > t.n-t.sparse.Len() {
-		t.sweeping, t.sweepAt, t.peakN = true, t.base, t.n
+		t.sweeping, t.sweepAt, t.peakN, t.credit = true, t.base, t.n, 0
 	}
 	t.sweepStep()
 }
 
-// sweepStep advances the sweep under way, if any: it looks at up to
-// sweepScan slabs and thins the first thin one of them, moving at most
-// thinSlab entries. A sweep starts when the table has lost a quarter of its
-// entries since the last one and its slabs are on average less than half
-// full; it then moves the entries of the slabs holding half or fewer to the
-// sparse map and frees those slabs, one step per later delete, so no delete
-// pays for more than one slab (a whole sweep at once, with a million leases
-// ended at random, moved a third of them in one call: a stall of tens of
-// milliseconds). A sweep looks at each slab once, so its cost is O(1) per
-// delete, amortised. Slabs drained in ID order (the usual churn, where old
-// leases end first) never start one: they stay full on average. The slab
-// receiving new IDs is left alone.
+// sweepStep advances the sweep under way, if any, by one delete's share. A
+// sweep starts when the table has lost a quarter of its entries since the
+// last one and its slabs are on average less than half full; it then moves
+// the entries of the slabs holding half or fewer to the sparse map and
+// frees those slabs, a little per later delete: each delete looks at up to
+// sweepScan slabs and earns sweepCredit entries of moving, and a slab is
+// moved once enough is earned. No delete moves more than one slab, and no
+// run of k deletes more than k*sweepCredit entries and a slab: a whole
+// sweep at once, with a million leases ended at random, moved a third of
+// them in one call, and one slab per delete still moved thousands in one
+// batch of the fire loop. A sweep moves at most half the entries, so it
+// ends after half of them at sweepCredit per delete, long before another
+// quarter is lost and the next one starts; its cost is O(1) per delete.
+// Slabs drained in ID order (the usual churn, where old leases end first)
+// never start one: they stay full on average. The slab receiving new IDs
+// is left alone.
 func (t *leaseTable) sweepStep() {
 	if !t.sweeping {
 		return
 	}
+	t.credit = min(t.credit+sweepCredit, thinSlab)
 	t.sweepAt = max(t.sweepAt, t.base)
 	for range sweepScan {
 		if t.sweepAt >= t.top {
 			t.sweeping = false
 			return
 		}
-		num := t.sweepAt
-		t.sweepAt++
-		if r := t.ref(num); r != nil && r.sl != nil && r.used <= thinSlab {
-			t.evacuate(num)
+		r := t.ref(t.sweepAt)
+		if r != nil && r.sl != nil && r.used <= thinSlab {
+			if r.used > t.credit {
+				return // moved at a later delete
+			}
+			t.credit -= r.used
+			t.evacuate(t.sweepAt)
+			t.sweepAt++
 			return
 		}
+		t.sweepAt++
 	}
 }
 
-// sweepScan is how many slabs a sweep step looks at.
-const sweepScan = 8
+const (
+	// sweepScan is how many slabs a sweep step looks at.
+	sweepScan = 8
+	// sweepCredit is how many entries a sweep may move per delete.
+	sweepCredit = 4
+)
 
 // thin moves the entries of slab num to their own allocations in the
 // sparse map and frees the slab, if it holds thinSlab entries or fewer.

@@ -17,10 +17,10 @@ type Map[K comparable, V any] struct {
 	peak int     // most entries held since cur was started
 }
 
-// moveStep is how many entries each Set or Delete moves from the old map.
-// The old map has at most a quarter of cur's peak when the move starts, and
-// every mutation moves moveStep of them, so the move ends long before the
-// map can shrink to a quarter again.
+// moveStep is how many entries each Delete moves from the old map (a Set
+// moves one). The old map holds a quarter of its peak when the move starts,
+// n say, and the map shrinks to a quarter again only after 3n/4 deletes,
+// which move 3n: the move ends long before.
 const moveStep = 4
 
 // Len returns the number of entries.
@@ -45,7 +45,7 @@ func (m *Map[K, V]) Set(k K, v V) {
 	}
 	m.cur[k] = v
 	m.peak = max(m.peak, m.Len())
-	m.step()
+	m.step(1)
 }
 
 // Delete removes k, if present.
@@ -58,17 +58,17 @@ func (m *Map[K, V]) Delete(k K) {
 		// Shrunk to a quarter: start a new map and move into it.
 		m.old, m.cur, m.peak = m.cur, make(map[K]V, len(m.cur)), len(m.cur)
 	}
-	m.step()
+	m.step(moveStep)
 }
 
-// step moves up to moveStep entries from the old map.
-func (m *Map[K, V]) step() {
+// step moves up to most entries from the old map.
+func (m *Map[K, V]) step(most int) {
 	if m.old == nil {
 		return
 	}
 	n := 0
 	for k, v := range m.old {
-		if n == moveStep {
+		if n == most {
 			return
 		}
 		delete(m.old, k)
