@@ -1,10 +1,9 @@
 package lease
 
 import (
-	"cmp"
 	"slices"
 
-	"github.com/leasehold/lease/internal/idtable"
+	"github.com/google/btree"
 )
 
 // leaseTable maps IDs to entries: the live leases and the remembered ended
@@ -26,11 +25,14 @@ import (
 // A slab whose IDs have mostly ended (long-lived leases among many short
 // ones) would keep 16 KiB alive for a few entries, so once the table has
 // lost a quarter of its entries and its slabs are on average less than half
-// full, the entries of such slabs move to their own allocations in a plain
-// map and the slabs are freed: memory follows the leases held, not the IDs
-// ever issued. The directory spans from the lowest slab held to the newest;
+// full, the entries of such slabs move to their own allocations, found
+// through a btree by ID (the sparse index), and the slabs are freed: memory
+// follows the leases held, not the IDs ever issued. A btree rather than a
+// map because a Go map never gives memory back: it had to be copied whole
+// once it had shrunk to a quarter, a stall of milliseconds under the lock
+// in a burst of expiries, where a btree frees its nodes as it shrinks. The directory spans from the lowest slab held to the newest;
 // when IDs have moved on so far that it would span more than maxSpan slots,
-// the lowest slabs move out to the map the same way, however full, so the
+// the lowest slabs move out to the sparse index the same way, however full, so the
 // directory too follows the slabs held. Moving an entry changes its address,
 // so the table tells the service (relocated), which repoints the heap slot
 // or ended-record slot that refers to it. Nothing else keeps an entry's
@@ -42,7 +44,7 @@ type leaseTable struct {
 	dir    []slabRef
 	base   uint64
 	nslabs int // non-nil slabs in dir
-	sparse idtable.Map[ID, *entry]
+	sparse *btree.BTreeG[sparseEntry]
 	top    uint64 // the slab receiving new IDs
 	// spare is the last slab freed, cleared, for the next one needed:
 	// steady churn then allocates nothing. Only a table of spareFrom slabs
@@ -72,9 +74,9 @@ const (
 	slabSize = 1 << slabBits
 	slabMask = slabSize - 1
 	// A sweep moves the entries of slabs holding this many or fewer to the
-	// sparse map. An entry of its own costs 64 bytes plus about 30 in the
-	// map; a slab costs 64 bytes per slot, so below half full the move
-	// saves memory.
+	// sparse index. An entry of its own costs 64 bytes plus about 30 in
+	// the index; a slab costs 64 bytes per slot, so below half full the
+	// move saves memory.
 	thinSlab = slabSize / 2
 	// A slab left with this many entries is thinned at once, sweep or not.
 	lastFew = slabSize / 32
@@ -103,8 +105,17 @@ func (sl *slab) drainingInOrder(used int) bool {
 	return true
 }
 
+// sparseEntry is an entry held outside the slabs, found by ID.
+type sparseEntry struct {
+	id ID
+	e  *entry
+}
+
 func newLeaseTable(relocated func(*entry)) leaseTable {
-	return leaseTable{relocated: relocated}
+	return leaseTable{
+		relocated: relocated,
+		sparse:    btree.NewG(btreeDegree, func(a, b sparseEntry) bool { return a.id < b.id }),
+	}
 }
 
 // ref returns the directory slot of slab num, or nil if num is outside it.
@@ -129,8 +140,8 @@ func (t *leaseTable) get(id ID) *entry {
 	if t.sparse.Len() == 0 {
 		return nil
 	}
-	e, _ := t.sparse.Get(id)
-	return e
+	se, _ := t.sparse.Get(sparseEntry{id: id})
+	return se.e
 }
 
 // add returns a zeroed entry for id, a new ID higher than any added before.
@@ -157,7 +168,7 @@ func (t *leaseTable) add(id ID) *entry {
 
 // newSlab puts an empty slab at num, above every slab held, and returns its
 // slot. If the directory would then span more than maxSpan, the lowest
-// slabs move out to the sparse map first, however full: IDs have moved on
+// slabs move out to the sparse index first, however full: IDs have moved on
 // far past them.
 func (t *leaseTable) newSlab(num uint64) *slabRef {
 	for t.nslabs > 0 && num-t.base >= maxSpan(t.nslabs+1) {
@@ -187,8 +198,7 @@ func (t *leaseTable) delete(id ID) {
 	num := uint64(id) >> slabBits
 	r := t.ref(num)
 	if r == nil || r.sl == nil {
-		if _, ok := t.sparse.Get(id); ok {
-			t.sparse.Delete(id)
+		if _, ok := t.sparse.Delete(sparseEntry{id: id}); ok {
 			t.n--
 		}
 		t.sweepStep()
@@ -222,7 +232,7 @@ func (t *leaseTable) delete(id ID) {
 // sweepStep advances the sweep under way, if any, by one delete's share. A
 // sweep starts when the table has lost a quarter of its entries since the
 // last one and its slabs are on average less than half full; it then moves
-// the entries of the slabs holding half or fewer to the sparse map and
+// the entries of the slabs holding half or fewer to the sparse index and
 // frees those slabs, a little per later delete: each delete looks at up to
 // sweepScan slabs and earns sweepCredit entries of moving, and a slab is
 // moved once enough is earned. No delete moves more than one slab, and no
@@ -268,7 +278,7 @@ const (
 )
 
 // thin moves the entries of slab num to their own allocations in the
-// sparse map and frees the slab, if it holds thinSlab entries or fewer.
+// sparse index and frees the slab, if it holds thinSlab entries or fewer.
 func (t *leaseTable) thin(num uint64) {
 	if r := t.ref(num); r != nil && r.sl != nil && r.used <= thinSlab {
 		t.evacuate(num)
@@ -276,7 +286,7 @@ func (t *leaseTable) thin(num uint64) {
 }
 
 // evacuate moves the entries of slab num to their own allocations in the
-// sparse map and frees the slab.
+// sparse index and frees the slab.
 func (t *leaseTable) evacuate(num uint64) {
 	r := t.ref(num)
 	for i := range r.sl.e {
@@ -285,7 +295,7 @@ func (t *leaseTable) evacuate(num uint64) {
 		}
 		e := new(entry)
 		*e = r.sl.e[i]
-		t.sparse.Set(e.id, e)
+		t.sparse.ReplaceOrInsert(sparseEntry{e.id, e})
 		t.relocated(e)
 	}
 	t.dropSlab(num)
@@ -319,11 +329,10 @@ func (t *leaseTable) dropSlab(num uint64) {
 // ascend calls f with every entry, in ID order.
 func (t *leaseTable) ascend(f func(e *entry)) {
 	sparse := make([]*entry, 0, t.sparse.Len())
-	t.sparse.All(func(_ ID, e *entry) bool {
-		sparse = append(sparse, e)
+	t.sparse.Ascend(func(se sparseEntry) bool {
+		sparse = append(sparse, se.e)
 		return true
 	})
-	slices.SortFunc(sparse, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
 	for i, r := range t.dir {
 		if r.sl == nil {
 			continue
