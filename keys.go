@@ -4,15 +4,22 @@ import (
 	"strings"
 
 	"github.com/google/btree"
+
+	"github.com/leasehold/lease/internal/idtable"
 )
 
-// keySpace is the service's ordered key-value store. Keys live in one btree;
-// a second btree indexes (lease, key) pairs so that a lease's keys are one
-// ordered range scan away, already sorted, and deleting them all is
-// O(k log n).
+// keySpace is the service's ordered key-value store. Keys live in one btree.
+// A lease's keys are found through two indexes: first maps each lease with
+// keys to the least of them, and more holds the (lease, key) pairs of the
+// others, so that a lease's keys are its first one and a range of more,
+// already sorted. Most leases have one key: ending such a lease finds it
+// with one lookup by ID, where a search of an index of a million (lease,
+// key) pairs missed the cache at every level, in random order twice (find,
+// then delete).
 type keySpace struct {
-	kv      *btree.BTreeG[kvItem]
-	byLease *btree.BTreeG[attachment]
+	kv    *btree.BTreeG[kvItem]
+	first idtable.Map[ID, string]
+	more  *btree.BTreeG[attachment]
 }
 
 type kvItem struct {
@@ -31,7 +38,7 @@ const btreeDegree = 32
 func newKeySpace() keySpace {
 	return keySpace{
 		kv: btree.NewG(btreeDegree, func(a, b kvItem) bool { return a.key < b.key }),
-		byLease: btree.NewG(btreeDegree, func(a, b attachment) bool {
+		more: btree.NewG(btreeDegree, func(a, b attachment) bool {
 			return a.lease < b.lease || (a.lease == b.lease && a.key < b.key)
 		}),
 	}
@@ -46,10 +53,10 @@ func (k *keySpace) get(key string) (kvItem, bool) {
 func (k *keySpace) put(key string, value []byte, lease ID) (prev ID) {
 	old, found := k.kv.ReplaceOrInsert(kvItem{key: key, value: value, lease: lease})
 	if found && old.lease != 0 && old.lease != lease {
-		k.byLease.Delete(attachment{old.lease, key})
+		k.detach(old.lease, key)
 	}
-	if lease != 0 {
-		k.byLease.ReplaceOrInsert(attachment{lease, key})
+	if lease != 0 && (!found || old.lease != lease) {
+		k.attach(lease, key)
 	}
 	if found {
 		return old.lease
@@ -57,40 +64,85 @@ func (k *keySpace) put(key string, value []byte, lease ID) (prev ID) {
 	return 0
 }
 
+// attach records key, not yet attached to lease, as one of its keys.
+func (k *keySpace) attach(lease ID, key string) {
+	first, ok := k.first.Get(lease)
+	switch {
+	case !ok:
+		k.first.Set(lease, key)
+	case key < first:
+		k.more.ReplaceOrInsert(attachment{lease, first})
+		k.first.Set(lease, key)
+	default:
+		k.more.ReplaceOrInsert(attachment{lease, key})
+	}
+}
+
+// detach forgets key, attached to lease, as one of its keys.
+func (k *keySpace) detach(lease ID, key string) {
+	if first, ok := k.first.Get(lease); !ok || first != key {
+		k.more.Delete(attachment{lease, key})
+		return
+	}
+	// The first key goes: the least of the others takes its place.
+	if next, ok := k.firstOf(lease); ok {
+		k.more.Delete(next)
+		k.first.Set(lease, next.key)
+		return
+	}
+	k.first.Delete(lease)
+}
+
 // delete removes key and reports what it held.
 func (k *keySpace) delete(key string) (kvItem, bool) {
 	old, found := k.kv.Delete(kvItem{key: key})
 	if found && old.lease != 0 {
-		k.byLease.Delete(attachment{old.lease, key})
+		k.detach(old.lease, key)
 	}
 	return old, found
 }
 
 // keysOf returns the keys attached to lease, sorted.
 func (k *keySpace) keysOf(lease ID, n int) []string {
-	keys := make([]string, 0, n)
-	k.byLease.AscendRange(attachment{lease: lease}, attachment{lease: lease + 1}, func(a attachment) bool {
-		keys = append(keys, a.key)
-		return true
-	})
+	first, ok := k.first.Get(lease)
+	if !ok {
+		return nil
+	}
+	keys := make([]string, 1, n)
+	keys[0] = first
+	if n > 1 {
+		k.more.AscendRange(attachment{lease: lease}, attachment{lease: lease + 1}, func(a attachment) bool {
+			keys = append(keys, a.key)
+			return true
+		})
+	}
 	return keys
 }
 
-// deleteLease deletes every key attached to lease and, if collect is set,
-// returns them, sorted. Leases mostly end in the order they were granted,
-// so the lease's keys are usually the first of the index: they are then
-// taken from its left edge, without a search.
+// deleteLease deletes every key attached to lease, n of them, and, if
+// collect is set, returns them, sorted. Leases mostly end in the order they
+// were granted, so the lease's other keys are usually the first of more:
+// they are then taken from its left edge, without a search.
 func (k *keySpace) deleteLease(lease ID, n int, collect bool) []string {
 	var keys []string
 	if collect {
 		keys = make([]string, 0, n)
 	}
-	for range n {
-		a, ok := k.byLease.Min()
+	first, ok := k.first.Get(lease)
+	if !ok {
+		return keys
+	}
+	k.first.Delete(lease)
+	k.kv.Delete(kvItem{key: first})
+	if collect {
+		keys = append(keys, first)
+	}
+	for range n - 1 {
+		a, ok := k.more.Min()
 		if ok && a.lease == lease {
-			k.byLease.DeleteMin()
+			k.more.DeleteMin()
 		} else if a, ok = k.firstOf(lease); ok {
-			k.byLease.Delete(a)
+			k.more.Delete(a)
 		} else {
 			break
 		}
@@ -102,9 +154,9 @@ func (k *keySpace) deleteLease(lease ID, n int, collect bool) []string {
 	return keys
 }
 
-// firstOf returns the first attachment of lease.
+// firstOf returns the least attachment of lease in more.
 func (k *keySpace) firstOf(lease ID) (first attachment, found bool) {
-	k.byLease.AscendGreaterOrEqual(attachment{lease: lease}, func(a attachment) bool {
+	k.more.AscendGreaterOrEqual(attachment{lease: lease}, func(a attachment) bool {
 		first, found = a, a.lease == lease
 		return false
 	})

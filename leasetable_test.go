@@ -103,7 +103,7 @@ func TestLeaseTableSpanFollowsSlabs(t *testing.T) {
 		}
 		next += slabSize - slabSize/4
 		require.LessOrEqual(t, uint64(len(tbl.dir)), maxSpan(tbl.nslabs))
-		evacuated = evacuated || len(tbl.sparse) > 3*slabSize
+		evacuated = evacuated || tbl.sparse.Len() > 3*slabSize
 	}
 	require.True(t, evacuated, "the full slab left behind moved out")
 	for id, e := range ref {
@@ -145,4 +145,43 @@ func TestEntryKeepAliveTakesOverHolder(t *testing.T) {
 	moved.setKA(nil)
 	require.Nil(t, moved.ka())
 	require.Equal(t, "worker-7", moved.holder())
+}
+
+// TestLeaseTableDeleteMovesAtMostOneSlab deletes a full table's entries in
+// random order, which leaves every slab thin at about the same time, and
+// checks that no single delete moves more than one slab's entries, nor a
+// run of deletes more than its share: the table's sweep is spread over the
+// deletes that follow, not done in one.
+func TestLeaseTableDeleteMovesAtMostOneSlab(t *testing.T) {
+	moved := 0
+	tbl := newLeaseTable(func(*entry) { moved++ })
+	const n = 64 * slabSize
+	for id := ID(1); id <= n; id++ {
+		tbl.add(id)
+	}
+	ids := make([]ID, n)
+	for i := range ids {
+		ids[i] = ID(i + 1)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	// A run of deletes as long as a batch of the fire loop moves no more
+	// than its share (four entries a delete) and one slab, plus the last few entries of the slabs
+	// it nearly drains, which move out at once.
+	const run = 64
+	most, total, window := 0, 0, 0
+	for i, id := range ids {
+		if i%run == 0 {
+			window = 0
+		}
+		moved = 0
+		tbl.delete(id)
+		most = max(most, moved)
+		total += moved
+		window += moved
+		require.LessOrEqual(t, window, run*4+thinSlab+4*lastFew, "entries moved by a run of %d deletes", run)
+	}
+	require.Positive(t, total, "thin slabs moved out")
+	require.LessOrEqual(t, most, thinSlab, "entries moved by one delete")
+	require.Zero(t, tbl.n)
 }

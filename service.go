@@ -3,6 +3,7 @@ package lease
 import (
 	"cmp"
 	"context"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -559,13 +560,13 @@ func (s *Service) lookup(op string, id ID, stale bool) (*entry, *Error) {
 
 // settle expires or keep-alive-renews every lease due at or before now, in
 // deadline order.
-func (s *Service) settle(now int64) { s.settleSome(now, -1) }
+func (s *Service) settle(now int64) { s.settleSome(now, math.MaxInt) }
 
-// settleSome settles like settle but stops after limit leases (no limit when
-// negative) and reports whether any due remain.
-func (s *Service) settleSome(now int64, limit int) (more bool) {
+// settleSome settles like settle but stops once it has done budget units of
+// work (see fireWork) and reports whether any due remain.
+func (s *Service) settleSome(now int64, budget int) (more bool) {
 	for s.heap.Len() > 0 && s.heap.At(0).Key <= now {
-		if limit == 0 {
+		if budget <= 0 {
 			return true
 		}
 		e := s.heap.At(0).Val
@@ -578,7 +579,7 @@ func (s *Service) settleSome(now int64, limit int) (more bool) {
 			s.heap.Fix(0)
 			continue
 		}
-		limit--
+		budget -= endWork(e)
 		if e.kept && e.ka().next <= now {
 			// Renewed at the instant it was due, like an expiry is decided
 			// at its deadline: a late timer or a stalled process changes
@@ -666,14 +667,24 @@ func (s *Service) rearm(now int64) {
 	s.timer = s.opts.clock.AfterFunc(time.Duration(head-now), func() { s.fire(gen) })
 }
 
-// fireBatch is how many leases a timer callback settles before it releases
-// the lock and delivers their notifications. A burst of a million expiries
-// then never holds the lock for long nor queues more than a batch of events
-// at once, and calls get in between batches: a call about one lease that is
-// not due answers at once (beginOne); any other call settles what is left
-// itself first, so nothing due is ever observed as active. A batch takes
-// about 0.1 ms, the wait it can add to a call.
-const fireBatch = 256
+// fireWork is how much work a timer callback does before it releases the
+// lock and delivers the notifications of the leases it settled. A burst of
+// a million expiries then never holds the lock for long nor queues more
+// than a batch of events at once, and calls get in between batches: a call
+// about one lease that is not due answers at once (beginOne); any other
+// call settles what is left itself first, so nothing due is ever observed
+// as active. Work is counted rather than leases because a lease's keys cost
+// more to delete than the lease itself: counting leases, a batch of leases
+// with keys held the lock several times longer than one without. A batch
+// takes about 0.2 ms, the wait it can add to a call.
+const fireWork = 384
+
+// keyWork is the work of deleting one key, in units of settling one lease
+// without keys.
+const keyWork = 4
+
+// endWork returns the work of settling e.
+func endWork(e *entry) int { return 1 + keyWork*int(e.keys) }
 
 // fire is the timer callback: it settles what is due, a batch at a time,
 // until nothing due is left. One fire loop runs at a time (s.firing): a
@@ -711,7 +722,7 @@ func (s *Service) fire(gen uint64) {
 	}()
 	for {
 		now := s.now()
-		if !s.settleSome(now, fireBatch) {
+		if !s.settleSome(now, fireWork) {
 			s.stopFiring()
 			s.rearm(now)
 			s.unlock()

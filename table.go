@@ -1,10 +1,9 @@
 package lease
 
 import (
-	"cmp"
 	"slices"
 
-	"github.com/leasehold/lease/internal/idtable"
+	"github.com/google/btree"
 )
 
 // leaseTable maps IDs to entries: the live leases and the remembered ended
@@ -26,11 +25,14 @@ import (
 // A slab whose IDs have mostly ended (long-lived leases among many short
 // ones) would keep 16 KiB alive for a few entries, so once the table has
 // lost a quarter of its entries and its slabs are on average less than half
-// full, the entries of such slabs move to their own allocations in a plain
-// map and the slabs are freed: memory follows the leases held, not the IDs
-// ever issued. The directory spans from the lowest slab held to the newest;
+// full, the entries of such slabs move to their own allocations, found
+// through a btree by ID (the sparse index), and the slabs are freed: memory
+// follows the leases held, not the IDs ever issued. A btree rather than a
+// map because a Go map never gives memory back: it had to be copied whole
+// once it had shrunk to a quarter, a stall of milliseconds under the lock
+// in a burst of expiries, where a btree frees its nodes as it shrinks. The directory spans from the lowest slab held to the newest;
 // when IDs have moved on so far that it would span more than maxSpan slots,
-// the lowest slabs move out to the map the same way, however full, so the
+// the lowest slabs move out to the sparse index the same way, however full, so the
 // directory too follows the slabs held. Moving an entry changes its address,
 // so the table tells the service (relocated), which repoints the heap slot
 // or ended-record slot that refers to it. Nothing else keeps an entry's
@@ -42,7 +44,7 @@ type leaseTable struct {
 	dir    []slabRef
 	base   uint64
 	nslabs int // non-nil slabs in dir
-	sparse map[ID]*entry
+	sparse *btree.BTreeG[sparseEntry]
 	top    uint64 // the slab receiving new IDs
 	// spare is the last slab freed, cleared, for the next one needed:
 	// steady churn then allocates nothing. Only a table of spareFrom slabs
@@ -50,9 +52,12 @@ type leaseTable struct {
 	spare *slab
 	n     int // entries held
 	peakN int // most entries held since the last sweep
-	// Peak size of the sparse map since it was last rebuilt: Go maps never
-	// give memory back, so it is copied once it falls to a quarter.
-	sparsePeak int
+	// sweepAt is the next slab a sweep under way looks at; sweeping is
+	// set while one is, and credit is how many entries it may move before
+	// the next delete (see sweepStep).
+	sweepAt  uint64
+	sweeping bool
+	credit   int
 	// relocated is called with an entry's new address after a sweep moved
 	// it.
 	relocated func(e *entry)
@@ -69,9 +74,9 @@ const (
 	slabSize = 1 << slabBits
 	slabMask = slabSize - 1
 	// A sweep moves the entries of slabs holding this many or fewer to the
-	// sparse map. An entry of its own costs 64 bytes plus about 30 in the
-	// map; a slab costs 64 bytes per slot, so below half full the move
-	// saves memory.
+	// sparse index. An entry of its own costs 64 bytes plus about 30 in
+	// the index; a slab costs 64 bytes per slot, so below half full the
+	// move saves memory.
 	thinSlab = slabSize / 2
 	// A slab left with this many entries is thinned at once, sweep or not.
 	lastFew = slabSize / 32
@@ -100,8 +105,17 @@ func (sl *slab) drainingInOrder(used int) bool {
 	return true
 }
 
+// sparseEntry is an entry held outside the slabs, found by ID.
+type sparseEntry struct {
+	id ID
+	e  *entry
+}
+
 func newLeaseTable(relocated func(*entry)) leaseTable {
-	return leaseTable{relocated: relocated}
+	return leaseTable{
+		relocated: relocated,
+		sparse:    btree.NewG(btreeDegree, func(a, b sparseEntry) bool { return a.id < b.id }),
+	}
 }
 
 // ref returns the directory slot of slab num, or nil if num is outside it.
@@ -123,10 +137,11 @@ func (t *leaseTable) get(id ID) *entry {
 			return nil
 		}
 	}
-	if len(t.sparse) == 0 {
+	if t.sparse.Len() == 0 {
 		return nil
 	}
-	return t.sparse[id]
+	se, _ := t.sparse.Get(sparseEntry{id: id})
+	return se.e
 }
 
 // add returns a zeroed entry for id, a new ID higher than any added before.
@@ -153,7 +168,7 @@ func (t *leaseTable) add(id ID) *entry {
 
 // newSlab puts an empty slab at num, above every slab held, and returns its
 // slot. If the directory would then span more than maxSpan, the lowest
-// slabs move out to the sparse map first, however full: IDs have moved on
+// slabs move out to the sparse index first, however full: IDs have moved on
 // far past them.
 func (t *leaseTable) newSlab(num uint64) *slabRef {
 	for t.nslabs > 0 && num-t.base >= maxSpan(t.nslabs+1) {
@@ -183,11 +198,10 @@ func (t *leaseTable) delete(id ID) {
 	num := uint64(id) >> slabBits
 	r := t.ref(num)
 	if r == nil || r.sl == nil {
-		if _, ok := t.sparse[id]; ok {
-			delete(t.sparse, id)
+		if _, ok := t.sparse.Delete(sparseEntry{id: id}); ok {
 			t.n--
-			t.sparse = idtable.Rebuilt(t.sparse, &t.sparsePeak)
 		}
+		t.sweepStep()
 		return
 	}
 	e := &r.sl.e[id&slabMask]
@@ -209,32 +223,62 @@ func (t *leaseTable) delete(id ID) {
 		t.thin(num)
 		return
 	}
-	if t.n*4 < t.peakN*3 && t.nslabs*thinSlab > t.n-len(t.sparse) {
-		t.sweep()
+	if !t.sweeping && t.n*4 < t.peakN*3 && t.nslabs*thinSlab > t.n-t.sparse.Len() {
+		t.sweeping, t.sweepAt, t.peakN, t.credit = true, t.base, t.n, 0
+	}
+	t.sweepStep()
+}
+
+// sweepStep advances the sweep under way, if any, by one delete's share. A
+// sweep starts when the table has lost a quarter of its entries since the
+// last one and its slabs are on average less than half full; it then moves
+// the entries of the slabs holding half or fewer to the sparse index and
+// frees those slabs, a little per later delete: each delete looks at up to
+// sweepScan slabs and earns sweepCredit entries of moving, and a slab is
+// moved once enough is earned. No delete moves more than one slab, and no
+// run of k deletes more than k*sweepCredit entries and a slab: a whole
+// sweep at once, with a million leases ended at random, moved a third of
+// them in one call, and one slab per delete still moved thousands in one
+// batch of the fire loop. A sweep moves at most half the entries, so it
+// ends after half of them at sweepCredit per delete, long before another
+// quarter is lost and the next one starts; its cost is O(1) per delete.
+// Slabs drained in ID order (the usual churn, where old leases end first)
+// never start one: they stay full on average. The slab receiving new IDs
+// is left alone.
+func (t *leaseTable) sweepStep() {
+	if !t.sweeping {
+		return
+	}
+	t.credit = min(t.credit+sweepCredit, thinSlab)
+	t.sweepAt = max(t.sweepAt, t.base)
+	for range sweepScan {
+		if t.sweepAt >= t.top {
+			t.sweeping = false
+			return
+		}
+		r := t.ref(t.sweepAt)
+		if r != nil && r.sl != nil && r.used <= thinSlab {
+			if r.used > t.credit {
+				return // moved at a later delete
+			}
+			t.credit -= r.used
+			t.evacuate(t.sweepAt)
+			t.sweepAt++
+			return
+		}
+		t.sweepAt++
 	}
 }
 
-// sweep moves the entries of thin slabs to the sparse map and frees the
-// slabs. It runs when the table has lost a quarter of its entries since the
-// last sweep and its slabs are on average less than half full, so its cost,
-// a pass over the slabs, is paid once per such loss: O(1) per delete,
-// amortised. Slabs drained in ID order (the usual churn, where old leases
-// end first) never trigger it: they stay full on average.
-func (t *leaseTable) sweep() {
-	var thin []uint64 // collected first: thinning shortens the directory
-	for i, r := range t.dir {
-		if num := t.base + uint64(i); r.sl != nil && num < t.top && r.used <= thinSlab {
-			thin = append(thin, num)
-		}
-	}
-	for _, num := range thin {
-		t.thin(num)
-	}
-	t.peakN = t.n
-}
+const (
+	// sweepScan is how many slabs a sweep step looks at.
+	sweepScan = 8
+	// sweepCredit is how many entries a sweep may move per delete.
+	sweepCredit = 4
+)
 
 // thin moves the entries of slab num to their own allocations in the
-// sparse map and frees the slab, if it holds thinSlab entries or fewer.
+// sparse index and frees the slab, if it holds thinSlab entries or fewer.
 func (t *leaseTable) thin(num uint64) {
 	if r := t.ref(num); r != nil && r.sl != nil && r.used <= thinSlab {
 		t.evacuate(num)
@@ -242,22 +286,18 @@ func (t *leaseTable) thin(num uint64) {
 }
 
 // evacuate moves the entries of slab num to their own allocations in the
-// sparse map and frees the slab.
+// sparse index and frees the slab.
 func (t *leaseTable) evacuate(num uint64) {
 	r := t.ref(num)
-	if r.used > 0 && t.sparse == nil {
-		t.sparse = make(map[ID]*entry)
-	}
 	for i := range r.sl.e {
 		if r.sl.e[i].id == 0 {
 			continue
 		}
 		e := new(entry)
 		*e = r.sl.e[i]
-		t.sparse[e.id] = e
+		t.sparse.ReplaceOrInsert(sparseEntry{e.id, e})
 		t.relocated(e)
 	}
-	t.sparsePeak = max(t.sparsePeak, len(t.sparse))
 	t.dropSlab(num)
 }
 
@@ -288,11 +328,11 @@ func (t *leaseTable) dropSlab(num uint64) {
 
 // ascend calls f with every entry, in ID order.
 func (t *leaseTable) ascend(f func(e *entry)) {
-	sparse := make([]*entry, 0, len(t.sparse))
-	for _, e := range t.sparse {
-		sparse = append(sparse, e)
-	}
-	slices.SortFunc(sparse, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
+	sparse := make([]*entry, 0, t.sparse.Len())
+	t.sparse.Ascend(func(se sparseEntry) bool {
+		sparse = append(sparse, se.e)
+		return true
+	})
 	for i, r := range t.dir {
 		if r.sl == nil {
 			continue

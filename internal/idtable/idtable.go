@@ -203,7 +203,12 @@ func (t *Table[T]) dropChunk(num uint64) {
 // does not keep their memory: Go maps never shrink. Maps whose peak is
 // below 64 are left alone.
 func Rebuilt[K comparable, V any](m map[K]V, peak *int) map[K]V {
-	if *peak < minRebuild || len(m)*4 > *peak {
+	return rebuiltAbove(m, peak, minRebuild)
+}
+
+// rebuiltAbove is Rebuilt for maps whose peak is at least least.
+func rebuiltAbove[K comparable, V any](m map[K]V, peak *int, least int) map[K]V {
+	if *peak < least || len(m)*4 > *peak {
 		return m
 	}
 	out := make(map[K]V, len(m))

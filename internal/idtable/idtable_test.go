@@ -135,3 +135,48 @@ func TestCompletedInOrderKeepsOnlyTheNewestChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestMapAgainstMap sets and deletes IDs at random in a Map and in a plain
+// map, and checks that they agree throughout, that every shard holds IDs of
+// one range, and that memory follows the entries held: no shard is kept
+// whose map once held four times what it holds (so no call ever copies
+// more than a quarter of a shard), and empty shards are dropped.
+func TestMapAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var m Map[uint64, int]
+	ref := map[uint64]int{}
+	const span = 20 * shardSize
+	for k := range uint64(span) {
+		m.Set(k, int(k))
+		ref[k] = int(k)
+	}
+	for step := range 4 * span {
+		k := uint64(r.IntN(span + shardSize))
+		if step%9 == 0 {
+			m.Set(k, step)
+			ref[k] = step
+		} else {
+			m.Delete(k)
+			delete(ref, k)
+		}
+		require.Equal(t, len(ref), m.Len())
+		v, ok := m.Get(k)
+		want, wantOK := ref[k]
+		require.Equal(t, wantOK, ok)
+		require.Equal(t, want, v)
+	}
+	for num, sh := range m.shards {
+		require.NotEmpty(t, sh.m, "an empty shard is dropped")
+		require.True(t, sh.peak < minShardCopy || len(sh.m)*4 > sh.peak, "shard %d: %d entries, peak %d", num, len(sh.m), sh.peak)
+		for k := range sh.m {
+			require.Equal(t, num, k/shardSize)
+		}
+	}
+	seen := 0
+	m.All(func(k uint64, v int) bool {
+		require.Equal(t, ref[k], v)
+		seen++
+		return true
+	})
+	require.Equal(t, len(ref), seen)
+}
