@@ -45,7 +45,8 @@ func Example() {
 		fmt.Println("writing as lease", l.ID)
 	}
 
-	stop() // renewals stop; the lease runs out 10s after the last one
+	stop()         // renewals stop; the lease runs out 10s after the last one
+	<-alive.Done() // the service has let go: no renewal can follow
 	clk.Advance(10 * time.Second)
 	if _, err := svc.Use(ctx, l.ID, lease.StateWrite); errors.Is(err, lease.ErrStaleUse) {
 		fmt.Println("stop writing:", lease.CodeOf(err))
