@@ -220,3 +220,30 @@ func TestBlockedSinkIsBounded(t *testing.T) {
 	mu.Unlock()
 	assert.Len(t, s.Audit(), 1001, "the ring records every decision")
 }
+
+// TestDeliveryGoesOnAfterAPanickingPanicHandler checks that a panic handler
+// that panics (against its contract) costs the call that met it, not the
+// service: the panic reaches that caller, and later notifications are
+// still delivered. Before, the service stayed marked as delivering and
+// queued every later notification without delivering any.
+func TestDeliveryGoesOnAfterAPanickingPanicHandler(t *testing.T) {
+	s := lease.New(lease.WithPanicHandler(func(*lease.PanicError) { panic("handler") }))
+	defer s.Close()
+	var ended []lease.ID
+	first := true
+	s.OnEnd(func(l lease.Lease, _ lease.EndReason) {
+		if first {
+			first = false
+			panic("subscriber")
+		}
+		ended = append(ended, l.ID)
+	})
+	a, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
+	require.NoError(t, err)
+	b, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
+	require.NoError(t, err)
+	require.PanicsWithValue(t, "handler", func() { _, _ = s.Revoke(ctx, a.ID) })
+	_, err = s.Revoke(ctx, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, []lease.ID{b.ID}, ended, "the ending after the escaped panic is delivered")
+}

@@ -116,8 +116,15 @@ func (s *Service) unlock() {
 		return
 	}
 	s.delivering = true
+	delivered := false
+	defer func() {
+		if !delivered {
+			s.abandonDelivery()
+		}
+	}()
 	if len(s.outbox) == 0 {
 		s.deliverObservedOnly(h)
+		delivered = true
 		return
 	}
 	batch := takeQueue(&s.outbox, &s.spare)
@@ -127,6 +134,29 @@ func (s *Service) unlock() {
 	}
 	s.mu.Unlock()
 	s.deliver(batch, obs)
+	delivered = true
+}
+
+// abandonDelivery runs when a panic escapes a delivery, which only a panic
+// handler that panics itself can cause: the panic goes on to the caller,
+// but the service does not stay stuck in a delivery that will never end.
+// The batch under way is lost; what is still queued goes out with the next
+// call's unlock, and the buffers' counts are taken from what is queued.
+// Called without the lock.
+func (s *Service) abandonDelivery() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delivering = false
+	s.pending = 0
+	for i := range s.outbox {
+		if s.outbox[i].kind == eventDecision {
+			s.pending++
+		}
+	}
+	if h := s.opts.observer; h != nil {
+		h.pending = len(h.queue)
+		h.early.Store(0)
+	}
 }
 
 // deliverObservedOnly is deliver for the common case with an observer:
