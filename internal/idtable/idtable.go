@@ -2,6 +2,8 @@
 // follows the records held rather than the IDs ever issued.
 package idtable
 
+import "maps"
+
 // Table maps IDs to pointers. IDs are issued densely in increasing order, so
 // most records sit in chunks of consecutive IDs found through a small map
 // keyed by chunk number: a lookup touches that map, which stays in cache,
@@ -211,10 +213,8 @@ func rebuiltAbove[K comparable, V any](m map[K]V, peak *int, least int) map[K]V 
 	if *peak < least || len(m)*4 > *peak {
 		return m
 	}
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
+	out := make(map[K]V, len(m)) // sized to what is left: maps.Clone keeps m's size
+	maps.Copy(out, m)
 	*peak = len(out)
 	return out
 }

@@ -89,15 +89,3 @@ func (m *Map[K, V]) Delete(k K) {
 	}
 	sh.m = rebuiltAbove(sh.m, &sh.peak, minShardCopy)
 }
-
-// All calls f with every entry, in no particular order, until f returns
-// false. f must not change the map.
-func (m *Map[K, V]) All(f func(K, V) bool) {
-	for _, sh := range m.shards {
-		for k, v := range sh.m {
-			if !f(k, v) {
-				return
-			}
-		}
-	}
-}
