@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -373,6 +374,82 @@ func BenchmarkParallelMixed(b *testing.B) {
 			}
 			if err == nil {
 				_, err = s.Revoke(ctx, l.ID)
+			}
+			if err != nil {
+				panic(err)
+			}
+		}
+	})
+}
+
+// BenchmarkParallelCeiling bounds what splitting the service into shards
+// could give BenchmarkParallelMixed's workload, using whole Services as
+// shards. In "own" every goroutine has a Service of its own, so the
+// goroutines share nothing: what two cores give this machine at best.
+// "shared-counter" is the same plus one atomic counter that every grant,
+// renew and revoke bumps, as a service-wide revision that grows by one on
+// every change must. "by-id" shares ceilingShards Services between the
+// goroutines and sends each lease to the next in turn, as shards chosen by
+// lease ID would: a shard is then as often last touched by the other core
+// as by this one. Run with -cpu 1,2 beside BenchmarkParallelMixed.
+func BenchmarkParallelCeiling(b *testing.B) {
+	b.Run("own", func(b *testing.B) { benchParallelOwn(b, nil) })
+	b.Run("shared-counter", func(b *testing.B) {
+		var revision atomic.Int64
+		benchParallelOwn(b, &revision)
+	})
+	b.Run("by-id", func(b *testing.B) {
+		ctx := context.Background()
+		var shards [ceilingShards]*lease.Service
+		for i := range shards {
+			shards[i] = lease.New()
+			defer shards[i].Close()
+		}
+		var id atomic.Uint64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				s := shards[id.Add(1)%ceilingShards]
+				l, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
+				if err == nil {
+					_, err = s.Renew(ctx, l.ID)
+				}
+				if err == nil {
+					_, err = s.Revoke(ctx, l.ID)
+				}
+				if err != nil {
+					panic(err)
+				}
+			}
+		})
+	})
+}
+
+// ceilingShards is the number of shards of BenchmarkParallelCeiling's
+// "by-id".
+const ceilingShards = 16
+
+func benchParallelOwn(b *testing.B, revision *atomic.Int64) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		s := lease.New()
+		defer s.Close()
+		bump := func() {
+			if revision != nil {
+				revision.Add(1)
+			}
+		}
+		for pb.Next() {
+			l, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
+			bump()
+			if err == nil {
+				_, err = s.Renew(ctx, l.ID)
+				bump()
+			}
+			if err == nil {
+				_, err = s.Revoke(ctx, l.ID)
+				bump()
 			}
 			if err != nil {
 				panic(err)

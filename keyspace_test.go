@@ -69,3 +69,70 @@ func TestKeySpaceAgainstModel(t *testing.T) {
 	}
 	require.Equal(t, len(model), ks.kv.Len())
 }
+
+// BenchmarkKeyIndexDeleteOrder measures what a keyed burst pays for an
+// ordered key space: a million keys shaped like the bench's ("lease/N/0")
+// leave in random order, as the leases holding them expire. "random" deletes
+// each from the key btree at once, as the service does; "sorted-65536"
+// defers deletions and applies them 65,536 at a time in key order, sorting
+// included, the most a deferred delete could hope for; "hash" deletes from a
+// Go map only, the cost without order. Reported per key.
+func BenchmarkKeyIndexDeleteOrder(b *testing.B) {
+	const n, batch = 1 << 20, 1 << 16
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "lease/" + strconv.Itoa(i) + "/0"
+	}
+	order := rand.New(rand.NewPCG(3, 4)).Perm(n)
+	perKey := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+	}
+	tree := func(b *testing.B) keySpace {
+		b.StopTimer()
+		defer b.StartTimer()
+		ks := newKeySpace()
+		for _, k := range keys {
+			ks.kv.ReplaceOrInsert(kvItem{key: k})
+		}
+		return ks
+	}
+	b.Run("random", func(b *testing.B) {
+		for b.Loop() {
+			ks := tree(b)
+			for _, i := range order {
+				ks.kv.Delete(kvItem{key: keys[i]})
+			}
+		}
+		perKey(b)
+	})
+	b.Run("sorted-65536", func(b *testing.B) {
+		pending := make([]string, 0, batch)
+		for b.Loop() {
+			ks := tree(b)
+			for _, i := range order {
+				if pending = append(pending, keys[i]); len(pending) == batch {
+					slices.Sort(pending)
+					for _, k := range pending {
+						ks.kv.Delete(kvItem{key: k})
+					}
+					pending = pending[:0]
+				}
+			}
+		}
+		perKey(b)
+	})
+	b.Run("hash", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			m := make(map[string]ID, n)
+			for _, k := range keys {
+				m[k] = 1
+			}
+			b.StartTimer()
+			for _, i := range order {
+				delete(m, keys[i])
+			}
+		}
+		perKey(b)
+	})
+}
