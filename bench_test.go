@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -364,22 +365,7 @@ func BenchmarkExpire1MKeyed(b *testing.B) {
 func BenchmarkParallelMixed(b *testing.B) {
 	s := lease.New()
 	defer s.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			l, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
-			if err == nil {
-				_, err = s.Renew(ctx, l.ID)
-			}
-			if err == nil {
-				_, err = s.Revoke(ctx, l.ID)
-			}
-			if err != nil {
-				panic(err)
-			}
-		}
-	})
+	benchMixed(b, always(func() *lease.Service { return s }), nil)
 }
 
 // BenchmarkParallelCeiling bounds what splitting the service into shards
@@ -388,59 +374,78 @@ func BenchmarkParallelMixed(b *testing.B) {
 // goroutines share nothing: what two cores give this machine at best.
 // "shared-counter" is the same plus one atomic counter that every grant,
 // renew and revoke bumps, as a service-wide revision that grows by one on
-// every change must. "by-id" shares ceilingShards Services between the
-// goroutines and sends each lease to the next in turn, as shards chosen by
-// lease ID would: a shard is then as often last touched by the other core
-// as by this one. Run with -cpu 1,2 beside BenchmarkParallelMixed.
+// every change must. "by-pool" picks a grant's Service from a sync.Pool
+// of ceilingShards, which hands each P the one it put back last: shards
+// kept per core, as Go code can keep them. "by-id" sends each lease to the
+// next of ceilingShards Services in turn, as shards chosen by lease ID
+// would: a shard is then as often last touched by the other core as by
+// this one. Run with -cpu 1,2 beside BenchmarkParallelMixed.
 func BenchmarkParallelCeiling(b *testing.B) {
-	b.Run("own", func(b *testing.B) { benchParallelOwn(b, nil) })
+	own := func() (func() *lease.Service, func()) {
+		s := lease.New()
+		return func() *lease.Service { return s }, func() { s.Close() }
+	}
+	b.Run("own", func(b *testing.B) { benchMixed(b, own, nil) })
 	b.Run("shared-counter", func(b *testing.B) {
 		var revision atomic.Int64
-		benchParallelOwn(b, &revision)
+		benchMixed(b, own, &revision)
+	})
+	b.Run("by-pool", func(b *testing.B) {
+		shards := ceilingServices(b)
+		var pool sync.Pool
+		for _, s := range shards {
+			pool.Put(s)
+		}
+		pool.New = func() any { return shards[0] }
+		benchMixed(b, always(func() *lease.Service {
+			s := pool.Get().(*lease.Service)
+			pool.Put(s)
+			return s
+		}), nil)
 	})
 	b.Run("by-id", func(b *testing.B) {
-		ctx := context.Background()
-		var shards [ceilingShards]*lease.Service
-		for i := range shards {
-			shards[i] = lease.New()
-			defer shards[i].Close()
-		}
+		shards := ceilingServices(b)
 		var id atomic.Uint64
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				s := shards[id.Add(1)%ceilingShards]
-				l, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
-				if err == nil {
-					_, err = s.Renew(ctx, l.ID)
-				}
-				if err == nil {
-					_, err = s.Revoke(ctx, l.ID)
-				}
-				if err != nil {
-					panic(err)
-				}
-			}
-		})
+		benchMixed(b, always(func() *lease.Service { return shards[id.Add(1)%uint64(len(shards))] }), nil)
 	})
 }
 
-// ceilingShards is the number of shards of BenchmarkParallelCeiling's
-// "by-id".
-const ceilingShards = 16
+// ceilingServices returns the shards of BenchmarkParallelCeiling's
+// "by-pool" and "by-id", closed when b ends.
+func ceilingServices(b *testing.B) []*lease.Service {
+	shards := make([]*lease.Service, 16)
+	for i := range shards {
+		shards[i] = lease.New()
+		b.Cleanup(func() { shards[i].Close() })
+	}
+	return shards
+}
 
-func benchParallelOwn(b *testing.B, revision *atomic.Int64) {
+// picker gives a goroutine of benchMixed the function that picks the
+// Service of each op, and what to do when the goroutine is done.
+type picker func() (pick func() *lease.Service, done func())
+
+// always returns a picker that picks with pick on every goroutine.
+func always(pick func() *lease.Service) picker {
+	return func() (func() *lease.Service, func()) { return pick, func() {} }
+}
+
+// benchMixed runs the parallel benchmarks' op, a grant, a renew and a
+// revoke of one lease, on the Service each goroutine's pick returns, and
+// bumps revision, if set, once per change.
+func benchMixed(b *testing.B, p picker, revision *atomic.Int64) {
 	ctx := context.Background()
+	bump := func() {
+		if revision != nil {
+			revision.Add(1)
+		}
+	}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		s := lease.New()
-		defer s.Close()
-		bump := func() {
-			if revision != nil {
-				revision.Add(1)
-			}
-		}
+		pick, done := p()
+		defer done()
 		for pb.Next() {
+			s := pick()
 			l, err := s.Grant(ctx, "h", lease.Operation, time.Hour)
 			bump()
 			if err == nil {
