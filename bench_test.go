@@ -375,11 +375,11 @@ func BenchmarkParallelMixed(b *testing.B) {
 // "shared-counter" is the same plus one atomic counter that every grant,
 // renew and revoke bumps, as a service-wide revision that grows by one on
 // every change must. "by-pool" picks a grant's Service from a sync.Pool
-// of ceilingShards, which hands each P the one it put back last: shards
-// kept per core, as Go code can keep them. "by-id" sends each lease to the
-// next of ceilingShards Services in turn, as shards chosen by lease ID
-// would: a shard is then as often last touched by the other core as by
-// this one. Run with -cpu 1,2 beside BenchmarkParallelMixed.
+// of 16, which hands each P the one it put back last: shards kept per
+// core, as Go code can keep them. "by-id" sends each lease to the next of
+// 16 Services in turn, as shards chosen by lease ID would: a shard is then
+// as often last touched by the other core as by this one. Run with -cpu
+// 1,2 beside BenchmarkParallelMixed.
 func BenchmarkParallelCeiling(b *testing.B) {
 	own := func() (func() *lease.Service, func()) {
 		s := lease.New()
