@@ -19,6 +19,10 @@ import (
 //
 // A Service is safe for concurrent use by multiple goroutines. Hooks, audit
 // sinks and ending subscribers run outside its lock and may call back into it.
+// Its operations take turns on one lock, so one Service does about one
+// core's worth of them; an application that needs more can partition its
+// leases (by tenant, say) over several Services, each with its own IDs and
+// revisions.
 type Service struct {
 	opts options
 	// base is the service's one reading of time: nanoseconds since its
