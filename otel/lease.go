@@ -3,6 +3,7 @@ package otel
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -152,10 +153,8 @@ func addStats(counts []statCounts, st lease.Stats) []statCounts {
 func (o *leaseObserver) observeService(svc *lease.Service) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, s := range o.services {
-		if s == svc {
-			return
-		}
+	if slices.Contains(o.services, svc) {
+		return
 	}
 	o.services = append(o.services, svc)
 	o.stats.Store(true)
@@ -170,29 +169,43 @@ func (o *leaseObserver) forget() {
 
 // statsCounts returns the sums, by Purpose, of the registered services'
 // Stats. A service seen closed has its final counts kept in retired, and
-// is let go of.
+// is let go of. Stats is read without o.mu held: it settles what is due and
+// delivers the service's notifications on this goroutine, and a hook or
+// subscriber may call back into the Telemetry.
 func (o *leaseObserver) statsCounts() []statCounts {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	counts := append([]statCounts(nil), o.retired...)
-	live := o.services[:0]
-	for _, svc := range o.services {
-		var closed bool
+	services := slices.Clone(o.services)
+	o.mu.Unlock()
+	type read struct {
+		svc    *lease.Service
+		st     lease.Stats
+		closed bool
+	}
+	reads := make([]read, len(services))
+	for i, svc := range services {
 		select {
 		case <-svc.Done():
-			closed = true // before Stats: the counts read are final
+			reads[i].closed = true // before Stats: the counts read are final
 		default:
 		}
-		st := svc.Stats()
-		counts = addStats(counts, st)
-		if closed {
-			o.retired = addStats(o.retired, st)
-			continue
-		}
-		live = append(live, svc)
+		reads[i].svc, reads[i].st = svc, svc.Stats()
 	}
-	clear(o.services[len(live):])
-	o.services = live
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, r := range reads {
+		// A service another collection retired meanwhile, or that Close
+		// let go of, is no longer registered: its counts are in retired.
+		if i := slices.Index(o.services, r.svc); i >= 0 && r.closed {
+			o.services = slices.Delete(o.services, i, i+1)
+			o.retired = addStats(o.retired, r.st)
+		}
+	}
+	counts := append([]statCounts(nil), o.retired...)
+	for _, r := range reads {
+		if !r.closed && slices.Contains(o.services, r.svc) {
+			counts = addStats(counts, r.st)
+		}
+	}
 	return counts
 }
 

@@ -256,6 +256,36 @@ func TestObserveServiceCollectionSettles(t *testing.T) {
 	assert.InDelta(t, 2.0, sum, 1e-9)
 }
 
+// A collection reads every registered service's Stats, which settles what
+// is due and runs the service's ending subscribers on the collecting
+// goroutine: they run without the Telemetry's registry locked, and may
+// register another service.
+func TestObserveServiceCollectionRunsHooksUnlocked(t *testing.T) {
+	h := newHarness(t)
+	fake := leasetest.NewFakeClock(t0)
+	svc := observedService(t, h, leasetest.Stalled(fake), leaseSetups[1].opt, true)
+	other := lease.New(lease.WithClock(fake))
+	t.Cleanup(func() { require.NoError(t, other.Close()) })
+	var locked []bool
+	svc.OnEnd(func(lease.Lease, lease.EndReason) {
+		locked = append(locked, h.tel.LeaseCountsLocked())
+		if !locked[len(locked)-1] { // registering under the lock would deadlock
+			assert.NoError(t, h.tel.ObserveService(other))
+		}
+	})
+	ctx := context.Background()
+	_, err := svc.Grant(ctx, "h", lease.Operation, time.Second)
+	require.NoError(t, err)
+	_, err = other.Grant(ctx, "h", lease.StateWrite, time.Minute)
+	require.NoError(t, err)
+	fake.Advance(2 * time.Second)
+
+	h.metrics(t) // expires svc's lease: its subscriber runs here
+	require.Equal(t, []bool{false}, locked)
+	ms := h.metrics(t)
+	assert.Equal(t, int64(1), value(t, ms, "lease.leases.active", purpose.String("state_write")), "the service registered by the hook")
+}
+
 func TestObserveServiceRefusesNilAndIgnoresAClosedTelemetry(t *testing.T) {
 	h := newHarness(t)
 	require.Error(t, h.tel.ObserveService(nil))
