@@ -280,9 +280,7 @@ func (s *Service) grant(ctx context.Context, op, holder string, purpose Purpose,
 		e.keys = 1
 	}
 	s.decide(trace, now, ActionGrant, e, e.id, nil, "granted")
-	c := s.counted(purpose)
-	c.live++
-	c.granted++
+	s.counted(purpose).granted++
 	s.rearm(now)
 	return s.snapshot(e), nil
 }

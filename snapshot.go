@@ -201,7 +201,7 @@ func Restore(sn *Snapshot, opts ...Option) (*Service, error) {
 		e.setHolder(l.holder)
 		if e.state == stateActive {
 			s.heap.Push(e.expires(), uint64(e.id), e)
-			s.counted(e.purpose).live++ // a restored service counts from its live set
+			s.counted(e.purpose).restored++ // a restored service counts from its live set
 		}
 	}
 	for i := range ended {

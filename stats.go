@@ -60,13 +60,13 @@ func (s *Service) Stats() Stats {
 	var st Stats
 	for p := range s.counts {
 		c := &s.counts[p]
-		if c.live == 0 && c.granted == 0 && c.renewed == 0 && c.revoked == 0 && c.expired == 0 {
+		if *c == (purposeCounts{}) {
 			continue
 		}
-		ps := PurposeStats{Purpose: Purpose(p), Live: c.live,
+		ps := PurposeStats{Purpose: Purpose(p),
 			Granted: c.granted, Renewed: c.renewed, Revoked: c.revoked, Expired: c.expired}
-		if closed {
-			ps.Live = 0
+		if !closed {
+			ps.Live = c.live()
 		}
 		st.Live += ps.Live
 		st.Granted += ps.Granted
@@ -79,10 +79,17 @@ func (s *Service) Stats() Stats {
 }
 
 // purposeCounts are the counts the service keeps for one purpose: the
-// live leases and the decisions made. Guarded by the service's lock.
+// decisions made, and the live leases it restored from a snapshot. Guarded
+// by the service's lock.
 type purposeCounts struct {
-	live                               int
+	restored                           int
 	granted, renewed, revoked, expired uint64
+}
+
+// live returns the number of live leases: every lease restored or granted
+// is live until it is revoked or expires.
+func (c *purposeCounts) live() int {
+	return c.restored + int(c.granted) - int(c.revoked) - int(c.expired)
 }
 
 // counted returns the counts of purpose p, growing the service's counts,
@@ -101,7 +108,6 @@ func (s *Service) counted(p Purpose) *purposeCounts {
 // the lock held.
 func (s *Service) countEnd(p Purpose, reason EndReason) {
 	c := s.counted(p)
-	c.live--
 	if reason == EndRevoked {
 		c.revoked++
 	} else {
