@@ -30,13 +30,15 @@ import (
 // follows the leases held, not the IDs ever issued. A btree rather than a
 // map because a Go map never gives memory back: it had to be copied whole
 // once it had shrunk to a quarter, a stall of milliseconds under the lock
-// in a burst of expiries, where a btree frees its nodes as it shrinks. The directory spans from the lowest slab held to the newest;
-// when IDs have moved on so far that it would span more than maxSpan slots,
-// the lowest slabs move out to the sparse index the same way, however full, so the
-// directory too follows the slabs held. Moving an entry changes its address,
-// so the table tells the service (relocated), which repoints the heap slot
-// or ended-record slot that refers to it. Nothing else keeps an entry's
-// address across calls.
+// in a burst of expiries, where a btree frees its nodes as it shrinks.
+//
+// The directory spans from the lowest slab held to the newest; when IDs
+// have moved on so far that it would span more than maxSpan slots, the
+// lowest slabs move out to the sparse index the same way, however full, so
+// the directory too follows the slabs held. Moving an entry changes its
+// address, so the table tells the service (relocated), which repoints the
+// heap slot or ended-record slot that refers to it. Nothing else keeps an
+// entry's address across calls.
 type leaseTable struct {
 	// dir[i] is the slab of number base+i, nil where there is none: a
 	// lookup indexes it rather than hashing. It spans from the lowest slab
@@ -343,9 +345,9 @@ func (t *leaseTable) ascend(f func(e *entry)) {
 			f(sparse[0])
 			sparse = sparse[1:]
 		}
-		for i := range r.sl.e {
-			if r.sl.e[i].id != 0 {
-				f(&r.sl.e[i])
+		for j := range r.sl.e {
+			if r.sl.e[j].id != 0 {
+				f(&r.sl.e[j])
 			}
 		}
 	}

@@ -58,8 +58,8 @@ func (w *expiryWatch) wait(timeout time.Duration) error {
 // burst, is asked about by a goroutine of its own every probeEvery from the
 // first deadline until the last lease is gone, and the sample has the p99
 // and max latency of those calls (CallP99, CallMax), each counted from when
-// it was due: whether the peer keeps answering during the burst. The call is the peer's Use if it is a User,
-// its Deadline otherwise.
+// it was due: whether the peer keeps answering during the burst. The call
+// is the peer's Use if it is a User, its Deadline otherwise.
 func RunExpireBurst(p Peer, n, keys int) (Sample, error) {
 	room := 300*time.Millisecond + time.Duration(n*(1+keys))*2*time.Microsecond
 	for range 4 {

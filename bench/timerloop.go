@@ -107,7 +107,8 @@ func (t *TimerLoop) fire() {
 	}
 }
 
-// Close stops the timer; no callback starts after it returns.
+// Close stops the timer: no expiry is decided after it returns, though the
+// callbacks of a batch decided just before may still be under way.
 func (t *TimerLoop) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -84,7 +84,7 @@ func (m *Map[K, V]) Delete(k K) {
 	m.n--
 	if len(sh.m) == 0 {
 		delete(m.shards, num)
-		m.shards = rebuiltAbove(m.shards, &m.shardsPeak, minRebuild)
+		m.shards = Rebuilt(m.shards, &m.shardsPeak)
 		return
 	}
 	sh.m = rebuiltAbove(sh.m, &sh.peak, minShardCopy)
