@@ -149,7 +149,8 @@ const (
 // Open starts a node: it opens (or creates) its stores in cfg.Dir, joins the
 // raft cluster and returns once the node is running (not necessarily
 // leader). Bad configuration gets a *lease.Error with CodeInvalidArgument
-// naming the field.
+// naming the field; so does a Dir that another node, in this process or
+// another, holds open (Field "Dir", at once, without waiting for it).
 //
 // A raft configuration with NotifyCh set is refused: the node consumes
 // leadership changes itself (use Raft().LeaderCh or RegisterObserver).
@@ -221,7 +222,12 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 			return fmt.Errorf("replicated: open: %w", err)
 		}
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db"), BoltOptions: boltOptions()})
+		path := filepath.Join(cfg.Dir, "raft.db")
+		bolt, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: boltOptions()})
+		//lint:ignore SA1019 the bbolt this module requires has no errors package
+		if errors.Is(err, bbolt.ErrTimeout) {
+			return invalid("Dir", "in use by another node: "+path+" is locked by another process, or by a node of this one that is still open")
+		}
 		if err != nil {
 			return fmt.Errorf("replicated: open: log store: %w", err)
 		}
@@ -272,8 +278,13 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 // hash map: a commit then writes fewer pages, and its fsyncs, which every
 // write waits for on the leader and on a follower in turn, are shorter.
 // Every commit is still synced.
+//
+// The file lock is tried once: a lock held means another node has the
+// directory open, and waiting for it would only delay the error. (A zero
+// Timeout would wait forever; bbolt gives up after its first attempt when
+// the timeout is shorter than its retry interval.)
 func boltOptions() *bbolt.Options {
-	return &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}
+	return &bbolt.Options{Timeout: time.Nanosecond, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}
 }
 
 func validate(cfg *Config) error {
