@@ -37,8 +37,16 @@ func TestOpenRefusesDirInUse(t *testing.T) {
 func requireDirInUse(t *testing.T, dir string) {
 	t.Helper()
 	start := time.Now()
-	n, err := Open(context.Background(), singleConfig(dir, freeAddr(t)))
-	elapsed := time.Since(start)
+	err := requireOpenRefused(t, singleConfig(dir, freeAddr(t)), "Dir")
+	assert.Less(t, time.Since(start), 500*time.Millisecond, "refused without waiting for the lock")
+	assert.Contains(t, err.Error(), "in use by another node")
+}
+
+// requireOpenRefused requires Open to refuse cfg with LS_INVALID_ARGUMENT
+// naming field, and returns the error.
+func requireOpenRefused(t *testing.T, cfg Config, field string) error {
+	t.Helper()
+	n, err := Open(context.Background(), cfg)
 	if n != nil {
 		_ = n.Close()
 	}
@@ -46,9 +54,8 @@ func requireDirInUse(t *testing.T, dir string) {
 	var le *lease.Error
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, lease.CodeInvalidArgument, le.Code)
-	assert.Equal(t, "Dir", le.Field)
-	assert.Contains(t, err.Error(), "in use by another node")
-	assert.Less(t, elapsed, 500*time.Millisecond, "refused without waiting for the lock")
+	assert.Equal(t, field, le.Field)
+	return err
 }
 
 func requireOpens(t *testing.T, dir string) {

@@ -21,7 +21,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
@@ -152,10 +151,16 @@ const (
 // naming the field; so does a Dir that another node, in this process or
 // another, holds open (Field "Dir", at once, without waiting for it).
 //
-// A raft configuration with NotifyCh set is refused: the node consumes
-// leadership changes itself (use Raft().LeaderCh or RegisterObserver).
-// The node turns raft's BatchApplyCh on (its batcher is the only proposer).
-// Without a Logger or LogOutput, raft logs warnings and errors to stderr.
+// Raft settings the node cannot honour are refused, naming the field:
+// NotifyCh (the node consumes leadership changes itself; use
+// Raft().LeaderCh or RegisterObserver), NoSnapshotRestoreOnStart (the
+// node's state is rebuilt from its latest snapshot when it starts),
+// RestoreCommittedLogs (the bolt store does not track commits), a LocalID
+// other than ID, a ProtocolVersion below 3 and an unknown LogLevel. The
+// node turns raft's BatchApplyCh on (its batcher is the only proposer).
+// Without a Logger, raft, the transport and the snapshot store log to
+// LogOutput (stderr when nil) at LogLevel (warnings and errors when both
+// are empty).
 // The bolt log store in Dir syncs every commit but not its freelist, which
 // is rebuilt when the file is opened.
 func Open(ctx context.Context, cfg Config) (*Node, error) {
@@ -178,23 +183,11 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		stopped:   make(chan struct{}),
 		onTerm:    cfg.onTerm,
 	}
-	rc := raft.DefaultConfig()
-	if cfg.Raft != nil {
-		c := *cfg.Raft
-		rc = &c
+	rc, err := raftConfig(&cfg)
+	if err != nil {
+		return nil, err
 	}
-	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.NotifyCh = n.notify
-	// The batcher is the only proposer: a buffered apply channel lets
-	// raft's leader loop take several of its entries into one write to
-	// the log store (one fsync) instead of one each.
-	rc.BatchApplyCh = true
-	if rc.Logger == nil && rc.LogOutput == nil {
-		rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
-	}
-	if err := raft.ValidateConfig(rc); err != nil {
-		return nil, invalid("Raft", err.Error())
-	}
 	if err := n.open(cfg, rc); err != nil {
 		if n.fsm != nil {
 			n.fsm.close()
@@ -295,8 +288,6 @@ func validate(cfg *Config) error {
 		return invalid("Dir", "must not be empty")
 	case cfg.Transport == nil && cfg.Bind == "":
 		return invalid("Bind", "must not be empty when Transport is nil")
-	case cfg.Raft != nil && cfg.Raft.NotifyCh != nil:
-		return invalid("Raft.NotifyCh", "must be nil: the node consumes leadership changes")
 	}
 	ids := make(map[string]bool, len(cfg.Bootstrap))
 	self := false
