@@ -31,6 +31,15 @@ func testRaftConfig() *raft.Config {
 	return c
 }
 
+// patientRaft lengthens raft's timeouts for tests that need one leader to
+// stay in place between two steps on a loaded machine, where 50 ms
+// without a heartbeat is common.
+func patientRaft(c *raft.Config) {
+	c.HeartbeatTimeout = 400 * time.Millisecond
+	c.ElectionTimeout = 400 * time.Millisecond
+	c.LeaderLeaseTimeout = 200 * time.Millisecond
+}
+
 type storeKind int
 
 const (

@@ -100,11 +100,15 @@ type readOptionFunc func(*readOptions)
 func (f readOptionFunc) applyRead(o *readOptions) { f(o) }
 
 // Stale serves a read from the node's own state, on any node, without
-// confirming leadership: it may miss the latest writes.
+// confirming leadership: it may miss the latest writes, and may show a
+// lease whose expiry has passed that the log has not ended yet (while no
+// node leads, for instance). A linearizable read shows neither.
 func Stale() ReadOption { return readOptionFunc(func(o *readOptions) { o.stale = true }) }
 
 // Node is one member of a replicated lease service. Writes go to the leader;
-// reads are linearizable (leader only) unless Stale. A Node is safe for
+// reads are linearizable (leader only) unless Stale. A linearizable read
+// that finds a lease's expiry passed by the leader's clock first commits
+// an entry that ends it, so it never shows a lease past its expiry. A Node is safe for
 // concurrent use.
 type Node struct {
 	raft      *raft.Raft
@@ -425,8 +429,9 @@ func read[T any](n *Node, ctx context.Context, op string, opts []ReadOption, f f
 
 // readBarrier makes a linearizable read safe: on the leader, once its term
 // has applied everything earlier terms committed, it captures the commit
-// index, confirms leadership with a quorum and waits until the FSM has
-// applied that index.
+// index, confirms leadership with a quorum, waits until the FSM has
+// applied that index, and settles every deadline due by the leader's
+// clock.
 func (n *Node) readBarrier(ctx context.Context, op string, opts []ReadOption) error {
 	var ro readOptions
 	for _, o := range opts {
@@ -468,10 +473,12 @@ func (n *Node) readBarrier(ctx context.Context, op string, opts []ReadOption) er
 	if err := n.verifyLeader(op); err != nil {
 		return err
 	}
-	if index <= t.barrier {
-		return nil // applied before the term's barrier completed
+	if index > t.barrier { // else applied before the term's barrier completed
+		if err := n.fsm.waitApplied(ctx, op, index, n.closing); err != nil {
+			return err
+		}
 	}
-	return n.fsm.waitApplied(ctx, op, index, n.closing)
+	return n.settle(ctx, op)
 }
 
 // verifyLeader confirms with a quorum that the node still leads. raft

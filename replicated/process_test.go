@@ -69,7 +69,7 @@ func helperCluster(t *testing.T) {
 	ttl, err := time.ParseDuration(os.Getenv(helperTTL))
 	require.NoError(t, err)
 	c := newCluster(t, clusterOpts{
-		stores: boltStores, transport: tcpTransport,
+		stores: boltStores, transport: tcpTransport, raft: patientRaft,
 		dirs: strings.Split(os.Getenv(helperDirs), ","), binds: strings.Split(os.Getenv(helperBinds), ","),
 	})
 	l, err := c.nodes[c.leader()].GrantWithKey(ctxT(t), "h", lease.Operation, ttl, "k", []byte("v"))

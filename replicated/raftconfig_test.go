@@ -132,6 +132,7 @@ func TestRaftLoggerHonoursLogLevelAndOutput(t *testing.T) {
 // keys, and carries on issuing IDs after the last.
 func TestRestartFromSnapshot(t *testing.T) {
 	o := clusterOpts{stores: boltStores, transport: tcpTransport, raft: func(rc *raft.Config) {
+		patientRaft(rc)
 		rc.TrailingLogs = 0 // a snapshot compacts the whole log
 	}}
 	c := newCluster(t, o)
