@@ -31,6 +31,15 @@ func testRaftConfig() *raft.Config {
 	return c
 }
 
+// patientRaft lengthens raft's timeouts for tests that need one leader to
+// stay in place between two steps on a loaded machine, where 50 ms
+// without a heartbeat is common.
+func patientRaft(c *raft.Config) {
+	c.HeartbeatTimeout = 400 * time.Millisecond
+	c.ElectionTimeout = 400 * time.Millisecond
+	c.LeaderLeaseTimeout = 200 * time.Millisecond
+}
+
 type storeKind int
 
 const (
@@ -68,6 +77,10 @@ type clusterOpts struct {
 	transport transportKind
 	raft      func(*raft.Config)
 	options   []lease.Option
+	// dirs and binds, when set, are the nodes' directories and TCP
+	// addresses (for a cluster reopened from directories another cluster
+	// or process left behind); otherwise each node gets fresh ones.
+	dirs, binds []string
 }
 
 func newCluster(t testing.TB, o clusterOpts) *cluster {
@@ -79,7 +92,11 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	var servers []Server
 	for i := range o.size {
 		id := fmt.Sprintf("n%d", i)
-		cfg := Config{ID: id, Dir: t.TempDir(), Options: o.options, onTerm: c.notify}
+		dir := t.TempDir()
+		if o.dirs != nil {
+			dir = o.dirs[i]
+		}
+		cfg := Config{ID: id, Dir: dir, Options: o.options, onTerm: c.notify}
 		rc := testRaftConfig()
 		if o.raft != nil {
 			o.raft(rc)
@@ -93,6 +110,9 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 			servers = append(servers, Server{ID: id, Address: string(addr)})
 		case tcpTransport:
 			cfg.Bind = freeAddr(t)
+			if o.binds != nil {
+				cfg.Bind = o.binds[i]
+			}
 			servers = append(servers, Server{ID: id, Address: cfg.Bind})
 		}
 		if o.stores == memStores {

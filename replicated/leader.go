@@ -2,6 +2,7 @@ package replicated
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -16,11 +17,25 @@ import (
 // batcher for a tick: an entry stamped at or after the deadline, which ends
 // the same leases on every node.
 
-// request is one command waiting for its result.
+// request is one command waiting for its result, or a linearizable read
+// waiting for the log's time to reach the leader's.
 type request struct {
 	op    opCode
-	enc   []byte      // the command, encoded by the caller
+	enc   []byte      // the command, encoded by the caller; nil for a read
 	reply chan result // capacity 1: the responder never waits
+	// read names the read operation of a request without a command: its
+	// entry is stamped at or after settle (unix nanoseconds), and the
+	// read answers once that entry is applied.
+	read   string
+	settle int64
+}
+
+// opName is the operation errors about r name.
+func (r *request) opName() string {
+	if r.read != "" {
+		return r.read
+	}
+	return r.op.String()
 }
 
 // flight is one proposed entry.
@@ -202,6 +217,27 @@ func (n *Node) askTick(due time.Time) {
 	n.tickCh <- due // only the expiry loop sends, and the channel is empty now
 }
 
+// settle makes the log's time reach the leader's before a linearizable
+// read answers: while a deadline armed on the log clock is due by the
+// leader's clock, it commits an entry stamped at or after now through the
+// batcher, as a tick, and waits until it is applied. The expiry loop would
+// commit that tick too, but only after the read answered with a lease past
+// its expiry: after a leaderless period or a whole-cluster restart, until
+// the new leader's first entry commits, and for a moment after any
+// deadline.
+func (n *Node) settle(ctx context.Context, op string) error {
+	now := time.Now()
+	for {
+		if due, ok := n.fsm.next(); !ok || due.After(now) {
+			return nil
+		}
+		req := &request{read: op, settle: now.UnixNano(), reply: make(chan result, 1)}
+		if r := n.send(ctx, req); r.err != nil {
+			return r.err
+		}
+	}
+}
+
 // submit sends one command through the leader's batcher and waits for its
 // result.
 func (n *Node) submit(ctx context.Context, c command) result {
@@ -220,13 +256,17 @@ func (n *Node) submit(ctx context.Context, c command) result {
 	if n.raft.State() != raft.Leader {
 		return result{err: n.notLeader(op)}
 	}
-	req := &request{op: c.op, enc: appendCommand(nil, &c), reply: make(chan result, 1)}
+	return n.send(ctx, &request{op: c.op, enc: appendCommand(nil, &c), reply: make(chan result, 1)})
+}
+
+// send queues req for the batcher and waits for its result.
+func (n *Node) send(ctx context.Context, req *request) result {
 	select {
 	case n.queue <- req:
 	case <-ctx.Done():
 		return result{err: ctx.Err()}
 	case <-n.closing:
-		return result{err: closedError(op)}
+		return result{err: closedError(req.opName())}
 	}
 	select {
 	case r := <-req.reply:
@@ -234,7 +274,7 @@ func (n *Node) submit(ctx context.Context, c command) result {
 	case <-ctx.Done():
 		return result{err: ctx.Err()}
 	case <-n.stopped:
-		return result{err: closedError(op)}
+		return result{err: closedError(req.opName())}
 	}
 }
 
@@ -245,8 +285,10 @@ func (n *Node) batcher() {
 	defer close(n.inflight)
 	for {
 		var (
-			reqs []*request
-			tick time.Time
+			reqs   []*request
+			tick   time.Time
+			cmds   int
+			settle int64 // the latest stamp a read needs
 		)
 		select {
 		case <-n.closing:
@@ -291,10 +333,16 @@ func (n *Node) batcher() {
 			n.failQueued()
 			return
 		}
-		stamp := max(time.Now().UnixNano(), t.lastIssued, tick.UnixNano())
+		for _, r := range reqs {
+			if r.enc != nil {
+				cmds++
+			}
+			settle = max(settle, r.settle)
+		}
+		stamp := max(time.Now().UnixNano(), t.lastIssued, tick.UnixNano(), settle)
 		t.lastIssued = stamp
 		data := make([]byte, 0, 16+size)
-		data = encodeHeader(data, stamp, len(reqs))
+		data = encodeHeader(data, stamp, cmds)
 		for _, r := range reqs {
 			data = append(data, r.enc...)
 		}
@@ -311,7 +359,7 @@ func (n *Node) fail(reqs []*request, err error) {
 	for _, r := range reqs {
 		e := err
 		if e == nil {
-			e = n.notLeader(r.op.String())
+			e = n.notLeader(r.opName())
 		}
 		r.reply <- result{err: e}
 	}
@@ -322,7 +370,7 @@ func (n *Node) failQueued() {
 	for {
 		select {
 		case r := <-n.queue:
-			r.reply <- result{err: closedError(r.op.String())}
+			r.reply <- result{err: closedError(r.opName())}
 		default:
 			return
 		}
@@ -349,12 +397,19 @@ func (n *Node) responder() {
 			default:
 			}
 		}
-		for i, r := range fl.reqs {
-			if err != nil {
-				r.reply <- result{err: n.raftError(r.op.String(), err)}
-				continue
+		i := 0
+		for _, r := range fl.reqs {
+			switch {
+			case err != nil && r.read != "" && errors.Is(err, raft.ErrLeadershipLost):
+				r.reply <- result{err: n.notLeader(r.read)} // nothing of a read's was in the entry
+			case err != nil:
+				r.reply <- result{err: n.raftError(r.opName(), err)}
+			case r.enc == nil:
+				r.reply <- result{}
+			default:
+				r.reply <- res[i]
+				i++
 			}
-			r.reply <- res[i]
 		}
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
@@ -101,11 +100,15 @@ type readOptionFunc func(*readOptions)
 func (f readOptionFunc) applyRead(o *readOptions) { f(o) }
 
 // Stale serves a read from the node's own state, on any node, without
-// confirming leadership: it may miss the latest writes.
+// confirming leadership: it may miss the latest writes, and may show a
+// lease whose expiry has passed that the log has not ended yet (while no
+// node leads, for instance). A linearizable read shows neither.
 func Stale() ReadOption { return readOptionFunc(func(o *readOptions) { o.stale = true }) }
 
 // Node is one member of a replicated lease service. Writes go to the leader;
-// reads are linearizable (leader only) unless Stale. A Node is safe for
+// reads are linearizable (leader only) unless Stale. A linearizable read
+// that finds a lease's expiry passed by the leader's clock first commits
+// an entry that ends it, so it never shows a lease past its expiry. A Node is safe for
 // concurrent use.
 type Node struct {
 	raft      *raft.Raft
@@ -149,12 +152,19 @@ const (
 // Open starts a node: it opens (or creates) its stores in cfg.Dir, joins the
 // raft cluster and returns once the node is running (not necessarily
 // leader). Bad configuration gets a *lease.Error with CodeInvalidArgument
-// naming the field.
+// naming the field; so does a Dir that another node, in this process or
+// another, holds open (Field "Dir", at once, without waiting for it).
 //
-// A raft configuration with NotifyCh set is refused: the node consumes
-// leadership changes itself (use Raft().LeaderCh or RegisterObserver).
-// The node turns raft's BatchApplyCh on (its batcher is the only proposer).
-// Without a Logger or LogOutput, raft logs warnings and errors to stderr.
+// Raft settings the node cannot honour are refused, naming the field:
+// NotifyCh (the node consumes leadership changes itself; use
+// Raft().LeaderCh or RegisterObserver), NoSnapshotRestoreOnStart (the
+// node's state is rebuilt from its latest snapshot when it starts),
+// RestoreCommittedLogs (the bolt store does not track commits), a LocalID
+// other than ID, a ProtocolVersion below 3 and an unknown LogLevel. The
+// node turns raft's BatchApplyCh on (its batcher is the only proposer).
+// Without a Logger, raft, the transport and the snapshot store log to
+// LogOutput (stderr when nil) at LogLevel (warnings and errors when both
+// are empty).
 // The bolt log store in Dir syncs every commit but not its freelist, which
 // is rebuilt when the file is opened.
 func Open(ctx context.Context, cfg Config) (*Node, error) {
@@ -177,23 +187,11 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		stopped:   make(chan struct{}),
 		onTerm:    cfg.onTerm,
 	}
-	rc := raft.DefaultConfig()
-	if cfg.Raft != nil {
-		c := *cfg.Raft
-		rc = &c
+	rc, err := raftConfig(&cfg)
+	if err != nil {
+		return nil, err
 	}
-	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.NotifyCh = n.notify
-	// The batcher is the only proposer: a buffered apply channel lets
-	// raft's leader loop take several of its entries into one write to
-	// the log store (one fsync) instead of one each.
-	rc.BatchApplyCh = true
-	if rc.Logger == nil && rc.LogOutput == nil {
-		rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
-	}
-	if err := raft.ValidateConfig(rc); err != nil {
-		return nil, invalid("Raft", err.Error())
-	}
 	if err := n.open(cfg, rc); err != nil {
 		if n.fsm != nil {
 			n.fsm.close()
@@ -221,7 +219,12 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 			return fmt.Errorf("replicated: open: %w", err)
 		}
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db"), BoltOptions: boltOptions()})
+		path := filepath.Join(cfg.Dir, "raft.db")
+		bolt, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: boltOptions()})
+		//lint:ignore SA1019 the bbolt this module requires has no errors package
+		if errors.Is(err, bbolt.ErrTimeout) {
+			return invalid("Dir", "in use by another node: "+path+" is locked by another process, or by a node of this one that is still open")
+		}
 		if err != nil {
 			return fmt.Errorf("replicated: open: log store: %w", err)
 		}
@@ -272,8 +275,13 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 // hash map: a commit then writes fewer pages, and its fsyncs, which every
 // write waits for on the leader and on a follower in turn, are shorter.
 // Every commit is still synced.
+//
+// The file lock is tried once: a lock held means another node has the
+// directory open, and waiting for it would only delay the error. (A zero
+// Timeout would wait forever; bbolt gives up after its first attempt when
+// the timeout is shorter than its retry interval.)
 func boltOptions() *bbolt.Options {
-	return &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}
+	return &bbolt.Options{Timeout: time.Nanosecond, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}
 }
 
 func validate(cfg *Config) error {
@@ -284,8 +292,6 @@ func validate(cfg *Config) error {
 		return invalid("Dir", "must not be empty")
 	case cfg.Transport == nil && cfg.Bind == "":
 		return invalid("Bind", "must not be empty when Transport is nil")
-	case cfg.Raft != nil && cfg.Raft.NotifyCh != nil:
-		return invalid("Raft.NotifyCh", "must be nil: the node consumes leadership changes")
 	}
 	ids := make(map[string]bool, len(cfg.Bootstrap))
 	self := false
@@ -423,8 +429,9 @@ func read[T any](n *Node, ctx context.Context, op string, opts []ReadOption, f f
 
 // readBarrier makes a linearizable read safe: on the leader, once its term
 // has applied everything earlier terms committed, it captures the commit
-// index, confirms leadership with a quorum and waits until the FSM has
-// applied that index.
+// index, confirms leadership with a quorum, waits until the FSM has
+// applied that index, and settles every deadline due by the leader's
+// clock.
 func (n *Node) readBarrier(ctx context.Context, op string, opts []ReadOption) error {
 	var ro readOptions
 	for _, o := range opts {
@@ -466,10 +473,12 @@ func (n *Node) readBarrier(ctx context.Context, op string, opts []ReadOption) er
 	if err := n.verifyLeader(op); err != nil {
 		return err
 	}
-	if index <= t.barrier {
-		return nil // applied before the term's barrier completed
+	if index > t.barrier { // else applied before the term's barrier completed
+		if err := n.fsm.waitApplied(ctx, op, index, n.closing); err != nil {
+			return err
+		}
 	}
-	return n.fsm.waitApplied(ctx, op, index, n.closing)
+	return n.settle(ctx, op)
 }
 
 // verifyLeader confirms with a quorum that the node still leads. raft
