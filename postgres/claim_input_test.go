@@ -70,7 +70,7 @@ func TestClaimStoreBadInput(t *testing.T) {
 		tc.edit(&bad)
 		// The good item before it is not stored either.
 		_, err := s.Enqueue(ctx, []claim.NewItem{good, bad})
-		requireInvalid(t, err, tc.field)
+		requireInvalid(t, err, "items[1]."+tc.field)
 	}
 	_, err = s.Enqueue(nilCtx, []claim.NewItem{good})
 	requireInvalid(t, err, "ctx")
@@ -143,6 +143,44 @@ func TestClaimStoreBadInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "bad input changed something")
 	require.NoError(t, s.Settle(ctx, complete(c)), "the claim is still live")
+}
+
+// TestClaimEnqueueManyNamesTheItem sends a batch whose second item has a
+// queue or key only PostgreSQL refuses (the Broker lets them through):
+// through Broker.EnqueueMany and Store.Enqueue the error names the item, as
+// the Broker's own checks do, through Broker.Enqueue the bare field; and
+// nothing is stored, not even the good first item.
+func TestClaimEnqueueManyNamesTheItem(t *testing.T) {
+	s := newTestClaimStore(t)
+	b := claim.New(s)
+	defer func() { require.NoError(t, b.Close()) }()
+	good := claim.NewItem{Queue: "q", Key: "good", Payload: []byte("good"), MaxAttempts: 1}
+	for _, tc := range []struct {
+		name, field string
+		edit        func(*claim.NewItem)
+	}{
+		{"NUL in queue", "queue", func(it *claim.NewItem) { it.Queue = "q\x00" }},
+		{"invalid UTF-8 queue", "queue", func(it *claim.NewItem) { it.Queue = "q\xff" }},
+		{"queue over MaxNameLen", "queue", func(it *claim.NewItem) { it.Queue = strings.Repeat("q", MaxNameLen+1) }},
+		{"NUL in key", "key", func(it *claim.NewItem) { it.Key = "k\x00" }},
+		{"invalid UTF-8 key", "key", func(it *claim.NewItem) { it.Key = "k\xff" }},
+		{"key over MaxNameLen", "key", func(it *claim.NewItem) { it.Key = strings.Repeat("k", MaxNameLen+1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := claim.NewItem{Queue: "q", Payload: []byte("bad"), MaxAttempts: 1}
+			tc.edit(&bad)
+			_, err := b.EnqueueMany(ctx, []claim.NewItem{good, bad})
+			requireInvalid(t, err, "items[1]."+tc.field)
+			_, err = s.Enqueue(ctx, []claim.NewItem{good, bad})
+			requireInvalid(t, err, "items[1]."+tc.field)
+			_, err = b.Enqueue(ctx, bad.Queue, bad.Payload, claim.Key(bad.Key))
+			if bad.Key == "" {
+				_, err = b.Enqueue(ctx, bad.Queue, bad.Payload)
+			}
+			requireInvalid(t, err, tc.field)
+			assert.Equal(t, claim.Counts{}, counts(t, s, "q"), "nothing was stored")
+		})
+	}
 }
 
 func TestClaimStoreMigrateVersions(t *testing.T) {

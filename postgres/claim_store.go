@@ -906,17 +906,18 @@ func (f failureJSON) failure() claim.Failure {
 	return x
 }
 
-// checkNewItem checks items[i].
+// checkNewItem checks items[i], naming a field with the item, as in
+// "items[2].queue", as the Broker does.
 func checkNewItem(i int, it claim.NewItem) error {
 	const op = "claims.enqueue"
-	at := fmt.Sprintf("items[%d]: ", i)
-	bad := func(field, detail string) error { return invalid(op, field, at+detail) }
-	if err := checkName(op, "queue", it.Queue); err != nil {
-		return bad("queue", err.(*lease.Error).Detail)
+	at := fmt.Sprintf("items[%d].", i)
+	bad := func(field, detail string) error { return invalid(op, at+field, detail) }
+	if err := checkName(op, at+"queue", it.Queue); err != nil {
+		return err
 	}
 	if it.Key != "" {
-		if err := checkName(op, "key", it.Key); err != nil {
-			return bad("key", err.(*lease.Error).Detail)
+		if err := checkName(op, at+"key", it.Key); err != nil {
+			return err
 		}
 	}
 	switch {
