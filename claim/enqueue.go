@@ -12,9 +12,9 @@ import (
 // item is claimable at once unless the Delay option says otherwise. With the
 // Key option, an item of the queue with that key that still exists is
 // returned instead and nothing is added. Bad input (nil ctx, empty queue, a
-// negative delay or timeout, max attempts < 1, an empty key, a priority
-// outside 0..MaxPriority) gets an error matching lease.ErrInvalidArgument
-// that names the field, and nothing changes.
+// negative delay or timeout, a timeout above MaxTimeout, max attempts < 1,
+// an empty key, a priority outside 0..MaxPriority) gets an error matching
+// lease.ErrInvalidArgument that names the field, and nothing changes.
 func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts ...EnqueueOption) (Item, error) {
 	var o enqueueOptions
 	for _, opt := range opts {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -181,6 +182,41 @@ func TestClaimEnqueueManyNamesTheItem(t *testing.T) {
 			assert.Equal(t, claim.Counts{}, counts(t, s, "q"), "nothing was stored")
 		})
 	}
+}
+
+// TestClaimWorkHonoursTheLargestItemTimeout: a timeout above
+// claim.MaxTimeout is refused (in whole microseconds it would come back
+// negative, and Work would fall back to the Worker's timeout), and one of
+// MaxTimeout comes back as given and overrides the Worker's, which would
+// have cancelled the handler long before.
+func TestClaimWorkHonoursTheLargestItemTimeout(t *testing.T) {
+	s := newTestClaimStore(t)
+	b := claim.New(s)
+	_, err := b.Enqueue(ctx, "q", nil, claim.Timeout(math.MaxInt64))
+	requireInvalid(t, err, "timeout")
+	it, err := b.Enqueue(ctx, "q", []byte("p"), claim.Timeout(claim.MaxTimeout))
+	require.NoError(t, err)
+	require.Equal(t, claim.MaxTimeout, lookup(t, s, it.ID).Timeout)
+
+	started, release := make(chan context.Context, 1), make(chan struct{})
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	const workerTimeout = 100 * time.Millisecond
+	go func() {
+		done <- b.Work(wctx, claim.Worker{Queue: "q", Timeout: workerTimeout, Handler: func(hctx context.Context, c claim.Claim) error {
+			started <- hctx
+			<-release
+			return hctx.Err()
+		}})
+	}()
+	hctx := <-started
+	assert.Never(t, func() bool { return hctx.Err() != nil }, 10*workerTimeout, workerTimeout/5,
+		"the item's timeout, not the Worker's, bounds the handler")
+	close(release)
+	stop()
+	require.NoError(t, <-done)
+	assert.Equal(t, claim.Counts{}, counts(t, s, "q"), "completed")
+	require.NoError(t, b.Close())
 }
 
 func TestClaimStoreMigrateVersions(t *testing.T) {

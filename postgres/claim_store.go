@@ -929,6 +929,9 @@ func checkNewItem(i int, it claim.NewItem) error {
 		return bad("priority", fmt.Sprintf("%d is not between 0 and %d", it.Priority, claim.MaxPriority))
 	case it.Timeout < 0:
 		return bad("timeout", it.Timeout.String()+" is negative")
+	case it.Timeout > claim.MaxTimeout:
+		// Beyond it the timeout in whole microseconds would not convert back.
+		return bad("timeout", it.Timeout.String()+" is more than claim.MaxTimeout, "+claim.MaxTimeout.String())
 	}
 	return nil
 }
