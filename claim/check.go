@@ -31,6 +31,8 @@ func checkItem(prefix string, n *NewItem) error {
 		return invalid(op, prefix+"priority", strconv.Itoa(n.Priority)+" is not between 0 and "+strconv.Itoa(MaxPriority))
 	case n.Timeout < 0:
 		return invalid(op, prefix+"timeout", n.Timeout.String()+" is negative")
+	case n.Timeout > MaxTimeout:
+		return invalid(op, prefix+"timeout", n.Timeout.String()+" is more than MaxTimeout, "+MaxTimeout.String())
 	}
 	return nil
 }

@@ -2,15 +2,19 @@ package claim
 
 import (
 	"context"
+	"errors"
+	"strings"
+
+	"github.com/leasehold/lease"
 )
 
 // Enqueue adds an item with payload (copied) to queue and returns it. The
 // item is claimable at once unless the Delay option says otherwise. With the
 // Key option, an item of the queue with that key that still exists is
 // returned instead and nothing is added. Bad input (nil ctx, empty queue, a
-// negative delay or timeout, max attempts < 1, an empty key, a priority
-// outside 0..MaxPriority) gets an error matching lease.ErrInvalidArgument
-// that names the field, and nothing changes.
+// negative delay or timeout, a timeout above MaxTimeout, max attempts < 1,
+// an empty key, a priority outside 0..MaxPriority) gets an error matching
+// lease.ErrInvalidArgument that names the field, and nothing changes.
 func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts ...EnqueueOption) (Item, error) {
 	var o enqueueOptions
 	for _, opt := range opts {
@@ -36,9 +40,23 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 	}
 	items, err := b.store.Enqueue(ctx, []NewItem{n})
 	if err != nil {
-		return Item{}, err
+		return Item{}, unbatched(err)
 	}
 	return items[0], nil
+}
+
+// unbatched names a field of the one item Enqueue sends to its store as
+// Enqueue's own checks do: "queue" where the store, checking a batch of
+// one, said "items[0].queue".
+func unbatched(err error) error {
+	const prefix = "items[0]."
+	var le *lease.Error
+	if !errors.As(err, &le) || le.Code != lease.CodeInvalidArgument || !strings.HasPrefix(le.Field, prefix) {
+		return err
+	}
+	named := *le
+	named.Field = strings.TrimPrefix(le.Field, prefix)
+	return &named
 }
 
 // EnqueueMany adds items in one step and returns them, in order: every item

@@ -204,6 +204,29 @@ func TestWorkTimeouts(t *testing.T) {
 	})
 }
 
+// TestWorkHonoursTheLargestItemTimeout: an item's Timeout of MaxTimeout
+// overrides the Worker's, which would have cancelled the handler long
+// before.
+func TestWorkHonoursTheLargestItemTimeout(t *testing.T) {
+	b, _, clk := newBroker(t)
+	started, release := make(chan context.Context), make(chan struct{})
+	stop := startWork(t, b, claim.Worker{Queue: q, Timeout: time.Second, Handler: func(ctx context.Context, c claim.Claim) error {
+		started <- ctx
+		<-release
+		return ctx.Err()
+	}})
+	it := enqueue(t, b, q, "p", claim.Timeout(claim.MaxTimeout))
+	require.Equal(t, claim.MaxTimeout, it.Timeout)
+	hctx := <-started
+	for range 120 { // heartbeats every 10s keep the claim
+		clk.Advance(time.Second)
+	}
+	require.NoError(t, hctx.Err(), "the item's timeout, not the Worker's, bounds the handler")
+	close(release)
+	require.NoError(t, stop())
+	assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q), "completed")
+}
+
 // countingStore counts the claims made through it.
 type countingStore struct {
 	claim.Store

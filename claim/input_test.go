@@ -80,6 +80,15 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 			return err
 		}, "priority"},
 		{"enqueue negative timeout", func() error { _, err := b.Enqueue(ctx, q, nil, claim.Timeout(-1)); return err }, "timeout"},
+		{"enqueue timeout above MaxTimeout", func() error {
+			_, err := b.Enqueue(ctx, q, nil, claim.Timeout(claim.MaxTimeout+1))
+			return err
+		}, "timeout"},
+		{"enqueue largest timeout", func() error { _, err := b.Enqueue(ctx, q, nil, claim.Timeout(math.MaxInt64)); return err }, "timeout"},
+		{"enqueue many timeout above MaxTimeout", func() error {
+			_, err := b.EnqueueMany(ctx, []claim.NewItem{{Queue: q}, {Queue: q, Timeout: math.MaxInt64}})
+			return err
+		}, "items[1].timeout"},
 		{"enqueue many empty queue", func() error { _, err := b.EnqueueMany(ctx, []claim.NewItem{{Queue: q}, {}}); return err }, "items[1].queue"},
 		{"snooze zero claim", func() error { return b.Snooze(ctx, claim.Claim{}, 0) }, "claim"},
 		{"snooze negative", func() error { return b.Snooze(ctx, c, -1) }, "after"},

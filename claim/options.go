@@ -128,8 +128,8 @@ func Priority(p int) EnqueueOption {
 
 // Timeout bounds each run of the item's Work handler: after d its context
 // is cancelled and, if it returns an error, the item is failed with a
-// reason saying it timed out. It overrides the Worker's Timeout. d must not
-// be negative; zero means the Worker's.
+// reason saying it timed out. It overrides the Worker's Timeout. d must be
+// between 0 and MaxTimeout; zero means the Worker's.
 func Timeout(d time.Duration) EnqueueOption {
 	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.timeout = d; return o })
 }

@@ -116,11 +116,20 @@ type NewItem struct {
 	// Priority orders claims: lower first, from 0 to MaxPriority.
 	Priority int
 	// Timeout, when positive, bounds each run of the item's Work handler.
+	// It is at most MaxTimeout: a larger one is bad input, refused by the
+	// Broker and by every store, as a negative one is.
 	Timeout time.Duration
 }
 
 // MaxPriority is the largest Priority an item may have.
 const MaxPriority = 9
+
+// MaxTimeout is the largest Timeout an item may have, about 292 years: the
+// largest time.Duration that is a whole number of microseconds, the
+// precision a store may keep durations in (the PostgreSQL store does), so
+// that every store gives the timeout back as it was given, never wrapped
+// around to a negative one.
+const MaxTimeout = time.Duration(1<<63-1) / time.Microsecond * time.Microsecond
 
 // ClaimRequest asks a Store for claims. It is a plain value, safe to copy
 // and share.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +71,7 @@ func TestClaimStoreBadInput(t *testing.T) {
 		tc.edit(&bad)
 		// The good item before it is not stored either.
 		_, err := s.Enqueue(ctx, []claim.NewItem{good, bad})
-		requireInvalid(t, err, tc.field)
+		requireInvalid(t, err, "items[1]."+tc.field)
 	}
 	_, err = s.Enqueue(nilCtx, []claim.NewItem{good})
 	requireInvalid(t, err, "ctx")
@@ -143,6 +144,79 @@ func TestClaimStoreBadInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "bad input changed something")
 	require.NoError(t, s.Settle(ctx, complete(c)), "the claim is still live")
+}
+
+// TestClaimEnqueueManyNamesTheItem sends a batch whose second item has a
+// queue or key only PostgreSQL refuses (the Broker lets them through):
+// through Broker.EnqueueMany and Store.Enqueue the error names the item, as
+// the Broker's own checks do, through Broker.Enqueue the bare field; and
+// nothing is stored, not even the good first item.
+func TestClaimEnqueueManyNamesTheItem(t *testing.T) {
+	s := newTestClaimStore(t)
+	b := claim.New(s)
+	defer func() { require.NoError(t, b.Close()) }()
+	good := claim.NewItem{Queue: "q", Key: "good", Payload: []byte("good"), MaxAttempts: 1}
+	for _, tc := range []struct {
+		name, field string
+		edit        func(*claim.NewItem)
+	}{
+		{"NUL in queue", "queue", func(it *claim.NewItem) { it.Queue = "q\x00" }},
+		{"invalid UTF-8 queue", "queue", func(it *claim.NewItem) { it.Queue = "q\xff" }},
+		{"queue over MaxNameLen", "queue", func(it *claim.NewItem) { it.Queue = strings.Repeat("q", MaxNameLen+1) }},
+		{"NUL in key", "key", func(it *claim.NewItem) { it.Key = "k\x00" }},
+		{"invalid UTF-8 key", "key", func(it *claim.NewItem) { it.Key = "k\xff" }},
+		{"key over MaxNameLen", "key", func(it *claim.NewItem) { it.Key = strings.Repeat("k", MaxNameLen+1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := claim.NewItem{Queue: "q", Payload: []byte("bad"), MaxAttempts: 1}
+			tc.edit(&bad)
+			_, err := b.EnqueueMany(ctx, []claim.NewItem{good, bad})
+			requireInvalid(t, err, "items[1]."+tc.field)
+			_, err = s.Enqueue(ctx, []claim.NewItem{good, bad})
+			requireInvalid(t, err, "items[1]."+tc.field)
+			_, err = b.Enqueue(ctx, bad.Queue, bad.Payload, claim.Key(bad.Key))
+			if bad.Key == "" {
+				_, err = b.Enqueue(ctx, bad.Queue, bad.Payload)
+			}
+			requireInvalid(t, err, tc.field)
+			assert.Equal(t, claim.Counts{}, counts(t, s, "q"), "nothing was stored")
+		})
+	}
+}
+
+// TestClaimWorkHonoursTheLargestItemTimeout: a timeout above
+// claim.MaxTimeout is refused (in whole microseconds it would come back
+// negative, and Work would fall back to the Worker's timeout), and one of
+// MaxTimeout comes back as given and overrides the Worker's, which would
+// have cancelled the handler long before.
+func TestClaimWorkHonoursTheLargestItemTimeout(t *testing.T) {
+	s := newTestClaimStore(t)
+	b := claim.New(s)
+	_, err := b.Enqueue(ctx, "q", nil, claim.Timeout(math.MaxInt64))
+	requireInvalid(t, err, "timeout")
+	it, err := b.Enqueue(ctx, "q", []byte("p"), claim.Timeout(claim.MaxTimeout))
+	require.NoError(t, err)
+	require.Equal(t, claim.MaxTimeout, lookup(t, s, it.ID).Timeout)
+
+	started, release := make(chan context.Context, 1), make(chan struct{})
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	const workerTimeout = 100 * time.Millisecond
+	go func() {
+		done <- b.Work(wctx, claim.Worker{Queue: "q", Timeout: workerTimeout, Handler: func(hctx context.Context, c claim.Claim) error {
+			started <- hctx
+			<-release
+			return hctx.Err()
+		}})
+	}()
+	hctx := <-started
+	assert.Never(t, func() bool { return hctx.Err() != nil }, 10*workerTimeout, workerTimeout/5,
+		"the item's timeout, not the Worker's, bounds the handler")
+	close(release)
+	stop()
+	require.NoError(t, <-done)
+	assert.Equal(t, claim.Counts{}, counts(t, s, "q"), "completed")
+	require.NoError(t, b.Close())
 }
 
 func TestClaimStoreMigrateVersions(t *testing.T) {

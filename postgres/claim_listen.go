@@ -209,11 +209,17 @@ func (n *claimNotifier) session(ctx context.Context) bool {
 	if err := conn.QueryRow(ctx, n.s.sql.oid, n.s.table).Scan(&oid); err != nil {
 		return false
 	}
+	if n.s.beforeListen != nil {
+		n.s.beforeListen()
+	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{claimChannel(oid)}.Sanitize()); err != nil {
 		return false
 	}
 	// Whatever happened before this connection listened went unheard.
 	n.wakeAll()
+	if err := n.catchUp(ctx, conn); err != nil {
+		return false
+	}
 	for {
 		note, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -221,6 +227,50 @@ func (n *claimNotifier) session(ctx context.Context) bool {
 		}
 		n.handle(note.Payload)
 	}
+}
+
+// catchUp calls the Lost functions of the claims this store tracks whose
+// items were cancelled while no connection listened (before the first, or
+// between two): their Cancel notifications went unheard. It runs once the
+// connection listens, so that a later Cancel is heard instead.
+func (n *claimNotifier) catchUp(ctx context.Context, conn *pgx.Conn) error {
+	s := n.s
+	s.mu.Lock()
+	ids, tokens := make([]int64, 0, len(s.lost)), make([]int64, 0, len(s.lost))
+	expires := make([]time.Time, 0, len(s.lost))
+	for r, l := range s.lost {
+		ids, tokens, expires = append(ids, int64(r.Item)), append(tokens, int64(r.Token)), append(expires, l.expires)
+	}
+	s.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := conn.Query(ctx, s.sql.removedLive, ids, tokens, expires)
+	if err != nil {
+		return err
+	}
+	var (
+		removed   []claim.Ref
+		id, token int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &token}, func() error {
+		removed = append(removed, claim.Ref{Item: claim.ItemID(id), Token: uint64(token)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range removed {
+		// A Settle under way may have completed it: that Settle says how
+		// the claim ended, and its caller needs no Lost.
+		s.mu.Lock()
+		settling := s.lost[r].settling > 0
+		s.mu.Unlock()
+		if !settling {
+			s.lose(r, "cancel")
+		}
+	}
+	return nil
 }
 
 // handle acts on one notification of the table's channel.

@@ -37,6 +37,7 @@ type claimStatements struct {
 	claim, extend, settle               string
 	cancel, requeueDead, deleteDead     string
 	lookup, list, counts, oid           string
+	removedLive                         string
 	migrations, migrated, markMigration string
 	v1                                  []string
 }
@@ -202,6 +203,15 @@ SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`),
 )
 SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid::bigint, 'c' || id || ':' || token) IS NULL END
 FROM gone`),
+
+		// $1 IDs, $2 tokens, $3 expiries (the database's) of claims: the
+		// claims whose item is gone although their lease has not run out,
+		// so that it was removed while they were live (IDs are never
+		// reused; a claim that expired and whose item was then claimed
+		// again and completed is not one of them).
+		removedLive: r.Replace(`SELECT i.id, i.token
+FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[]) AS i(id, token, expires)
+WHERE i.expires > now() AND NOT EXISTS (SELECT FROM {T} AS t WHERE t.id = i.id)`),
 
 		// $1 queue, $2 ID: a dead item, or a claim on its last attempt whose
 		// lease expired (whose loss joins the history), made visible with

@@ -73,11 +73,18 @@ type ClaimStore struct {
 	// beforeExisting, when set by a test, runs in Enqueue between the
 	// insert and the read of the items already holding keys.
 	beforeExisting func()
+	// beforeListen, when set by a test, runs in each listening session
+	// between connecting and LISTEN.
+	beforeListen func()
 }
 
 type lostClaim struct {
 	fn      func(claim.Ref, error)
 	expires time.Time
+	// settling counts this store's Settle calls on the claim under way:
+	// one of them may have removed the row, so the listener's catch-up
+	// does not take its absence for a Cancel.
+	settling int
 }
 
 var _ claim.Store = (*ClaimStore)(nil)
@@ -423,7 +430,9 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	if err := checkSettlement(st); err != nil {
 		return err
 	}
+	s.settling(st.Ref, 1)
 	_, err := s.settles.do(ctx, st.Ref, st)
+	s.settling(st.Ref, -1)
 	return err
 }
 
@@ -512,8 +521,10 @@ func (s *ClaimStore) runExtend(ctx context.Context, calls []*batchCall[time.Dura
 // Lost function is called with a cause matching claim.ErrCancelled and
 // lease.ErrStaleUse, by this store if it made the claim, or by the store
 // that made it (in any process) when the notification Cancel sends reaches
-// its listening connection. An item that is not in queue gets an error
-// matching claim.ErrNotFound.
+// its listening connection; if that connection was not listening then (not
+// started yet, or reconnecting), once it listens again, when the store
+// checks the claims it tracks against the table. An item that is not in
+// queue gets an error matching claim.ErrNotFound.
 func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) error {
 	const op = "cancel"
 	if err := s.begin(ctx, op); err != nil {
@@ -769,6 +780,17 @@ func (s *ClaimStore) retrack(r claim.Ref, expires time.Time) {
 	s.mu.Unlock()
 }
 
+// settling counts a Settle of the tracked claim r starting (1) or ending
+// (-1); a claim that is not tracked is left alone.
+func (s *ClaimStore) settling(r claim.Ref, d int) {
+	s.mu.Lock()
+	if l, ok := s.lost[r]; ok {
+		l.settling += d
+		s.lost[r] = l
+	}
+	s.mu.Unlock()
+}
+
 // lose calls, once, the Lost function of r, a claim ended by Cancel.
 func (s *ClaimStore) lose(r claim.Ref, op string) {
 	s.mu.Lock()
@@ -884,17 +906,18 @@ func (f failureJSON) failure() claim.Failure {
 	return x
 }
 
-// checkNewItem checks items[i].
+// checkNewItem checks items[i], naming a field with the item, as in
+// "items[2].queue", as the Broker does.
 func checkNewItem(i int, it claim.NewItem) error {
 	const op = "claims.enqueue"
-	at := fmt.Sprintf("items[%d]: ", i)
-	bad := func(field, detail string) error { return invalid(op, field, at+detail) }
-	if err := checkName(op, "queue", it.Queue); err != nil {
-		return bad("queue", err.(*lease.Error).Detail)
+	at := fmt.Sprintf("items[%d].", i)
+	bad := func(field, detail string) error { return invalid(op, at+field, detail) }
+	if err := checkName(op, at+"queue", it.Queue); err != nil {
+		return err
 	}
 	if it.Key != "" {
-		if err := checkName(op, "key", it.Key); err != nil {
-			return bad("key", err.(*lease.Error).Detail)
+		if err := checkName(op, at+"key", it.Key); err != nil {
+			return err
 		}
 	}
 	switch {
@@ -906,6 +929,9 @@ func checkNewItem(i int, it claim.NewItem) error {
 		return bad("priority", fmt.Sprintf("%d is not between 0 and %d", it.Priority, claim.MaxPriority))
 	case it.Timeout < 0:
 		return bad("timeout", it.Timeout.String()+" is negative")
+	case it.Timeout > claim.MaxTimeout:
+		// Beyond it the timeout in whole microseconds would not convert back.
+		return bad("timeout", it.Timeout.String()+" is more than claim.MaxTimeout, "+claim.MaxTimeout.String())
 	}
 	return nil
 }

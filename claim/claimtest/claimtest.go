@@ -79,6 +79,7 @@ type clause struct {
 var clauses = []clause{
 	{"BadInput", testBadInput},
 	{"EnqueueVisible", testEnqueueVisible},
+	{"TimeoutRange", testTimeoutRange},
 	{"Delay", testDelay},
 	{"ClaimLimit", testClaimLimit},
 	{"ClaimOrder", testClaimOrder},

@@ -15,7 +15,9 @@
 //
 // What the suite checks, clause by clause: bad input to every method and
 // every field is refused with a *lease.Error of code
-// lease.CodeInvalidArgument naming the field, and changes nothing; items
+// lease.CodeInvalidArgument naming the field, and changes nothing; an
+// item's Timeout comes back as given up to claim.MaxTimeout, and a larger
+// one is bad input; items
 // are claimable when visible and due, and only then; Claim takes them by
 // priority, then VisibleAt, then ID, up to its limit; a claim's lease is
 // kept by Extend and ends at its expiry, after which the item is claimable

@@ -204,7 +204,7 @@ func (m *model) byKey(queue, key string) *mitem {
 // badItem reports whether n is bad input.
 func badItem(n claim.NewItem) bool {
 	return n.Queue == "" || n.Delay < 0 || n.MaxAttempts < 1 || n.Priority < 0 ||
-		n.Priority > claim.MaxPriority || n.Timeout < 0
+		n.Priority > claim.MaxPriority || n.Timeout < 0 || n.Timeout > claim.MaxTimeout
 }
 
 // enqueue applies Enqueue(items), given the IDs the store returned, and

@@ -166,7 +166,7 @@ func checkItem(n claim.NewItem, lax bool) error {
 		return invalid("enqueue", "max_attempts")
 	case n.Priority < 0 || n.Priority > claim.MaxPriority:
 		return invalid("enqueue", "priority")
-	case n.Timeout < 0:
+	case n.Timeout < 0 || n.Timeout > claim.MaxTimeout:
 		return invalid("enqueue", "timeout")
 	}
 	return nil
