@@ -27,8 +27,8 @@ const (
 var ErrStopped = errors.New("claim: work stopped")
 
 // Handler processes one claimed item. Returning nil completes the item;
-// returning the error of Snooze(d) snoozes it; another error or a panic
-// fails it. ctx is cancelled when the handler should stop:
+// returning the error of Snooze(d) snoozes it; returning the error of
+// Discard(err) dead-letters it at once; another error or a panic fails it. ctx is cancelled when the handler should stop:
 //
 //   - when the claim is lost because its lease expired or was revoked
 //     (context.Cause matches ErrClaimLost and lease.ErrStaleUse), and, with
@@ -164,7 +164,8 @@ func (w Worker) withDefaults() (Worker, error) {
 // (and is stopped at SafetyMargin before the claim's last confirmed expiry
 // if no heartbeat confirmed it since). When the handler returns nil its
 // item is completed; when it returns the error of Snooze, snoozed; when it
-// returns another error or panics, failed (the reason is the error's text,
+// returns the error of Discard, dead-lettered at once with the error's text
+// as the reason; when it returns another error or panics, failed (the reason is the error's text,
 // or "panic: " and the value, the panic also going to the Broker's panic
 // handler; a handler past its timeout adds that it timed out). An item
 // whose claim was lost or cancelled while its handler ran is not settled:
@@ -360,12 +361,17 @@ func (r *run) handle(j *job, free func()) {
 	b := r.b
 	bg := context.WithoutCancel(j.ctx)
 	c := j.claim
-	var snooze *SnoozeError
+	var (
+		snooze  *SnoozeError
+		discard *DiscardError
+	)
 	switch {
 	case err == nil:
 		_ = b.Complete(bg, c) // a stale claim was taken back; nothing to do
 	case errors.As(err, &snooze):
 		_ = b.Snooze(bg, c, snooze.After)
+	case errors.As(err, &discard):
+		_ = b.bury(bg, c, err.Error())
 	case errors.Is(context.Cause(j.ctx), ErrStopped):
 		// Stopped by the stop timeout: hand the item back at once.
 		_ = b.Snooze(bg, c, 0)
