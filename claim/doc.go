@@ -40,8 +40,8 @@
 // catches up, so both always agree on whether a claim is live. A Broker
 // over a Memory runs Work's heartbeats and timers on that clock too.
 //
-// Panics. A panicking user callback (a Work handler, the jitter function)
-// is recovered and reported to the handler set by [WithPanicHandler]
+// Panics. A panicking user callback (a Work handler, the jitter function,
+// the error hook of [WithErrorHook]) is recovered and reported to the handler set by [WithPanicHandler]
 // (lease.LogPanic by default), and the Broker goes on as if the callback
 // had returned: the handler's item is failed, the jitter is skipped.
 //

@@ -340,15 +340,18 @@ func (r *run) pause(ctx context.Context, d time.Duration) {
 // cancelled with the handler's, so that an item whose handler finished
 // during shutdown is not left to expire.
 func (r *run) handle(j *job, free func()) {
-	var err error
+	var (
+		err      error
+		value    any // the handler's panic
+		panicked bool
+	)
 	if r.start(j) {
 		ctx, traced := r.b.traceHandler(j)
-		var value any
 		report := func(name string, v any, stack []byte) {
 			value = v
 			r.b.reportPanic(name, v, stack)
 		}
-		if callback.Call("work handler", report, func() { err = r.w.Handler(ctx, j.claim) }) {
+		if panicked = callback.Call("work handler", report, func() { err = r.w.Handler(ctx, j.claim) }); panicked {
 			err = fmt.Errorf("panic: %v", value)
 		}
 		traced(err)
@@ -365,21 +368,28 @@ func (r *run) handle(j *job, free func()) {
 		snooze  *SnoozeError
 		discard *DiscardError
 	)
+	var out Outcome // for the error hook; 0 when the claim was stale
 	switch {
 	case err == nil:
 		_ = b.Complete(bg, c) // a stale claim was taken back; nothing to do
+		return
 	case errors.As(err, &snooze):
 		_ = b.Snooze(bg, c, snooze.After)
+		return
 	case errors.As(err, &discard):
-		_ = b.bury(bg, c, err.Error())
+		if b.bury(bg, c, err.Error()) == nil {
+			out = DeadLettered
+		}
 	case errors.Is(context.Cause(j.ctx), ErrStopped):
 		// Stopped by the stop timeout: hand the item back at once.
 		_ = b.Snooze(bg, c, 0)
+		return
 	case timedOut:
-		_, _ = b.Fail(bg, c, "timed out after "+j.timeout.String()+": "+err.Error(), r.w.BaseDelay, r.w.MaxDelay)
+		out, _ = b.Fail(bg, c, "timed out after "+j.timeout.String()+": "+err.Error(), r.w.BaseDelay, r.w.MaxDelay)
 	default:
-		_, _ = b.Fail(bg, c, err.Error(), r.w.BaseDelay, r.w.MaxDelay)
+		out, _ = b.Fail(bg, c, err.Error(), r.w.BaseDelay, r.w.MaxDelay)
 	}
+	b.hookFailure(bg, HandlerFailure{Claim: c, Attempt: c.Attempt, Err: err, Panic: value, Panicked: panicked, Outcome: out})
 }
 
 // call runs a user callback under the module's panic policy: a panic is
