@@ -69,7 +69,8 @@ func Snooze(d time.Duration) error { return &SnoozeError{After: max(d, 0)} }
 type Worker struct {
 	Queue   string  // required
 	Handler Handler // required
-	// Owner is the owner of every claim Work makes. Default "worker".
+	// Owner is the owner of every claim Work makes, kept in the history of
+	// the items it fails. Default DefaultOwner(), unique to the process.
 	Owner string
 	// Concurrency is the number of handlers running at once; default 1.
 	Concurrency int
@@ -137,7 +138,7 @@ func (w Worker) withDefaults() (Worker, error) {
 	case w.MaxDelay < 0:
 		return w, invalid(op, "max_delay", w.MaxDelay.String()+" is negative")
 	}
-	w.Owner = cmp.Or(w.Owner, "worker")
+	w.Owner = cmp.Or(w.Owner, DefaultOwner())
 	w.Concurrency = cmp.Or(w.Concurrency, 1)
 	w.BatchSize = cmp.Or(w.BatchSize, w.Concurrency)
 	w.LeaseDuration = cmp.Or(w.LeaseDuration, DefaultLeaseDuration)
