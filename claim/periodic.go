@@ -65,8 +65,9 @@ type PeriodicJob struct {
 // its predecessor enqueued are still waiting, as they are not due, so
 // their keys make the enqueue a no-op. A tick that has fallen is never
 // enqueued again, so an item completed and gone (its key free) is not run
-// twice. A tick is missed only if no process leads for over one interval
-// before it; none is ever run late. Enqueuing ahead means that a job
+// twice. A tick is enqueued by whoever leads at any moment from the fall
+// of the tick two before it until its own: it is missed only if nobody
+// leads through those two intervals, and it is never run late. Enqueuing ahead means that a job
 // dropped from every process still has up to two items to run, which
 // Broker.Cancel removes.
 //

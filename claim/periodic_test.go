@@ -73,10 +73,16 @@ type process struct {
 // "process".
 func startProcess(t *testing.T, svc *lease.Service, mem *claim.Memory, jobs ...claim.PeriodicJob) *process {
 	t.Helper()
+	return startProcessLeasing(t, svc, mem, 3*time.Second, jobs...)
+}
+
+// startProcessLeasing is startProcess with an election lease of d.
+func startProcessLeasing(t *testing.T, svc *lease.Service, mem *claim.Memory, d time.Duration, jobs ...claim.PeriodicJob) *process {
+	t.Helper()
 	p := &process{locks: &mortalLocks{Memory: lock.NewMemory(svc)}, done: make(chan error, 1)}
 	p.store = &processStore{Store: mem, clock: mem.Clock(), dead: &p.locks.dead}
 	b := claim.New(p.store)
-	e, err := election.New(p.locks, "periodic", election.WithLeaseDuration(3*time.Second))
+	e, err := election.New(p.locks, "periodic", election.WithLeaseDuration(d))
 	require.NoError(t, err)
 	r, err := claim.NewPeriodic(b, e, jobs...)
 	require.NoError(t, err)
@@ -207,6 +213,35 @@ func TestPeriodicTakeoverBeforeATickEnqueuesItOnce(t *testing.T) {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		requireEveryTickOnce(t, rec, start.Add(10*time.Second), start.Add(60*time.Second))
+	})
+}
+
+func TestPeriodicLeaderlessForOverAnIntervalMissesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc, mem, workerBroker := newSharedStore(t)
+		start := time.Now()
+		rec := &tickRecorder{}
+		stopWork := startWork(t, workerBroker, claim.Worker{Queue: q, Handler: rec.workers(t).Handler()})
+		// A lease of 20s, twice the interval, renewed every 6.67s: killed
+		// at 33.4s, just after a renewal, first holds its lock until
+		// 53.3s with nobody leading, across the ticks of 40s and 50s. It
+		// had enqueued both ahead at 30s.
+		first := startProcessLeasing(t, svc, mem, 20*time.Second, everyTenSeconds())
+		synctest.Wait()
+		second := startProcessLeasing(t, svc, mem, 20*time.Second, everyTenSeconds())
+		<-time.After(33400 * time.Millisecond)
+		synctest.Wait()
+		first.kill(t)
+		<-time.After(19 * time.Second)
+		synctest.Wait()
+		assert.Zero(t, second.store.enqueues.Load(), "nobody leads yet")
+		<-time.After(40 * time.Second)
+		synctest.Wait()
+		assert.Positive(t, second.store.enqueues.Load(), "second took over")
+		require.NoError(t, stopWork())
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		requireEveryTickOnce(t, rec, start.Add(10*time.Second), start.Add(90*time.Second))
 	})
 }
 
