@@ -45,6 +45,7 @@ func WithErrorHook(h func(ctx context.Context, f HandlerFailure)) Option {
 // hookFailure tells the error hook, if any, of f under the panic policy.
 func (b *Broker) hookFailure(ctx context.Context, f HandlerFailure) {
 	if h := b.opts.onError; h != nil {
+		f.Claim.Payload = clone(f.Claim.Payload) // the handler may have kept it
 		b.call("error hook", func() { h(ctx, f) })
 	}
 }

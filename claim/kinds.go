@@ -58,18 +58,21 @@ func codecOf(args Args) Codec {
 	return JSONCodec{}
 }
 
-// kindOf returns the kind of args, refusing an empty one and one whose
-// Kind panics (a method of a pointer type called on nil, say).
-func kindOf(op string, args Args) (kind string, err error) {
+// kindOf returns the kind and codec of args, refusing an empty kind and a
+// Kind or Codec method that panics (a method of a pointer type called on
+// nil, say).
+func kindOf(op string, args Args) (kind string, codec Codec, err error) {
+	field := "kind"
 	defer func() {
 		if v := recover(); v != nil {
-			err = invalid(op, "kind", "Kind panicked: give the args type a Kind method that works on its zero value")
+			err = invalid(op, field, "panicked: give the args type methods that work on its zero value")
 		}
 	}()
 	if kind = args.Kind(); kind == "" {
-		return "", invalid(op, "kind", "must not be empty")
+		return "", nil, invalid(op, field, "must not be empty")
 	}
-	return kind, nil
+	field = "codec"
+	return kind, codecOf(args), nil
 }
 
 // ArgsItem returns the item that carries args to queue: its Kind is
@@ -90,10 +93,11 @@ func encodeArgs(op string, args Args) (kind string, payload []byte, err error) {
 	if args == nil {
 		return "", nil, invalid(op, "args", "must not be nil")
 	}
-	if kind, err = kindOf(op, args); err != nil {
+	kind, codec, err := kindOf(op, args)
+	if err != nil {
 		return "", nil, err
 	}
-	payload, err = codecOf(args).Marshal(args)
+	payload, err = codec.Marshal(args)
 	if err != nil {
 		return "", nil, invalid(op, "args", "kind "+strconv.Quote(kind)+" does not encode: "+err.Error())
 	}
@@ -154,11 +158,10 @@ func AddWorker[T Args](ws *Workers, h func(ctx context.Context, j Job[T]) error)
 		return invalid(op, "handler", "must not be nil")
 	}
 	var zero T
-	kind, err := kindOf(op, zero)
+	kind, codec, err := kindOf(op, zero)
 	if err != nil {
 		return err
 	}
-	codec := codecOf(zero)
 	handle := func(ctx context.Context, c Claim) error {
 		var args T
 		if err := codec.Unmarshal(c.Payload, &args); err != nil {

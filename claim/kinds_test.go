@@ -42,6 +42,12 @@ type pointerKind struct{ name string }
 
 func (p *pointerKind) Kind() string { return p.name }
 
+// panickyCodec's Codec panics.
+type panickyCodec struct{}
+
+func (panickyCodec) Kind() string       { return "panicky" }
+func (panickyCodec) Codec() claim.Codec { panic("no codec") }
+
 // upperArgs picks its own codec, which writes the text in upper case.
 type upperArgs struct{ Text string }
 
@@ -191,6 +197,7 @@ func TestAddWorkerRefusesBadInput(t *testing.T) {
 	assert.Contains(t, le.Detail, `"send_email" is registered already`)
 	requireInvalid(t, claim.AddWorker(&ws, func(context.Context, claim.Job[noKind]) error { return nil }), "kind")
 	requireInvalid(t, claim.AddWorker(&ws, func(context.Context, claim.Job[*pointerKind]) error { return nil }), "kind")
+	requireInvalid(t, claim.AddWorker(&ws, func(context.Context, claim.Job[panickyCodec]) error { return nil }), "codec")
 	assert.Equal(t, []string{"send_email"}, ws.Kinds(), "nothing changed")
 }
 
@@ -205,6 +212,8 @@ func TestEnqueueArgsRefusesBadInput(t *testing.T) {
 	assert.Contains(t, le.Detail, `kind "unencodable" does not encode`)
 	_, err = b.EnqueueArgs(ctx, q, (*pointerKind)(nil))
 	requireInvalid(t, err, "kind")
+	_, err = b.EnqueueArgs(ctx, q, panickyCodec{})
+	requireInvalid(t, err, "codec")
 	_, err = b.EnqueueArgs(ctx, "", sendEmail{})
 	requireInvalid(t, err, "queue")
 	_, err = b.EnqueueArgs(ctx, q, sendEmail{}, claim.Priority(99))
