@@ -28,7 +28,8 @@ var ErrStopped = errors.New("claim: work stopped")
 
 // Handler processes one claimed item. Returning nil completes the item;
 // returning the error of Snooze(d) snoozes it; returning the error of
-// Discard(err) dead-letters it at once; another error or a panic fails it. ctx is cancelled when the handler should stop:
+// Discard(err) dead-letters it at once; another error or a panic fails it.
+// ctx is cancelled when the handler should stop:
 //
 //   - when the claim is lost because its lease expired or was revoked
 //     (context.Cause matches ErrClaimLost and lease.ErrStaleUse), and, with
@@ -166,9 +167,11 @@ func (w Worker) withDefaults() (Worker, error) {
 // if no heartbeat confirmed it since). When the handler returns nil its
 // item is completed; when it returns the error of Snooze, snoozed; when it
 // returns the error of Discard, dead-lettered at once with the error's text
-// as the reason; when it returns another error or panics, failed (the reason is the error's text,
-// or "panic: " and the value, the panic also going to the Broker's panic
-// handler; a handler past its timeout adds that it timed out). An item
+// as the reason; when it returns another error or panics, failed (the
+// reason is the error's text, or "panic: " and the value, the panic also
+// going to the Broker's panic handler; a handler past its timeout adds
+// that it timed out). Every failure then goes to the error hook
+// (WithErrorHook). An item
 // whose claim was lost or cancelled while its handler ran is not settled:
 // the store has it back already. A handler's slot takes the next item as
 // soon as the handler returns, while its item is settled: at most
@@ -368,8 +371,8 @@ func (r *run) handle(j *job, free func()) {
 	var (
 		snooze  *SnoozeError
 		discard *DiscardError
+		out     Outcome // for the error hook; 0 when the claim was stale
 	)
-	var out Outcome // for the error hook; 0 when the claim was stale
 	switch {
 	case err == nil:
 		_ = b.Complete(bg, c) // a stale claim was taken back; nothing to do
