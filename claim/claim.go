@@ -14,6 +14,7 @@ type Claim struct {
 	Item        ItemID
 	Owner       string
 	Payload     []byte // a copy of the item's payload
+	Kind        string // the item's kind, "" for none
 	Attempt     int    // 1 for the first claim of the item
 	MaxAttempts int    // the item's attempts in all
 	Priority    int

@@ -34,14 +34,25 @@
 // Handlers may have timeouts, and Work stops gracefully: handlers under way
 // keep their context for Worker.StopTimeout after Work's context is done.
 //
+// Typed jobs. An item's Kind names what its payload holds. [Broker.EnqueueArgs]
+// enqueues a value of an [Args] type (JSON-encoded unless it picks a
+// [Codec]), and a [Workers] registry, filled with [AddWorker], routes each
+// item to the handler of its kind with the value decoded. A handler
+// returns [Discard] for a failure no retry mends: the item is dead-lettered
+// at once; an item of an unknown kind, or whose payload does not decode, is
+// too. [WithErrorHook] is told of every failed handler. [Periodic] enqueues
+// the ticks of [PeriodicJob]s on a [Schedule] ([Every], or a cron
+// expression parsed by the claim/cron module), each tick once across
+// processes, from the leader of a lock/election election.
+//
 // Time. Memory reads time only from the service's Clock, the service's one
 // time base, which never runs backwards: when the wall clock steps back,
 // time stands still for the service and the Memory alike until the clock
 // catches up, so both always agree on whether a claim is live. A Broker
 // over a Memory runs Work's heartbeats and timers on that clock too.
 //
-// Panics. A panicking user callback (a Work handler, the jitter function)
-// is recovered and reported to the handler set by [WithPanicHandler]
+// Panics. A panicking user callback (a Work handler, the jitter function,
+// the error hook of [WithErrorHook]) is recovered and reported to the handler set by [WithPanicHandler]
 // (lease.LogPanic by default), and the Broker goes on as if the callback
 // had returned: the handler's item is failed, the jitter is skipped.
 //

@@ -16,6 +16,11 @@ import (
 // an empty key, a priority outside 0..MaxPriority) gets an error matching
 // lease.ErrInvalidArgument that names the field, and nothing changes.
 func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts ...EnqueueOption) (Item, error) {
+	return b.enqueue(ctx, queue, "", payload, opts)
+}
+
+// enqueue is Enqueue of an item of kind.
+func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte, opts []EnqueueOption) (Item, error) {
 	var o enqueueOptions
 	for _, opt := range opts {
 		o = opt.applyEnqueue(o)
@@ -23,7 +28,7 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 	if err := checkContext(ctx, "enqueue"); err != nil {
 		return Item{}, err
 	}
-	n := NewItem{Queue: queue, Payload: payload, Key: o.key, Delay: o.delay,
+	n := NewItem{Queue: queue, Payload: payload, Kind: kind, Key: o.key, Delay: o.delay,
 		MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout}
 	if o.setMax {
 		n.MaxAttempts = o.maxAttempts

@@ -45,6 +45,7 @@ type Item struct {
 	Queue       string
 	Key         string // the idempotency key, "" when none
 	Payload     []byte
+	Kind        string // the payload's kind, "" for none
 	State       State
 	Attempts    int // claims so far (reset by RequeueDead)
 	MaxAttempts int
@@ -102,6 +103,7 @@ type item struct {
 	id        ItemID
 	qs        *queueState
 	key       string
+	kind      string
 	payload   []byte
 	state     State
 	priority  uint8
@@ -248,6 +250,7 @@ func (m *Memory) snapshot(it *item) Item {
 		Queue:       it.qs.name,
 		Key:         it.key,
 		Payload:     clone(it.payload),
+		Kind:        it.kind,
 		State:       it.state,
 		Attempts:    it.attempts,
 		MaxAttempts: it.max,

@@ -62,6 +62,7 @@ func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
 		id:       m.lastID,
 		qs:       qs,
 		key:      n.Key,
+		kind:     n.Kind,
 		payload:  payload,
 		max:      n.MaxAttempts,
 		priority: uint8(n.Priority),
@@ -123,7 +124,7 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 		qs.claimed++
 		holds = append(holds, h)
 		out[i] = Claim{Queue: req.Queue, Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
-			Attempt: h.attempt, MaxAttempts: it.max, Priority: int(it.priority), Timeout: it.timeout,
+			Kind: it.kind, Attempt: h.attempt, MaxAttempts: it.max, Priority: int(it.priority), Timeout: it.timeout,
 			EnqueuedAt: m.at(it.enqueued), Ref: Ref{Item: it.id}}
 	}
 	missed := m.missed

@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -27,7 +28,8 @@ type options struct {
 	maxAttempts int
 	jitter      func(time.Duration) time.Duration
 	onPanic     func(*lease.PanicError)
-	observer    Observer // nil: none (WithObserver)
+	observer    Observer                              // nil: none (WithObserver)
+	onError     func(context.Context, HandlerFailure) // nil: none (WithErrorHook)
 }
 
 func defaultOptions() options {
@@ -61,8 +63,9 @@ func WithJitter(f func(delay time.Duration) time.Duration) Option {
 }
 
 // WithPanicHandler sets the function that receives the panics recovered from
-// the Broker's user callbacks: Work handlers (Callback "work handler") and
-// the jitter function ("jitter"). The default is lease.LogPanic. The module
+// the Broker's user callbacks: Work handlers (Callback "work handler"), the
+// jitter function ("jitter"), the observer ("observer") and the error hook
+// ("error hook"). The default is lease.LogPanic. The module
 // treats every panicking callback alike: the panic is recovered and
 // reported, and the Broker goes on as if the callback had returned (a
 // handler's item is failed with reason "panic: " and the value; a jitter

@@ -106,6 +106,7 @@ type Store interface {
 type NewItem struct {
 	Queue   string // required
 	Payload []byte // copied by the store
+	Kind    string // the payload's kind, for Workers; "" for none
 	// Key, when not empty, makes the enqueue idempotent (see Store).
 	Key string
 	// Delay makes the item claimable Delay after it is stored.

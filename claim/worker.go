@@ -27,8 +27,9 @@ const (
 var ErrStopped = errors.New("claim: work stopped")
 
 // Handler processes one claimed item. Returning nil completes the item;
-// returning the error of Snooze(d) snoozes it; another error or a panic
-// fails it. ctx is cancelled when the handler should stop:
+// returning the error of Snooze(d) snoozes it; returning the error of
+// Discard(err) dead-letters it at once; another error or a panic fails it.
+// ctx is cancelled when the handler should stop:
 //
 //   - when the claim is lost because its lease expired or was revoked
 //     (context.Cause matches ErrClaimLost and lease.ErrStaleUse), and, with
@@ -69,7 +70,8 @@ func Snooze(d time.Duration) error { return &SnoozeError{After: max(d, 0)} }
 type Worker struct {
 	Queue   string  // required
 	Handler Handler // required
-	// Owner is the owner of every claim Work makes. Default "worker".
+	// Owner is the owner of every claim Work makes, kept in the history of
+	// the items it fails. Default DefaultOwner(), unique to the process.
 	Owner string
 	// Concurrency is the number of handlers running at once; default 1.
 	Concurrency int
@@ -137,7 +139,7 @@ func (w Worker) withDefaults() (Worker, error) {
 	case w.MaxDelay < 0:
 		return w, invalid(op, "max_delay", w.MaxDelay.String()+" is negative")
 	}
-	w.Owner = cmp.Or(w.Owner, "worker")
+	w.Owner = cmp.Or(w.Owner, DefaultOwner())
 	w.Concurrency = cmp.Or(w.Concurrency, 1)
 	w.BatchSize = cmp.Or(w.BatchSize, w.Concurrency)
 	w.LeaseDuration = cmp.Or(w.LeaseDuration, DefaultLeaseDuration)
@@ -164,9 +166,12 @@ func (w Worker) withDefaults() (Worker, error) {
 // (and is stopped at SafetyMargin before the claim's last confirmed expiry
 // if no heartbeat confirmed it since). When the handler returns nil its
 // item is completed; when it returns the error of Snooze, snoozed; when it
-// returns another error or panics, failed (the reason is the error's text,
-// or "panic: " and the value, the panic also going to the Broker's panic
-// handler; a handler past its timeout adds that it timed out). An item
+// returns the error of Discard, dead-lettered at once with the error's text
+// as the reason; when it returns another error or panics, failed (the
+// reason is the error's text, or "panic: " and the value, the panic also
+// going to the Broker's panic handler; a handler past its timeout adds
+// that it timed out). Every failure then goes to the error hook
+// (WithErrorHook). An item
 // whose claim was lost or cancelled while its handler ran is not settled:
 // the store has it back already. A handler's slot takes the next item as
 // soon as the handler returns, while its item is settled: at most
@@ -339,15 +344,18 @@ func (r *run) pause(ctx context.Context, d time.Duration) {
 // cancelled with the handler's, so that an item whose handler finished
 // during shutdown is not left to expire.
 func (r *run) handle(j *job, free func()) {
-	var err error
+	var (
+		err      error
+		value    any // the handler's panic
+		panicked bool
+	)
 	if r.start(j) {
 		ctx, traced := r.b.traceHandler(j)
-		var value any
 		report := func(name string, v any, stack []byte) {
 			value = v
 			r.b.reportPanic(name, v, stack)
 		}
-		if callback.Call("work handler", report, func() { err = r.w.Handler(ctx, j.claim) }) {
+		if panicked = callback.Call("work handler", report, func() { err = r.w.Handler(ctx, j.claim) }); panicked {
 			err = fmt.Errorf("panic: %v", value)
 		}
 		traced(err)
@@ -360,20 +368,32 @@ func (r *run) handle(j *job, free func()) {
 	b := r.b
 	bg := context.WithoutCancel(j.ctx)
 	c := j.claim
-	var snooze *SnoozeError
+	var (
+		snooze  *SnoozeError
+		discard *DiscardError
+		out     Outcome // for the error hook; 0 when the claim was stale
+	)
 	switch {
 	case err == nil:
 		_ = b.Complete(bg, c) // a stale claim was taken back; nothing to do
+		return
 	case errors.As(err, &snooze):
 		_ = b.Snooze(bg, c, snooze.After)
+		return
+	case errors.As(err, &discard):
+		if b.bury(bg, c, err.Error()) == nil {
+			out = DeadLettered
+		}
 	case errors.Is(context.Cause(j.ctx), ErrStopped):
 		// Stopped by the stop timeout: hand the item back at once.
 		_ = b.Snooze(bg, c, 0)
+		return
 	case timedOut:
-		_, _ = b.Fail(bg, c, "timed out after "+j.timeout.String()+": "+err.Error(), r.w.BaseDelay, r.w.MaxDelay)
+		out, _ = b.Fail(bg, c, "timed out after "+j.timeout.String()+": "+err.Error(), r.w.BaseDelay, r.w.MaxDelay)
 	default:
-		_, _ = b.Fail(bg, c, err.Error(), r.w.BaseDelay, r.w.MaxDelay)
+		out, _ = b.Fail(bg, c, err.Error(), r.w.BaseDelay, r.w.MaxDelay)
 	}
+	b.hookFailure(bg, HandlerFailure{Claim: c, Attempt: c.Attempt, Err: err, Panic: value, Panicked: panicked, Outcome: out})
 }
 
 // call runs a user callback under the module's panic policy: a panic is
