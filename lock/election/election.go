@@ -34,8 +34,11 @@ const MaxValueSize = 512
 //
 // An Election is safe for concurrent use.
 type Election struct {
-	name      string
-	provider  lock.Provider
+	name     string
+	provider lock.Provider
+	// held is provider as a campaign's Manager sees it: its releases
+	// bounded (bound.go).
+	held      lock.Provider
 	inspector lock.Inspector
 	valuer    lock.ValueAcquirer // nil: the value travels only in the execution ID
 	opts      options
@@ -112,6 +115,7 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 		return nil, err
 	}
 	e.opts = o
+	e.held = e.bounded()
 	e.managerOpts = []lock.Option{lock.WithLeaseDuration(o.duration), lock.WithPanicHandler(o.onPanic)}
 	if o.set.margin {
 		e.managerOpts = append(e.managerOpts, lock.WithSafetyMargin(o.margin))
@@ -204,7 +208,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Leadership, err
 	}
 	ld := &Leadership{value: value, done: make(chan struct{})}
 	opts = append(opts, lock.WithReleaseErrorHandler(ld.setReleaseError))
-	m, err := lock.NewManager(e.provider, opts...)
+	m, err := lock.NewManager(e.held, opts...)
 	if err != nil {
 		return nil, err // New checked everything NewManager checks
 	}

@@ -70,7 +70,7 @@ func ExampleElection_Run() {
 		done := make(chan error, 1)
 		go func() {
 			done <- el.Run(ctx, []byte(name), election.Callbacks{
-				OnStartedLeading: func(ctx context.Context) {
+				OnStartedLeading: func(ctx context.Context, _ *election.Leadership) {
 					leading <- name
 					<-ctx.Done() // lead until the leadership ends
 				},

@@ -257,8 +257,8 @@ func (f *faults) wrap(p lock.Provider) lock.Provider {
 
 // callbacks records what Run calls, as channels a clause waits on.
 type callbacks struct {
-	started chan context.Context // every OnStartedLeading's context
-	stopped chan struct{}        // a value per OnStoppedLeading
+	started chan *election.Leadership // every OnStartedLeading's leadership
+	stopped chan struct{}             // a value per OnStoppedLeading
 	mu      sync.Mutex
 	leaders []election.Leader // every OnNewLeader, in order
 	newLead chan struct{}     // a value per OnNewLeader
@@ -266,7 +266,7 @@ type callbacks struct {
 
 func newCallbacks() *callbacks {
 	return &callbacks{
-		started: make(chan context.Context, 64),
+		started: make(chan *election.Leadership, 64),
 		stopped: make(chan struct{}, 64),
 		newLead: make(chan struct{}, 64),
 	}
@@ -274,8 +274,11 @@ func newCallbacks() *callbacks {
 
 func (c *callbacks) funcs() election.Callbacks {
 	return election.Callbacks{
-		OnStartedLeading: func(ctx context.Context) {
-			c.started <- ctx
+		OnStartedLeading: func(ctx context.Context, ld *election.Leadership) {
+			if ctx != ld.Context() {
+				panic("electiontest: OnStartedLeading's ctx is not its leadership's Context")
+			}
+			c.started <- ld
 			<-ctx.Done()
 		},
 		OnStoppedLeading: func() { c.stopped <- struct{}{} },
