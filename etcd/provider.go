@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/election"
 )
 
 // ExpiryWait is how long Acquire waits, at most, for etcd to delete the key
@@ -43,6 +44,8 @@ var (
 	_ lock.ValueAcquirer = (*Provider)(nil)
 	_ lock.Waiter        = (*Provider)(nil)
 	_ lock.Inspector     = (*Provider)(nil)
+
+	_ election.HolderWatcher = (*Provider)(nil)
 )
 
 // New returns a Provider that keeps its locks in the cluster client talks

@@ -222,9 +222,9 @@ func (p *faulty) Release(ctx context.Context, leases []lock.Lease) error {
 }
 
 // wrap returns p wrapped, with the optional interfaces p has that an
-// Election looks for: lock.ValueAcquirer and lock.TimeBase. A provider
-// that is not a Waiter and an Inspector is returned as it is, for New to
-// refuse.
+// Election looks for: lock.ValueAcquirer, lock.TimeBase and
+// election.HolderWatcher. A provider that is not a Waiter and an Inspector
+// is returned as it is, for New to refuse.
 func (f *faults) wrap(p lock.Provider) lock.Provider {
 	w, okW := p.(lock.Waiter)
 	in, okI := p.(lock.Inspector)
@@ -234,13 +234,33 @@ func (f *faults) wrap(p lock.Provider) lock.Provider {
 	base := &faulty{Provider: p, Waiter: w, Inspector: in, f: f}
 	va, okV := p.(lock.ValueAcquirer)
 	tb, okT := p.(lock.TimeBase)
+	hw, okH := p.(election.HolderWatcher)
 	switch {
+	case okV && okT && okH:
+		return struct {
+			*faulty
+			lock.ValueAcquirer
+			lock.TimeBase
+			election.HolderWatcher
+		}{base, va, tb, hw}
 	case okV && okT:
 		return struct {
 			*faulty
 			lock.ValueAcquirer
 			lock.TimeBase
 		}{base, va, tb}
+	case okV && okH:
+		return struct {
+			*faulty
+			lock.ValueAcquirer
+			election.HolderWatcher
+		}{base, va, hw}
+	case okT && okH:
+		return struct {
+			*faulty
+			lock.TimeBase
+			election.HolderWatcher
+		}{base, tb, hw}
 	case okV:
 		return struct {
 			*faulty
@@ -251,6 +271,11 @@ func (f *faults) wrap(p lock.Provider) lock.Provider {
 			*faulty
 			lock.TimeBase
 		}{base, tb}
+	case okH:
+		return struct {
+			*faulty
+			election.HolderWatcher
+		}{base, hw}
 	}
 	return base
 }
