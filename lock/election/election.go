@@ -181,14 +181,15 @@ func (e *Election) reportPanic(name string, value any, stack []byte) {
 // done first, returns ctx.Err() holding nothing. Candidates wait on the
 // provider's lock.Waiter, so a freed lock is taken at once; the order in
 // which waiting candidates win is the provider's (first come, first served
-// on lock.Memory).
+// on lock.Memory and the etcd provider).
 //
 // ctx stays tied to the leadership: when it is done, the leadership ends
 // and the lock is released at once (so the next leader does not wait for
 // the lease to expire), and the Leadership's context ends with ctx's
 // cause. Cancel ctx or call Resign to give the leadership up; either way,
 // call Resign (or cancel ctx) once the leadership is over, so that its
-// renewals stop.
+// renewals stop. The release that ends every leadership is bounded by the
+// retry interval (see Leadership.Resign).
 //
 // A value longer than MaxValueSize or a nil ctx is refused with a
 // *lease.Error (lease.ErrInvalidArgument) naming it; a failure of the
