@@ -283,10 +283,13 @@ func (f *faults) wrap(p lock.Provider) lock.Provider {
 // callbacks records what Run calls, as channels a clause waits on.
 type callbacks struct {
 	started chan *election.Leadership // every OnStartedLeading's leadership
-	stopped chan struct{}             // a value per OnStoppedLeading
-	mu      sync.Mutex
-	leaders []election.Leader // every OnNewLeader, in order
-	newLead chan struct{}     // a value per OnNewLeader
+	// strayCtx records an OnStartedLeading whose ctx was not its
+	// leadership's Context, or that got no leadership (then sent as nil).
+	strayCtx atomic.Bool
+	stopped  chan struct{} // a value per OnStoppedLeading
+	mu       sync.Mutex
+	leaders  []election.Leader // every OnNewLeader, in order
+	newLead  chan struct{}     // a value per OnNewLeader
 }
 
 func newCallbacks() *callbacks {
@@ -300,8 +303,9 @@ func newCallbacks() *callbacks {
 func (c *callbacks) funcs() election.Callbacks {
 	return election.Callbacks{
 		OnStartedLeading: func(ctx context.Context, ld *election.Leadership) {
-			if ctx != ld.Context() {
-				panic("electiontest: OnStartedLeading's ctx is not its leadership's Context")
+			if ld == nil || ctx != ld.Context() {
+				c.strayCtx.Store(true)
+				ld = nil
 			}
 			c.started <- ld
 			<-ctx.Done()
@@ -314,6 +318,17 @@ func (c *callbacks) funcs() election.Callbacks {
 			c.newLead <- struct{}{}
 		},
 	}
+}
+
+// leadership returns the leadership of the next OnStartedLeading, failing
+// the clause if it got none, or a ctx that is not the leadership's.
+func (c *callbacks) leadership(e *env, what string) *election.Leadership {
+	e.Helper()
+	ld := receive(e, c.started, what)
+	if ld == nil || c.strayCtx.Load() {
+		e.Fatalf("%s: OnStartedLeading got no leadership, or a ctx that is not its Context", what)
+	}
+	return ld
 }
 
 func (c *callbacks) seen() []election.Leader {
