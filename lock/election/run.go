@@ -51,9 +51,10 @@ type Callbacks struct {
 // releases the lock at once, so another candidate takes over without
 // waiting for the lease to expire. That release, like every call made on
 // the way out of a leadership, is given at most the retry interval (see
-// Leadership.Resign): a Run whose provider stopped answering returns that
-// long after ctx is done, at the latest, provided the provider's calls
-// return once their context is done. Bad input (a nil ctx, a value longer
+// Leadership.Resign): a leading Run whose provider stopped answering
+// returns that long after ctx is done, at the latest, and a waiting one as
+// soon as the provider's AcquireWait gives up, provided the provider's
+// calls return once their context is done. Bad input (a nil ctx, a value longer
 // than MaxValueSize) is refused at once with a *lease.Error naming it.
 func (e *Election) Run(ctx context.Context, value []byte, cb Callbacks) error {
 	if ctx == nil {
