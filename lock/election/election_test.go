@@ -89,7 +89,7 @@ func TestRunReportsCallbackPanics(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		done <- el.Run(runCtx, []byte("a"), election.Callbacks{
-			OnStartedLeading: func(context.Context) { close(started); panic("started") },
+			OnStartedLeading: func(context.Context, *election.Leadership) { close(started); panic("started") },
 			OnStoppedLeading: func() { panic("stopped") },
 			OnNewLeader:      func(election.Leader) { panic(errors.New("new leader")) },
 		})
@@ -127,7 +127,7 @@ func TestRunRetriesFailedCampaigns(t *testing.T) {
 		start := time.Now()
 		done := make(chan error, 1)
 		go func() {
-			done <- el.Run(runCtx, nil, election.Callbacks{OnStartedLeading: func(ctx context.Context) {
+			done <- el.Run(runCtx, nil, election.Callbacks{OnStartedLeading: func(ctx context.Context, _ *election.Leadership) {
 				assert.Equal(t, 2*time.Second, time.Since(start), "two failures, a second apart")
 				cancel()
 			}})

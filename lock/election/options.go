@@ -67,7 +67,9 @@ func WithRetryInterval(r time.Duration) Option {
 // WithPollInterval sets how often Observe (and so Run's OnNewLeader) asks
 // the provider who leads: a change of leader is seen within about p
 // (default lock.PollInterval of the lease duration: a tenth of it, at
-// least 10 ms). New refuses a p that is not positive.
+// least 10 ms). On a provider that watches instead (a HolderWatcher) it is
+// only how soon a watch that failed is started again. New refuses a p
+// that is not positive.
 func WithPollInterval(p time.Duration) Option {
 	return optionFunc(func(o *options) { o.poll, o.set.poll = p, true })
 }
