@@ -544,20 +544,21 @@ func (s *Service) openLease(ctx context.Context, op string, action Action, refus
 func (s *Service) lookup(op string, id ID, stale bool) (*entry, *Error) {
 	e := s.leases.get(id)
 	var code Code
+	var reason EndReason
 	switch {
 	case e != nil && e.state == stateActive:
 		return e, nil
 	case e != nil && e.state == stateRevoked:
-		code = CodeAlreadyRevoked
+		code, reason = CodeAlreadyRevoked, EndRevoked
 	case e != nil || (id != 0 && id <= s.lastID):
-		code = CodeExpired // expired, or ended and no longer remembered
+		code, reason = CodeExpired, EndExpired // expired, or ended and no longer remembered
 	default:
 		return nil, newError(CodeNotFound, op, id)
 	}
 	if stale {
 		code = CodeStaleUse
 	}
-	return e, newError(code, op, id)
+	return e, endedError(code, op, id, reason)
 }
 
 // settle expires or keep-alive-renews every lease due at or before now, in
@@ -624,7 +625,7 @@ func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease 
 		e.state = stateRevoked
 	}
 	if e.kept {
-		endKeepAlive(e, newError(code, "keepalive", e.id))
+		endKeepAlive(e, endedError(code, "keepalive", e.id, reason))
 	}
 	evicted := s.ended.add(e)
 	s.countEnd(e.purpose, reason)

@@ -306,7 +306,7 @@ func (m *Manager) poll(ctx context.Context, name string) (*Lease, time.Time, err
 	}
 }
 
-var errNoLease = errors.New("lock: the provider's AcquireWait returned neither a lease nor an error")
+var errNoLease = providerFault("acquire", "the provider's AcquireWait returned neither a lease nor an error")
 
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
