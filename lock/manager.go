@@ -50,9 +50,9 @@ type Manager struct {
 //     renewal to the safety deadline, duration - duration/3 - margin, so
 //     that a failed renewal could never be retried (WithRetryInterval).
 //
-// Option constructors panic instead on values that are never valid on
-// their own, such as a negative duration or a nil function: those are
-// mistakes in the program, not in its configuration.
+// It refuses too the values no option can take (a duration that is not
+// positive, an empty execution ID, a nil clock or function), naming the
+// first such option: option constructors never panic.
 func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	if provider == nil {
 		return nil, invalid(opNewManager, "provider", "must not be nil")
@@ -60,6 +60,9 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, onPanic: lease.LogPanic}
 	for _, opt := range opts {
 		opt.apply(&o)
+	}
+	if o.bad != nil {
+		return nil, o.bad
 	}
 	clock, err := managerClock(provider, o.clock)
 	if err != nil {

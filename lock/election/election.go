@@ -92,6 +92,9 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	if o.bad != nil {
+		return nil, o.bad
+	}
 	e := &Election{name: name, provider: provider, inspector: in}
 	e.valuer, _ = provider.(lock.ValueAcquirer)
 	tb, isTB := provider.(lock.TimeBase)
