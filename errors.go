@@ -10,7 +10,8 @@ import (
 // log and match them freely.
 type Code string
 
-// The error codes. The first four come from the Generic Lease Service spec.
+// The error codes of this package. Other packages add their own
+// (docs/errors.md lists them all).
 const (
 	CodeExpired         Code = "LS_EXPIRED"          // the lease passed its TTL
 	CodeStaleUse        Code = "LS_STALE_USE"        // Use of an expired or revoked lease

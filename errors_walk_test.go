@@ -3,6 +3,8 @@ package lease_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,4 +77,35 @@ func requireVoice(t *testing.T, err error, pkg string) {
 	msg := err.Error()
 	assert.True(t, strings.HasPrefix(msg, pkg+": "), "%q starts with %q", msg, pkg+": ")
 	assert.True(t, strings.HasSuffix(msg, " ["+string(le.Code)+"]"), "%q ends with its code", msg)
+}
+
+// How a caller tells the errors apart: by class first, then by code.
+func ExampleError_matching() {
+	svc := lease.New()
+	defer svc.Close()
+	ctx := context.Background()
+	l, _ := svc.Grant(ctx, "worker-1", lease.Operation, time.Minute)
+	_, _ = svc.Revoke(ctx, l.ID)
+
+	for _, err := range []error{
+		func() error { _, err := svc.Use(ctx, l.ID, lease.Operation); return err }(),
+		func() error { _, err := svc.Grant(ctx, "", lease.Operation, time.Minute); return err }(),
+		context.Canceled,
+	} {
+		var le *lease.Error
+		switch {
+		case errors.Is(err, lease.ErrStaleUse): // not ours any more: stop
+			fmt.Println("stop:", lease.CodeOf(err), errors.Is(err, lease.ErrAlreadyRevoked))
+		case errors.Is(err, lease.ErrInvalidArgument) && errors.As(err, &le):
+			fmt.Println("bad", le.Field)
+		case errors.Is(err, lease.ErrClosed): // shutting down
+			fmt.Println("closed")
+		case lease.CodeOf(err) == "": // a context or backend error: retry later
+			fmt.Println("retry:", err)
+		}
+	}
+	// Output:
+	// stop: LS_STALE_USE true
+	// bad holder
+	// retry: context canceled
 }

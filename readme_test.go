@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -54,6 +55,29 @@ func types(e ast.Expr) string {
 	return ""
 }
 
+// TestReadmeProgramRuns extracts the README's first Go sample, a complete
+// program, into a directory of this module, and builds and runs it with
+// the go command: an outsider pasting it into a file gets a program that
+// compiles and prints what the README says.
+func TestReadmeProgramRuns(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(string(b))
+	require.NotNil(t, m, "README.md has no Go sample")
+	require.True(t, strings.HasPrefix(m[1], "package main\n"), "the README's first sample is a complete program")
+	out := regexp.MustCompile("(?s)prints\n\n```\n(.*?)```").FindStringSubmatch(string(b))
+	require.NotNil(t, out, "README.md says what the program prints")
+
+	dir, err := os.MkdirTemp(".", "_readme-")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, os.RemoveAll(dir)) })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(m[1]), 0o644))
+	cmd := exec.Command("go", "run", "./"+filepath.Base(dir))
+	got, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", got)
+	assert.Equal(t, out[1], string(got))
+}
+
 // TestDocSamplesAreExamples checks that every Go sample in README.md and
 // docs/ is taken from code that go test compiles and runs: its first line
 // names the function and file it comes from ("// Example in
@@ -72,6 +96,9 @@ func TestDocSamplesAreExamples(t *testing.T) {
 		for _, m := range block.FindAllStringSubmatch(string(b), -1) {
 			samples++
 			lines := strings.Split(strings.TrimRight(m[1], "\n"), "\n")
+			if lines[0] == "package main" {
+				continue // a complete program: TestReadmeProgramRuns builds it
+			}
 			src := source.FindStringSubmatch(lines[0])
 			if !assert.NotNil(t, src, "%s: a sample must start with \"// Func in file.go\", not %q", doc, lines[0]) {
 				continue

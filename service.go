@@ -399,7 +399,7 @@ func (s *Service) Use(ctx context.Context, id ID, purpose Purpose) (Lease, error
 }
 
 // Revoke ends an active lease and deletes its keys atomically. The returned
-// Lease's Keys are exactly the keys deleted (Concord's deleted_keys).
+// Lease's Keys are exactly the keys deleted.
 func (s *Service) Revoke(ctx context.Context, id ID) (Lease, error) {
 	op, err := s.openLease(ctx, "revoke", ActionRevoke, "revoke refused", id, false)
 	if err != nil {

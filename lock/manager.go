@@ -14,8 +14,7 @@ import (
 
 // Manager runs functions under locks of a Provider, holding them as one
 // executionID: it acquires, renews in the background while the function
-// runs, and releases when it returns. It is the Distributed Lock API's
-// LockManager.
+// runs, and releases when it returns.
 //
 // A Manager starts no goroutine of its own: renewals run as callbacks of
 // its clock (its provider's time base, or the clock of WithClock), so with
@@ -138,8 +137,7 @@ func (m *Manager) reportPanic(name string, value any, stack []byte) {
 func (m *Manager) ExecutionID() string { return m.opts.executionID }
 
 // Result is the outcome of Do: whether the lock was acquired (and so fn
-// ran) and the value fn returned. It is the Distributed Lock API's
-// LockExecutionResult, and a plain value.
+// ran) and the value fn returned. It is a plain value.
 type Result[T any] struct {
 	Acquired bool
 	Value    T
