@@ -48,6 +48,37 @@ func TestDocsListEveryCode(t *testing.T) {
 	}
 }
 
+// TestErrorsDocListsEveryCode checks that docs/errors.md has a table row
+// for every code of every package of this module.
+func TestErrorsDocListsEveryCode(t *testing.T) {
+	b, err := os.ReadFile("docs/errors.md")
+	require.NoError(t, err)
+	n := 0
+	for _, file := range []string{"errors.go", "lock/errors.go", "lock/election/errors.go", "claim/errors.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(node ast.Node) bool {
+			vs, ok := node.(*ast.ValueSpec)
+			if !ok || vs.Type == nil {
+				return true
+			}
+			if sel, ok := vs.Type.(*ast.SelectorExpr); !(ok && sel.Sel.Name == "Code") && types(vs.Type) != "Code" {
+				return true
+			}
+			for _, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok {
+					code, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					n++
+					assert.Regexp(t, regexp.MustCompile("(?m)^\\| `"+code+"` \\|"), string(b), "docs/errors.md has no row for %s (%s)", code, file)
+				}
+			}
+			return true
+		})
+	}
+	assert.GreaterOrEqual(t, n, 14)
+}
+
 func types(e ast.Expr) string {
 	if id, ok := e.(*ast.Ident); ok {
 		return id.Name
