@@ -66,7 +66,7 @@ func (h *holding) renew(ctx context.Context) error {
 	return renewal.Lost(ErrLockLost)
 }
 
-var errRenewPanicked = errors.New("lock: the provider's Renew panicked")
+var errRenewPanicked = providerFault("renew", "the provider's Renew panicked")
 
 // outcome is the error Do returns for fn's err.
 func (h *holding) outcome(err error) error {

@@ -87,12 +87,15 @@ func (f ObserverFunc) Observe(e Event) { f(e) }
 
 // WithObserver makes the Manager tell o about its events (see Observer);
 // if o is also a HoldTracer, it wraps every holding. Without it an event
-// costs a nil check. It panics if o is nil.
+// costs a nil check. NewManager returns an error if o is nil.
 func WithObserver(o Observer) Option {
-	if o == nil {
-		panic("lock: WithObserver: nil observer")
-	}
-	return optionFunc(func(opts *managerOptions) { opts.observer = o })
+	return optionFunc(func(opts *managerOptions) {
+		if o == nil {
+			opts.refuse("WithObserver", "observer must not be nil")
+			return
+		}
+		opts.observer = o
+	})
 }
 
 // holdObserver is what a holding needs to report its end.

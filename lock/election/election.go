@@ -95,6 +95,9 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	if o.bad != nil {
+		return nil, o.bad
+	}
 	e := &Election{name: name, provider: provider, inspector: in}
 	e.valuer, _ = provider.(lock.ValueAcquirer)
 	tb, isTB := provider.(lock.TimeBase)
@@ -134,7 +137,7 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 		var le *lease.Error
 		if errors.As(err, &le) {
 			c := *le
-			c.Op = opNew
+			c.Package, c.Op = "election", opNew
 			return nil, &c
 		}
 		return nil, err
@@ -161,7 +164,7 @@ func (o *options) check() error {
 }
 
 func invalid(op, field, detail string) *lease.Error {
-	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+	return &lease.Error{Package: "election", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
 }
 
 // Name returns the lock name the Election is fought over.

@@ -50,7 +50,7 @@ func Example() {
 	// Output:
 	// leader: alice:8080
 	// leader: bob:8080, token greater: true
-	// alice's context ended: election: resigned
+	// alice's context ended: election: resigned [LS_RESIGNED]
 }
 
 // Run campaigns in a loop and calls back as the leadership changes, in the

@@ -10,8 +10,7 @@ import (
 	"github.com/leasehold/lease/internal/callback"
 )
 
-// Callbacks are what Run calls as the election goes, in the manner of
-// client-go's leaderelection. Each may be nil. They run with no lock of
+// Callbacks are what Run calls as the election goes. Each may be nil. They run with no lock of
 // the Election held and may call back into it; a callback that panics is
 // recovered and reported to the panic handler (WithPanicHandler), and Run
 // goes on as if it had returned. Callbacks is a plain value.
