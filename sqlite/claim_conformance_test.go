@@ -33,6 +33,6 @@ func newClaimStore(t testing.TB, path string, opts ...sqlite.Option) *sqlite.Cla
 func TestClaimStoreConformance(t *testing.T) {
 	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
 		clk := leasetest.NewFakeClock(epoch)
-		return newClaimStore(t, tempFile(t), sqlite.WithClock(clk)), clk
+		return newClaimStore(t, tempFile(t), testOptions(clk)...), clk
 	})
 }

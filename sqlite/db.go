@@ -212,8 +212,8 @@ func (d *db) closeConns() {
 	}
 }
 
-// at converts nanoseconds since the epoch to a time.
-func at(ns int64) time.Time { return time.Unix(0, ns) }
+// at converts nanoseconds since the epoch to a time, in UTC.
+func at(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 
 // addNanos is t+d, saturating.
 func addNanos(t int64, d time.Duration) int64 {
