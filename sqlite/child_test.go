@@ -128,3 +128,16 @@ func say(format string, args ...any) {
 func childContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), time.Minute)
 }
+
+// fmtSscan parses the space-separated integers of s.
+func fmtSscan(s string, dst ...*int64) (int, error) {
+	return fmt.Sscan(s, anys(dst)...)
+}
+
+func anys(p []*int64) []any {
+	out := make([]any, len(p))
+	for i := range p {
+		out[i] = p[i]
+	}
+	return out
+}
