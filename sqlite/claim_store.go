@@ -83,7 +83,7 @@ func nextDue(ctx context.Context, conn *sql.Conn, now int64) (int64, error) {
 
 // write runs fn in the next group commit, on behalf of op.
 func (s *ClaimStore) write(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
-	err := s.d.commit.do(ctx, op, func(tx *sql.Tx) error {
+	err := s.d.commit.do(ctx, "claims."+op, func(tx *sql.Tx) error {
 		return fn(ctx, tx, s.d.now())
 	}, after)
 	if err != nil {

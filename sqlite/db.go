@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -95,9 +96,11 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 }
 
 func (d *db) open(ctx context.Context, op, path string) error {
+	// Errors name the file.
+	fail := func(err error) error { return storage(op, fmt.Errorf("%s: %w", path, err)) }
 	var err error
 	if d.write, err = sql.Open("sqlite", dsn(path, d.cfg, true)); err != nil {
-		return storage(op, err)
+		return fail(err)
 	}
 	d.write.SetMaxOpenConns(1)
 	d.write.SetMaxIdleConns(1)
@@ -116,28 +119,28 @@ func (d *db) open(ctx context.Context, op, path string) error {
 		}
 		return nil
 	}); err != nil {
-		return storage(op, err)
+		return fail(err)
 	}
 	if err := migrate(ctx, d); err != nil {
-		return storage(op, err)
+		return fail(err)
 	}
 	// Prepared here, before any transaction holds the one writer
 	// connection.
 	for _, q := range preparedWrites {
 		st, err := d.write.PrepareContext(ctx, q)
 		if err != nil {
-			return storage(op, err)
+			return fail(err)
 		}
 		d.stmts[q] = st
 	}
 	if d.read, err = sql.Open("sqlite", dsn(path, d.cfg, false)); err != nil {
-		return storage(op, err)
+		return fail(err)
 	}
 	// One more than the readers: the watcher keeps one for itself.
 	d.read.SetMaxOpenConns(d.cfg.readers + 1)
 	d.read.SetMaxIdleConns(d.cfg.readers + 1)
 	if err := d.read.PingContext(ctx); err != nil {
-		return storage(op, err)
+		return fail(err)
 	}
 	return nil
 }
