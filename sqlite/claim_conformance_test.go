@@ -31,6 +31,7 @@ func newClaimStore(t testing.TB, path string, opts ...sqlite.Option) *sqlite.Cla
 
 // The claim store contract on a fake clock: exact times, no waiting.
 func TestClaimStoreConformance(t *testing.T) {
+	t.Parallel()
 	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
 		clk := leasetest.NewFakeClock(epoch)
 		return newClaimStore(t, tempFile(t), testOptions(clk)...), clk

@@ -156,9 +156,6 @@ func reword(op string, err error) error {
 	return storage(op, err)
 }
 
-// errSkipped marks a write whose caller gave up before it ran.
-var errSkipped = errors.New("skipped")
-
 // attempt runs the batch once: BEGIN IMMEDIATE, each write in a savepoint,
 // COMMIT. A busy error anywhere undoes it all and is returned, for the
 // batch to be tried again. Any other error of a write is that write's,

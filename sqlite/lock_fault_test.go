@@ -63,9 +63,9 @@ func lead(args []string) error {
 }
 
 // TestKilledHolderHandsOver: a process holding a lock is killed with
-// SIGKILL; a waiter in this process takes the lock once the lease ends,
-// within one poll interval and scheduling slack of it, with a greater
-// token.
+// SIGKILL; a waiter in this process takes the lock once the lease ends
+// (its timer on the clock fires then; a release would have woken it within
+// a poll interval), with a greater token.
 func TestKilledHolderHandsOver(t *testing.T) {
 	t.Parallel()
 	path := tempFile(t)
@@ -81,7 +81,9 @@ func TestKilledHolderHandsOver(t *testing.T) {
 	late := time.Since(time.Unix(0, expires))
 	t.Logf("taken %v after the killed holder's lease ended (poll %v)", late, sqlite.DefaultPoll)
 	require.Greater(t, l.Token, uint64(token))
-	require.Less(t, late, sqlite.DefaultPoll+200*time.Millisecond, "the waiter wakes at the lease's end")
+	// The slack is for a loaded machine: the race detector on two cores
+	// shared with other tests. Unloaded, it is some tens of milliseconds.
+	require.Less(t, late, sqlite.DefaultPoll+time.Second, "the waiter wakes at the lease's end")
 }
 
 // TestKilledLeaderReplaced: an election's leader process is killed with
@@ -117,6 +119,6 @@ func TestKilledLeaderReplaced(t *testing.T) {
 	took := time.Since(killed)
 	t.Logf("new leader %v after the kill", took)
 	require.Greater(t, ld.Token(), childToken)
-	require.Less(t, took, faultLease+faultLease/3+200*time.Millisecond)
+	require.Less(t, took, faultLease+faultLease/3+time.Second, "slack for a loaded machine, as above")
 	require.NoError(t, ld.Resign(context.Background()))
 }

@@ -119,7 +119,7 @@ func TestBadOptions(t *testing.T) {
 	}
 	_, err := sqlite.NewClaimStore(t.Context(), "")
 	require.ErrorIs(t, err, lease.ErrInvalidArgument)
-	//nolint:staticcheck // a nil context is the bad input under test
+	//lint:ignore SA1012 a nil context is the bad input under test
 	_, err = sqlite.New(nil, tempFile(t))
 	require.ErrorIs(t, err, lease.ErrInvalidArgument)
 }

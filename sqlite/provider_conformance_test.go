@@ -32,6 +32,7 @@ func testOptions(clk lease.Clock) []sqlite.Option {
 // suite waits out leases of a second. (On a fake clock it takes 10,000
 // locks one by one, which the race detector makes slow.)
 func TestProviderConformance(t *testing.T) {
+	t.Parallel()
 	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		return newProvider(t, tempFile(t), sqlite.WithSynchronous(sqlite.SyncNormal)), lease.SystemClock()
 	})
@@ -39,6 +40,7 @@ func TestProviderConformance(t *testing.T) {
 
 // The election clauses on a fake clock.
 func TestElection(t *testing.T) {
+	t.Parallel()
 	electiontest.TestElection(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		clk := leasetest.NewFakeClock(epoch)
 		return newProvider(t, tempFile(t), testOptions(clk)...), clk
