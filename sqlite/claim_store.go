@@ -196,8 +196,12 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 		if err != nil {
 			return err
 		}
+		claimable, err := s.txStmt(ctx, tx, sqlClaimable)
+		if err != nil {
+			return err
+		}
 		for len(out) < req.Limit {
-			rows, err := tx.QueryContext(ctx, sqlClaimable, sql.Named("queue", req.Queue),
+			rows, err := claimable.QueryContext(ctx, sql.Named("queue", req.Queue),
 				sql.Named("now", now), sql.Named("limit", req.Limit-len(out)))
 			if err != nil {
 				return err

@@ -187,7 +187,7 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 			}
 			break
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if err := c.exec(ctx, tx, sqlSavepoint); err != nil {
 			return err
 		}
 		if werr := w.run(tx); werr != nil {
@@ -195,11 +195,11 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 				return werr
 			}
 			w.err = werr
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+			if err := c.exec(ctx, tx, sqlRollbackTo); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+		if err := c.exec(ctx, tx, sqlReleaseSavepoint); err != nil {
 			return err
 		}
 	}
@@ -211,4 +211,14 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 func isFatal(err error) bool {
 	kind, _ := kindOf(err)
 	return kind != nil
+}
+
+// exec runs one of the prepared statements in tx.
+func (c *committer) exec(ctx context.Context, tx *sql.Tx, query string) error {
+	st, err := c.d.txStmt(ctx, tx, query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx)
+	return err
 }

@@ -175,7 +175,15 @@ func retryBusy(ctx context.Context, busy time.Duration, f func() error) error {
 
 // preparedWrites are the statements prepared once on the writer
 // connection.
-var preparedWrites = []string{sqlInsert, sqlTake, sqlExtend, sqlComplete, sqlMove, sqlAcquire, sqlRenew, sqlRelease}
+var preparedWrites = []string{sqlInsert, sqlClaimable, sqlTake, sqlExtend, sqlComplete, sqlMove,
+	sqlAcquire, sqlRenew, sqlRelease, sqlSavepoint, sqlRollbackTo, sqlReleaseSavepoint}
+
+// The savepoint around each write of a batch.
+const (
+	sqlSavepoint        = "SAVEPOINT w"
+	sqlRollbackTo       = "ROLLBACK TO w"
+	sqlReleaseSavepoint = "RELEASE w"
+)
 
 // txStmt returns query, one of preparedWrites, for tx; others are
 // prepared in tx.
