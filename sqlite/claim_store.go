@@ -400,7 +400,9 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 	}
 	now := s.d.now()
 	var r itemRow
-	err := s.d.read.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
+	err := s.d.reading(ctx, func() error {
+		return s.d.read.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return claim.Item{}, &claim.NotFoundError{Op: op, Item: id}
 	}
@@ -435,25 +437,29 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	}
 	now := s.d.now()
 	after := int64(min(uint64(q.After), math.MaxInt64))
-	rows, err := s.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
-		sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now))
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	defer func() { _ = rows.Close() }()
-	out := []claim.Item{}
-	for rows.Next() {
-		var r itemRow
-		if err := rows.Scan(r.dest()...); err != nil {
-			return nil, s.fail(op, err)
-		}
-		it, err := r.item(now)
+	var out []claim.Item
+	err := s.d.reading(ctx, func() error {
+		out = []claim.Item{}
+		rows, err := s.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
+			sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now))
 		if err != nil {
-			return nil, s.fail(op, err)
+			return err
 		}
-		out = append(out, it)
-	}
-	if err := rows.Err(); err != nil {
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var r itemRow
+			if err := rows.Scan(r.dest()...); err != nil {
+				return err
+			}
+			it, err := r.item(now)
+			if err != nil {
+				return err
+			}
+			out = append(out, it)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, s.fail(op, err)
 	}
 	return out, nil
@@ -470,8 +476,10 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 		return claim.Counts{}, err
 	}
 	var c claim.Counts
-	err := s.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", s.d.now())).
-		Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead)
+	err := s.d.reading(ctx, func() error {
+		return s.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", s.d.now())).
+			Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead)
+	})
 	if err != nil {
 		return claim.Counts{}, s.fail(op, err)
 	}

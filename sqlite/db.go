@@ -173,6 +173,13 @@ func retryBusy(ctx context.Context, busy time.Duration, f func() error) error {
 	}
 }
 
+// reading runs f, a read on the reader pool, trying it again while the
+// file is busy (a reader can be, briefly, while another connection
+// recovers or checkpoints the write-ahead log).
+func (d *db) reading(ctx context.Context, f func() error) error {
+	return retryBusy(ctx, d.cfg.busy, f)
+}
+
 // preparedWrites are the statements prepared once on the writer
 // connection.
 var preparedWrites = []string{sqlInsert, sqlClaimable, sqlTake, sqlExtend, sqlComplete, sqlMove,
