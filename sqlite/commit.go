@@ -129,6 +129,11 @@ func (c *committer) close() {
 func (c *committer) commitBatch(batch []*writeOp) {
 	ctx := c.d.ctx
 	err := retryBusy(ctx, c.d.cfg.busy, func() error { return c.attempt(ctx, batch) })
+	if errors.Is(err, errNothingCommitted) {
+		// The batch's one write failed on its own: its error is its answer.
+		close(batch[0].done)
+		return
+	}
 	if err != nil && c.d.closed.Load() {
 		err = closedError("commit")
 	}
@@ -183,7 +188,8 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 					return werr
 				}
 				w.err = werr
-				return tx.Rollback()
+				_ = tx.Rollback()
+				return errNothingCommitted
 			}
 			break
 		}
@@ -205,6 +211,10 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 	}
 	return tx.Commit()
 }
+
+// errNothingCommitted reports a batch of one write that failed and was
+// rolled back; the write's error is set.
+var errNothingCommitted = errors.New("nothing committed")
 
 // isFatal reports a failure of the file rather than of one write: a full,
 // read-only or corrupt file fails the whole batch.
