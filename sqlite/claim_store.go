@@ -81,9 +81,10 @@ func nextDue(ctx context.Context, conn *sql.Conn, now int64) (int64, error) {
 	return next, err
 }
 
-// write runs fn in the next group commit, on behalf of op.
-func (s *ClaimStore) write(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
-	err := s.d.commit.do(ctx, "claims."+op, func(tx *sql.Tx) error {
+// write runs fn in the next group commit, on behalf of op; single says
+// that fn changes the file with one statement at most (see committer.do).
+func (s *ClaimStore) write(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
+	err := s.d.commit.do(ctx, "claims."+op, single, func(tx *sql.Tx) error {
 		return fn(ctx, tx, s.d.now())
 	}, after)
 	if err != nil {
@@ -114,7 +115,7 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 		return out, nil
 	}
 	var soonest int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, len(items) == 1, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		soonest = 0
 		ins, err := s.txStmt(ctx, tx, sqlInsert)
 		if err != nil {
@@ -188,7 +189,7 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 	}
 	var out []claim.Claim
 	var soonest int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, false, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		out = make([]claim.Claim, 0, min(req.Limit, 64))
 		due := addNanos(now, req.Lease)
 		soonest = 0
@@ -274,7 +275,7 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 		return time.Time{}, invalid("claims."+op, "lease_duration", lease.String()+" is not positive")
 	}
 	var expires int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		expires = 0
 		st, err := s.txStmt(ctx, tx, sqlExtend)
 		if err != nil {
@@ -310,7 +311,7 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	}
 	var settled bool
 	var due int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		settled, due = false, 0
 		id, token := sql.Named("id", int64(st.Ref.Item)), sql.Named("token", int64(st.Ref.Token))
 		var res sql.Result
@@ -367,7 +368,7 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 	}
 	var found, live bool
 	var token int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found, live = false, false
 		err := tx.QueryRowContext(ctx, sqlCancel, sql.Named("id", int64(id)), sql.Named("queue", queue),
 			sql.Named("now", now)).Scan(&token, &live)
@@ -499,7 +500,7 @@ func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.Ite
 	}
 	var it claim.Item
 	var found bool
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found = false
 		var r itemRow
 		err := tx.QueryRowContext(ctx, sqlRequeueDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
@@ -535,7 +536,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 		return err
 	}
 	var n int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		res, err := tx.ExecContext(ctx, sqlDeleteDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
 			sql.Named("now", now))
 		if err != nil {
