@@ -90,6 +90,11 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 	}
 	d.commit = newCommitter(d, c.batch)
 	d.watch = newWatcher(d)
+	if err := d.watch.start(ctx); err != nil {
+		d.cancel()
+		d.closeConns()
+		return nil, storage(op, err)
+	}
 	d.wg.Go(d.commit.run)
 	d.wg.Go(d.watch.run)
 	return d, nil
