@@ -26,6 +26,9 @@ type Provider struct {
 	schema    string // unquoted; "" when unqualified
 	sql       statements
 	hub       *waitHub // wakes this provider's waiters (wait_hub.go)
+	// ticketTTL is how long a waiter's ticket lives unrefreshed: the
+	// constant, but for tests.
+	ticketTTL time.Duration
 	// onWait, if set (by tests), is called each time AcquireWait starts
 	// waiting, queued.
 	onWait func(name string)
@@ -72,6 +75,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
 		waiters:   waiters.Sanitize(),
 		schema:    c.schema,
 		sql:       newStatements(table, seq.Sanitize(), waiters.Sanitize()),
+		ticketTTL: ticketTTL,
 	}
 	p.hub = newWaitHub(p)
 	return p, nil

@@ -139,7 +139,7 @@ func (w *waiter) attempt() (*lock.Lease, time.Duration, error) {
 		leaseLeft, behind *int64 // µs
 	)
 	p := w.p
-	err = conn.QueryRow(actx, p.sql.waitAcquire, w.name, w.executionID, micros(w.d), p.lockDelay, p.seq, w.ticket, micros(ticketTTL)).
+	err = conn.QueryRow(actx, p.sql.waitAcquire, w.name, w.executionID, micros(w.d), p.lockDelay, p.seq, w.ticket, micros(p.ticketTTL)).
 		Scan(&token, &expires, &leaseLeft, &behind)
 	if err != nil {
 		return nil, 0, w.error(err)
@@ -172,7 +172,7 @@ func durationOf(us *int64) time.Duration {
 func (w *waiter) queue() error {
 	qctx, cancel := w.bounded()
 	defer cancel()
-	if err := w.p.pool.QueryRow(qctx, w.p.sql.takeTicket, w.name, micros(ticketTTL)).Scan(&w.ticket); err != nil {
+	if err := w.p.pool.QueryRow(qctx, w.p.sql.takeTicket, w.name, micros(w.p.ticketTTL)).Scan(&w.ticket); err != nil {
 		return w.error(err)
 	}
 	w.p.hub.track(w.ticket)

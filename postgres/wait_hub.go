@@ -8,14 +8,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The queue's timing. A waiter's ticket is refreshed every ticketRefresh
-// while it waits; one not refreshed for ticketTTL is stale: its waiter is
-// taken for dead and the waiters behind it go ahead. A dead waiter first in
-// line therefore delays the next hand-off by ticketTTL at most.
-const (
-	ticketTTL     = 5 * time.Second
-	ticketRefresh = ticketTTL / 5
-)
+// ticketTTL is the life of a waiter's ticket: it is refreshed every fifth
+// of it while its waiter waits, and one not refreshed for ticketTTL is
+// stale: its waiter is taken for dead and the waiters behind it go ahead. A
+// dead waiter first in line therefore delays the next hand-off by
+// ticketTTL at most.
+const ticketTTL = 5 * time.Second
 
 // hubRetryMin and hubRetryMax bound the pause between attempts to
 // reconnect the listening connection.
@@ -122,7 +120,7 @@ func (h *waitHub) untrack(ticket int64) {
 
 // refresh keeps the tracked tickets fresh until ctx is done.
 func (h *waitHub) refresh(ctx context.Context) {
-	t := time.NewTicker(ticketRefresh)
+	t := time.NewTicker(h.p.ticketTTL / 5)
 	defer t.Stop()
 	for {
 		select {
