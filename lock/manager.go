@@ -276,11 +276,18 @@ func (m *Manager) acquireWait(ctx context.Context, name string) (*Lease, time.Ti
 		err = ErrLockLost
 	}
 	if err != nil {
-		_ = m.provider.Release(context.WithoutCancel(ctx), []Lease{*l})
+		// ctx may be done: give the release a bounded context of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveUpReleaseTimeout)
+		defer cancel()
+		_ = m.provider.Release(rctx, []Lease{*l})
 		return nil, time.Time{}, err
 	}
 	return &got[0], sent, nil
 }
+
+// giveUpReleaseTimeout bounds the release of a lease that a waiting call
+// got but will not use, after its caller's context ended.
+const giveUpReleaseTimeout = 5 * time.Second
 
 // poll acquires name by trying every PollInterval, for a provider that is
 // not a Waiter.
