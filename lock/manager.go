@@ -197,9 +197,10 @@ func (m *Manager) Lock(ctx context.Context, name string, fn func(ctx context.Con
 // first, with a zero Result and ctx.Err(), holding nothing. Once acquired,
 // the lock is renewed, lost and released exactly as in Do.
 //
-// Over a provider that is a Waiter (Memory) the wait is woken by the lock's
-// release or expiry, or the end of its lock-delay, and the provider's
-// waiters are served first come, first served. Over another provider the
+// Over a provider that is a Waiter (Memory, and the PostgreSQL and etcd
+// providers) the wait is woken by the lock's release or expiry, or the end
+// of its lock-delay, and the provider's waiters are served first come,
+// first served. Over another provider the
 // Manager tries again every PollInterval of its lease duration (a tenth,
 // at least 10 ms), timed on its clock.
 func DoWait[T any](ctx context.Context, m *Manager, name string, fn func(ctx context.Context, l Lease) (T, error)) (Result[T], error) {
