@@ -84,24 +84,34 @@ func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d 
 	}
 	poll := lock.PollInterval(d)
 	for {
-		wake := p.hub.arm(name)
-		l, wait, err := w.attempt()
-		if l != nil || err != nil {
+		l, done, err := w.turn(poll)
+		if done {
 			return l, err
 		}
-		if p.onWait != nil {
-			p.onWait(name)
-		}
-		t := time.NewTimer(min(wait+waitSlack, poll))
-		select {
-		case <-wake:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
-		t.Stop()
 	}
+}
+
+// turn is one attempt of a queued waiter and, when refused, the wait that
+// follows it, up to poll; done says AcquireWait returns l, err.
+func (w *waiter) turn(poll time.Duration) (l *lock.Lease, done bool, err error) {
+	wake, disarm := w.p.hub.arm(w.name)
+	defer disarm()
+	l, wait, err := w.attempt()
+	if l != nil || err != nil {
+		return l, true, err
+	}
+	if w.p.onWait != nil {
+		w.p.onWait(w.name)
+	}
+	t := time.NewTimer(min(wait+waitSlack, poll))
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-w.ctx.Done():
+		return nil, true, w.ctx.Err()
+	}
+	return nil, false, nil
 }
 
 // waiter is one AcquireWait call.

@@ -36,12 +36,22 @@ type waitHub struct {
 	mu      sync.Mutex
 	waiters int
 	stop    context.CancelFunc // the running session's; nil when none
-	names   map[string]chan struct{}
+	// names holds the wake-up of each name armed by a waiter, removed when
+	// it fires or its last waiter disarms, so it is bounded by the
+	// waiters.
+	names   map[string]*nameWake
 	tickets map[int64]struct{}
 }
 
+// nameWake is the channel the waiters of one name share, closed to wake
+// them.
+type nameWake struct {
+	ch   chan struct{}
+	refs int
+}
+
 func newWaitHub(p *Provider) *waitHub {
-	return &waitHub{p: p, names: map[string]chan struct{}{}, tickets: map[int64]struct{}{}}
+	return &waitHub{p: p, names: map[string]*nameWake{}, tickets: map[int64]struct{}{}}
 }
 
 // join counts one more waiter, starting the hub's goroutines for the first.
@@ -71,25 +81,37 @@ func (h *waitHub) leave() {
 }
 
 // arm returns the channel closed at the next notification of name (or
-// when notifications may have been missed). A waiter arms before each
-// attempt, so that nothing after the attempt goes unheard.
-func (h *waitHub) arm(name string) <-chan struct{} {
+// when notifications may have been missed), and the function that says the
+// waiter no longer needs it. A waiter arms before each attempt, so that
+// nothing after the attempt goes unheard.
+func (h *waitHub) arm(name string) (<-chan struct{}, func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch := h.names[name]
-	if ch == nil {
-		ch = make(chan struct{})
-		h.names[name] = ch
+	w := h.names[name]
+	if w == nil {
+		w = &nameWake{ch: make(chan struct{})}
+		h.names[name] = w
 	}
-	return ch
+	w.refs++
+	return w.ch, func() { h.disarm(name, w) }
+}
+
+// disarm drops one waiter's interest in w, removing it with the last.
+func (h *waitHub) disarm(name string, w *nameWake) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w.refs--
+	if w.refs == 0 && h.names[name] == w {
+		delete(h.names, name)
+	}
 }
 
 // wake wakes the waiters of name.
 func (h *waitHub) wake(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ch := h.names[name]; ch != nil {
-		close(ch)
+	if w := h.names[name]; w != nil {
+		close(w.ch)
 		delete(h.names, name)
 	}
 }
@@ -99,8 +121,8 @@ func (h *waitHub) wake(name string) {
 func (h *waitHub) wakeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for name, ch := range h.names {
-		close(ch)
+	for name, w := range h.names {
+		close(w.ch)
 		delete(h.names, name)
 	}
 }

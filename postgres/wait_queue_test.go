@@ -141,6 +141,14 @@ func TestWaiterThatGivesUpLetsTheNextGo(t *testing.T) {
 	require.NotNil(t, r.l)
 	assert.Equal(t, "next", rows(t, p)["job"].ExecutionID)
 	assert.Zero(t, tickets(t, p), "no ticket left behind")
+	assert.Zero(t, armed(p), "no wake-up left behind")
+}
+
+// armed counts the names p's waiters have armed a wake-up for.
+func armed(p *Provider) int {
+	p.hub.mu.Lock()
+	defer p.hub.mu.Unlock()
+	return len(p.hub.names)
 }
 
 // TestDeadWaitersTicketGoesStale: a ticket nobody refreshes any more (its
