@@ -198,9 +198,10 @@ func (m *Manager) Lock(ctx context.Context, name string, fn func(ctx context.Con
 // first, with a zero Result and ctx.Err(), holding nothing. Once acquired,
 // the lock is renewed, lost and released exactly as in Do.
 //
-// Over a provider that is a Waiter (Memory) the wait is woken by the lock's
-// release or expiry, or the end of its lock-delay, and the provider's
-// waiters are served first come, first served. Over another provider the
+// Over a provider that is a Waiter (Memory, and the PostgreSQL and etcd
+// providers) the wait is woken by the lock's release or expiry, or the end
+// of its lock-delay, and the provider's waiters are served first come,
+// first served. Over another provider the
 // Manager tries again every PollInterval of its lease duration (a tenth,
 // at least 10 ms), timed on its clock.
 func DoWait[T any](ctx context.Context, m *Manager, name string, fn func(ctx context.Context, l Lease) (T, error)) (Result[T], error) {
@@ -277,11 +278,18 @@ func (m *Manager) acquireWait(ctx context.Context, name string) (*Lease, time.Ti
 		err = ErrLockLost
 	}
 	if err != nil {
-		_ = m.provider.Release(context.WithoutCancel(ctx), []Lease{*l})
+		// ctx may be done: give the release a bounded context of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveUpReleaseTimeout)
+		defer cancel()
+		_ = m.provider.Release(rctx, []Lease{*l})
 		return nil, time.Time{}, err
 	}
 	return &got[0], sent, nil
 }
+
+// giveUpReleaseTimeout bounds the release of a lease that a waiting call
+// got but will not use, after its caller's context ended.
+const giveUpReleaseTimeout = 5 * time.Second
 
 // poll acquires name by trying every PollInterval, for a provider that is
 // not a Waiter.
