@@ -11,6 +11,7 @@ import (
 // ExpiresAt is on the store's clock.
 type Claim struct {
 	Queue       string
+	Kind        string // the item's Kind
 	Item        ItemID
 	Owner       string
 	Payload     []byte // a copy of the item's payload

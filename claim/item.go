@@ -43,6 +43,7 @@ func (s State) String() string {
 type Item struct {
 	ID          ItemID
 	Queue       string
+	Kind        string // what the item is, "" when none (NewItem.Kind)
 	Key         string // the idempotency key, "" when none
 	Payload     []byte
 	State       State
@@ -101,6 +102,7 @@ func (o Outcome) String() string {
 type item struct {
 	id        ItemID
 	qs        *queueState
+	kind      string
 	key       string
 	payload   []byte
 	state     State
@@ -246,6 +248,7 @@ func (m *Memory) snapshot(it *item) Item {
 	x := Item{
 		ID:          it.id,
 		Queue:       it.qs.name,
+		Kind:        it.kind,
 		Key:         it.key,
 		Payload:     clone(it.payload),
 		State:       it.state,

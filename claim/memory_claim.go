@@ -61,6 +61,7 @@ func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
 	it := &item{
 		id:       m.lastID,
 		qs:       qs,
+		kind:     n.Kind,
 		key:      n.Key,
 		payload:  payload,
 		max:      n.MaxAttempts,
@@ -122,7 +123,7 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 		h.attempt = it.attempts
 		qs.claimed++
 		holds = append(holds, h)
-		out[i] = Claim{Queue: req.Queue, Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
+		out[i] = Claim{Queue: req.Queue, Kind: it.kind, Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
 			Attempt: h.attempt, MaxAttempts: it.max, Priority: int(it.priority), Timeout: it.timeout,
 			EnqueuedAt: m.at(it.enqueued), Ref: Ref{Item: it.id}}
 	}

@@ -44,8 +44,8 @@ func (m *Memory) Lookup(ctx context.Context, id ItemID) (Item, error) {
 	return m.snapshot(it), nil
 }
 
-// List returns the items of q.Queue in q.State (every state when zero)
-// with IDs above q.After, in ID order, at most q.Limit of them. It gathers
+// List returns the items of q.Queue in q.State (every state when zero),
+// of q.Kind (every kind when ""), with IDs above q.After, in ID order, at most q.Limit of them. It gathers
 // the queue's items of those states, so it costs the queue's size (and,
 // for delayed items, the delayed items of every queue), not the page's.
 func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
@@ -63,7 +63,7 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 	}
 	var found []*item
 	add := func(it *item) bool {
-		if it.qs == qs && it.id > q.After && (q.State == 0 || it.state == q.State) {
+		if it.qs == qs && it.id > q.After && (q.State == 0 || it.state == q.State) && (q.Kind == "" || it.kind == q.Kind) {
 			found = append(found, it)
 		}
 		return true

@@ -73,8 +73,8 @@ type Store interface {
 	// Lookup returns the item id.
 	Lookup(ctx context.Context, id ItemID) (Item, error)
 
-	// List returns items of q.Queue in q.State (every state when zero) with
-	// IDs above q.After, in ID order, at most q.Limit of them.
+	// List returns items of q.Queue in q.State (every state when zero),
+	// of q.Kind (every kind when ""), with IDs above q.After, in ID order, at most q.Limit of them.
 	List(ctx context.Context, q Query) ([]Item, error)
 
 	// Counts returns the numbers of items of queue in each state. An
@@ -106,6 +106,9 @@ type Store interface {
 type NewItem struct {
 	Queue   string // required
 	Payload []byte // copied by the store
+	// Kind names what the item is (a job kind): stored and returned
+	// with the item and its claims, and a filter of List. "" for none.
+	Kind string
 	// Key, when not empty, makes the enqueue idempotent (see Store).
 	Key string
 	// Delay makes the item claimable Delay after it is stored.
@@ -196,6 +199,7 @@ func (s Settle) String() string {
 type Query struct {
 	Queue string // required
 	State State  // zero for every state
+	Kind  string // only items of this Kind; "" for every kind
 	After ItemID // only IDs above this
 	Limit int    // at least 1
 }

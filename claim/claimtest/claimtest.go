@@ -95,6 +95,7 @@ var clauses = []clause{
 	{"Keys", testKeys},
 	{"Cancel", testCancel},
 	{"ListLookupCounts", testListLookupCounts},
+	{"Kinds", testKinds},
 	{"NotifyWakes", testNotifyWakes},
 	{"ReturnedValuesDoNotAlias", testNoAlias},
 	{"Closed", testClosed},

@@ -472,8 +472,8 @@ func diffItem(got, want claim.Item) string {
 	switch {
 	case got.ID != want.ID:
 		return fmt.Sprintf("ID %d, want %d", got.ID, want.ID)
-	case got.Queue != want.Queue || got.Key != want.Key:
-		return fmt.Sprintf("queue/key %q/%q, want %q/%q", got.Queue, got.Key, want.Queue, want.Key)
+	case got.Queue != want.Queue || got.Key != want.Key || got.Kind != want.Kind:
+		return fmt.Sprintf("queue/key/kind %q/%q/%q, want %q/%q/%q", got.Queue, got.Key, got.Kind, want.Queue, want.Key, want.Kind)
 	case !bytes.Equal(got.Payload, want.Payload):
 		return fmt.Sprintf("payload %q, want %q", got.Payload, want.Payload)
 	case got.State != want.State:

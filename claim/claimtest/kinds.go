@@ -1,0 +1,35 @@
+package claimtest
+
+import (
+	"github.com/stretchr/testify/assert"
+
+	"github.com/leasehold/lease/claim"
+)
+
+// testKinds: an item's Kind is stored as given and returned by Enqueue,
+// Claim, Lookup and List, and List with a Kind lists only the items of
+// that kind.
+func testKinds(e *env) {
+	q := queue(0)
+	mail, sms, none := newItem(q, "mail"), newItem(q, "sms"), newItem(q, "none")
+	mail.Kind, sms.Kind = "send_mail", "send_sms"
+	got := e.enqueue(mail, sms, none)
+	for i, want := range []string{"send_mail", "send_sms", ""} {
+		assert.Equal(e, want, got[i].Kind, "Enqueue returns the item's Kind")
+		assert.Equal(e, want, e.lookup(got[i].ID).Kind, "Lookup returns the item's Kind")
+	}
+	assert.Equal(e, []claim.ItemID{got[0].ID}, itemIDs(e.list(claim.Query{Queue: q, Kind: "send_mail", Limit: 10})))
+	assert.Equal(e, []claim.ItemID{got[1].ID}, itemIDs(e.list(claim.Query{Queue: q, Kind: "send_sms", Limit: 10})))
+	assert.Empty(e, e.list(claim.Query{Queue: q, Kind: "unknown", Limit: 10}))
+	assert.Len(e, e.list(claim.Query{Queue: q, Limit: 10}), 3, "List with no Kind lists every kind")
+	claims := e.claim(q, "a", 3, long)
+	kinds := map[claim.ItemID]string{}
+	for _, c := range claims {
+		kinds[c.Item] = c.Kind
+	}
+	assert.Equal(e, map[claim.ItemID]string{got[0].ID: "send_mail", got[1].ID: "send_sms", got[2].ID: ""}, kinds,
+		"Claim returns the item's Kind")
+	for _, it := range e.list(claim.Query{Queue: q, State: claim.Claimed, Kind: "send_sms", Limit: 10}) {
+		assert.Equal(e, got[1].ID, it.ID, "List filters by State and Kind together")
+	}
+}
