@@ -93,7 +93,7 @@ func checkQuery(ctx context.Context, q Query) error {
 	switch {
 	case q.Queue == "":
 		return invalid(op, "queue", "must not be empty")
-	case q.State > Dead:
+	case q.State > Cancelled:
 		return invalid(op, "state", q.State.String()+" is not a state")
 	case q.Limit < 1:
 		return invalid(op, "limit", strconv.Itoa(q.Limit)+" is less than 1")

@@ -15,15 +15,20 @@ type ItemID uint64
 // State is where an item is in its life, a plain value safe to share.
 type State uint8
 
-// The states of an item. A completed item no longer exists.
+// The states of an item. A completed or cancelled item is kept in its
+// state for the store's retention period (see Retention), and no longer
+// exists once it is cleaned; with no retention it is removed at once.
 const (
-	Visible State = iota + 1 // waiting, claimable now
-	Delayed                  // waiting, claimable from its VisibleAt
-	Claimed                  // held by a live claim
-	Dead                     // dead-lettered: out of attempts
+	Visible   State = iota + 1 // waiting, claimable now
+	Delayed                    // waiting, claimable from its VisibleAt
+	Claimed                    // held by a live claim
+	Dead                       // dead-lettered: out of attempts
+	Completed                  // completed, kept until cleaned
+	Cancelled                  // cancelled, kept until cleaned
 )
 
-// String returns "visible", "delayed", "claimed" or "dead".
+// String returns "visible", "delayed", "claimed", "dead", "completed" or
+// "cancelled".
 func (s State) String() string {
 	switch s {
 	case Visible:
@@ -34,6 +39,10 @@ func (s State) String() string {
 		return "claimed"
 	case Dead:
 		return "dead"
+	case Completed:
+		return "completed"
+	case Cancelled:
+		return "cancelled"
 	}
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
@@ -56,6 +65,9 @@ type Item struct {
 	// claimable; zero for claimed and dead items.
 	VisibleAt time.Time
 	DeadAt    time.Time // zero unless dead
+	// FinishedAt is when a completed or cancelled item finished; zero in
+	// the other states.
+	FinishedAt time.Time
 	// History lists the failed attempts, oldest first: failures reported
 	// by Fail and claims lost because their lease ended.
 	History []Failure
@@ -76,6 +88,9 @@ type Failure struct {
 // value, safe to copy and to use from several goroutines.
 type Counts struct {
 	Visible, Delayed, Claimed, Dead int
+	// Completed and Cancelled count the finished items kept for their
+	// retention period.
+	Completed, Cancelled int
 }
 
 // Outcome is what Fail did with the item, a plain value safe to share.
@@ -113,6 +128,7 @@ type item struct {
 	enqueued  int64 // times in nanoseconds since the Memory's epoch
 	visibleAt int64
 	deadAt    int64
+	finished  int64 // when it became Completed or Cancelled
 	// index is the item's position in its heap, or in its queue's dead
 	// letters while Dead; -1 when in neither (in a FIFO, say).
 	index   int
@@ -156,7 +172,10 @@ type queueState struct {
 	visible int
 	delayed int // its items in the Memory's delayed heap
 	claimed int
-	dead    []*item       // dead letters, each at its index
+	// completed and cancelled count its finished items, which the
+	// Memory's retention queues hold.
+	completed, cancelled int
+	dead                 []*item // dead letters, each at its index
 	wake    chan struct{} // closed when an item may have become visible
 	waiters int           // Notify callers waiting on wake
 	retired bool          // in the Memory's list of queues to free
@@ -210,7 +229,8 @@ func (qs *queueState) drop(it *item) {
 
 // unused reports whether the queue holds nothing and nobody waits on it.
 func (qs *queueState) unused() bool {
-	return qs.visible == 0 && qs.delayed == 0 && qs.claimed == 0 && len(qs.dead) == 0 && qs.waiters == 0
+	return qs.visible == 0 && qs.delayed == 0 && qs.claimed == 0 && len(qs.dead) == 0 && qs.waiters == 0 &&
+		qs.completed == 0 && qs.cancelled == 0
 }
 
 // addDead adds a dead letter.
@@ -238,7 +258,8 @@ func (qs *queueState) signal() {
 }
 
 func (qs *queueState) counts() Counts {
-	return Counts{Visible: qs.visible, Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead)}
+	return Counts{Visible: qs.visible, Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead),
+		Completed: qs.completed, Cancelled: qs.cancelled}
 }
 
 // queueKey is an idempotency key of a queue.
@@ -264,6 +285,8 @@ func (m *Memory) snapshot(it *item) Item {
 		x.VisibleAt = m.at(it.visibleAt)
 	case Dead:
 		x.DeadAt = m.at(it.deadAt)
+	case Completed, Cancelled:
+		x.FinishedAt = m.at(it.finished)
 	}
 	return x
 }

@@ -42,6 +42,11 @@ type Memory struct {
 	delayed itemHeap                 // delayed items of every queue, by VisibleAt
 	claims  itemHeap                 // items whose claim is live with no call under way, by expiry
 
+	// retention says how long finished items are kept; kept holds them,
+	// completed, cancelled and dead, each in the order it finished.
+	retention Retention
+	kept      [3]retentionQueue
+
 	timer    lease.Timer // armed for the head of delayed
 	timerAt  int64
 	timerGen uint64
@@ -66,6 +71,7 @@ func NewMemory(svc *lease.Service) *Memory {
 		watched: make(chan struct{}),
 		quit:    make(chan struct{}),
 	}
+	m.kept[0].state, m.kept[1].state, m.kept[2].state = Completed, Cancelled, Dead
 	m.stopEnd = svc.OnEnd(m.leaseEnded)
 	go m.watchService()
 	return m
@@ -290,6 +296,9 @@ func (m *Memory) makeDead(it *item, at int64) {
 	it.state = Dead
 	it.deadAt = at
 	it.qs.addDead(it)
+	if m.retention.Dead > 0 {
+		m.kept[2].push(it, at)
+	}
 }
 
 // remove deletes an item that is in no heap, queue or claim, and its queue
@@ -301,8 +310,13 @@ func (m *Memory) remove(it *item) {
 	if it.key != "" {
 		m.keys.delete(queueKey{qs.name, it.key})
 	}
-	if it.state == Dead {
+	switch it.state {
+	case Dead:
 		qs.removeDead(it)
+	case Completed:
+		qs.completed--
+	case Cancelled:
+		qs.cancelled--
 	}
 	m.retireIfUnused(qs)
 	*it = item{id: it.id, index: -1}

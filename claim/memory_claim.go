@@ -271,7 +271,11 @@ func (m *Memory) Settle(ctx context.Context, s Settlement) error {
 	it := h.item
 	m.release(h)
 	if s.How == SettleComplete {
-		m.remove(it) // reads no clock: the commonest settlement stays cheap
+		if m.retention.Completed <= 0 {
+			m.remove(it) // reads no clock: the commonest settlement stays cheap
+			return nil
+		}
+		m.retire(it, Completed, m.now())
 		return nil
 	}
 	now := m.now()
@@ -298,7 +302,8 @@ func (m *Memory) Cancel(ctx context.Context, queue string, id ItemID) error {
 		return err
 	}
 	m.mu.Lock()
-	if _, err := m.begin(op); err != nil {
+	now, err := m.begin(op)
+	if err != nil {
 		m.unlock()
 		return err
 	}
@@ -309,6 +314,9 @@ func (m *Memory) Cancel(ctx context.Context, queue string, id ItemID) error {
 	}
 	var revoke lease.ID
 	switch it.state {
+	case Completed, Cancelled:
+		m.unlock()
+		return nil // finished already: kept as it is
 	case Visible:
 		it.qs.drop(it)
 	case Delayed:
@@ -325,7 +333,7 @@ func (m *Memory) Cancel(ctx context.Context, queue string, id ItemID) error {
 		}
 		m.release(h)
 	}
-	m.remove(it)
+	m.retire(it, Cancelled, now)
 	m.unlock()
 	if revoke != 0 {
 		_, _ = m.svc.Revoke(context.WithoutCancel(ctx), revoke)

@@ -34,3 +34,13 @@ func FuzzMemoryConformance(f *testing.F) {
 		return newConformanceMemory(t)
 	})
 }
+
+func TestMemoryCleanerConformance(t *testing.T) {
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+		m, clock := newConformanceMemory(t)
+		if err := m.SetRetention(r); err != nil {
+			t.Fatal(err)
+		}
+		return m, clock
+	})
+}

@@ -91,6 +91,12 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 			add(it)
 		}
 	}
+	if (q.State == 0 || q.State == Completed) && qs.completed > 0 {
+		m.kept[0].each(func(it *item) { add(it) })
+	}
+	if (q.State == 0 || q.State == Cancelled) && qs.cancelled > 0 {
+		m.kept[1].each(func(it *item) { add(it) })
+	}
 	slices.SortFunc(found, func(x, y *item) int { return cmp.Compare(x.id, y.id) })
 	found = found[:min(len(found), q.Limit)]
 	out := make([]Item, len(found))

@@ -38,12 +38,12 @@ type claimStatements struct {
 	cancel, requeueDead, deleteDead     string
 	lookup, list, counts, oid           string
 	migrations, migrated, markMigration string
-	v1                                  []string
+	v1, v2                              []string
 }
 
 // claimColumns are the columns rowItem scans, followed by now().
-const claimColumns = `id, queue, key, payload, state, attempts, max_attempts, priority, timeout_us,
-  enqueued_at, due, owner, dead_at, history, now()`
+const claimColumns = `id, queue, kind, key, payload, state, attempts, max_attempts, priority, timeout_us,
+  enqueued_at, due, owner, dead_at, finished_at, history, now()`
 
 // effectiveState is the claim.State of a row as of now().
 const effectiveState = `(CASE WHEN state = 4 THEN 4
@@ -68,7 +68,7 @@ func newClaimStatements(table, migrations string) claimStatements {
 	s := claimStatements{
 		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
 		// $5 max attempts, $6 priorities, $7 timeouts in µs, $8 the table,
-		// quoted. IDs are drawn in input order before the insert, so that
+		// quoted, $9 kinds. IDs are drawn in input order before the insert, so that
 		// each input learns its ID whether or not it was inserted, and IDs
 		// follow the enqueue order. An input whose key exists (in the
 		// table, or earlier in the batch) is not inserted; the statement
@@ -79,13 +79,13 @@ func newClaimStatements(table, migrations string) claimStatements {
 ),
 input AS MATERIALIZED (
   SELECT nextval(seq.s) AS id, u.*
-  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[])
-    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, n)
+  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $9::text[])
+    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, n)
   CROSS JOIN seq
 ),
 ins AS (
-  INSERT INTO {T} AS t (id, queue, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
-  SELECT id, queue, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
+  INSERT INTO {T} AS t (id, queue, kind, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
+  SELECT id, queue, kind, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
     now() + delay_us * interval '1 microsecond'
   FROM input ORDER BY n
   ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
@@ -140,7 +140,7 @@ UPDATE {T} AS t SET
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
 FROM picked AS p
 WHERE t.id = p.id
-RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.enqueued_at, t.due, t.token, t.payload`),
+RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.enqueued_at, t.due, t.token, t.payload, t.kind`),
 
 		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
 		// position and new expiry of each claim that was live. Rows are
@@ -221,9 +221,10 @@ SELECT {COLS} FROM up`),
 
 		lookup: r.Replace(`SELECT {COLS} FROM {T} WHERE id = $1`),
 
-		// $1 queue, $2 state (0 for all), $3 after, $4 limit.
+		// $1 queue, $2 state (0 for all), $3 after, $4 limit, $5 kind
+		// ("" for all).
 		list: r.Replace(`SELECT {COLS} FROM {T}
-WHERE queue = $1 AND id > $3 AND ($2 = 0 OR {STATE} = $2)
+WHERE queue = $1 AND id > $3 AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5)
 ORDER BY id LIMIT $4`),
 
 		counts: r.Replace(`SELECT
@@ -270,6 +271,19 @@ FROM {T} WHERE queue = $1`),
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, priority, due, id) WHERE state IN (1, 3)`, table),
 		fmt.Sprintf(`CREATE UNIQUE INDEX ON %s (queue, key) WHERE key IS NOT NULL`, table),
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, id) WHERE state = 4`, table),
+	}
+	s.v2 = []string{
+		// kind names what an item is; finished_at is when a completed or
+		// cancelled item (states 5 and 6) finished, the start of its
+		// retention. The claim index stays partial on the claimable
+		// states, so finished rows, however many, never slow a claim.
+		r.Replace(`ALTER TABLE {T}
+  ADD COLUMN kind text NOT NULL DEFAULT '',
+  ADD COLUMN finished_at timestamptz,
+  ADD CHECK (state IN (1, 3, 4, 5, 6))`),
+		// The cleaner's order, over the rows it may delete.
+		fmt.Sprintf(`CREATE INDEX ON %s (finished_at) WHERE state IN (5, 6)`, table),
+		fmt.Sprintf(`CREATE INDEX ON %s (dead_at) WHERE state = 4`, table),
 	}
 	return s
 }

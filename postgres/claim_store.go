@@ -223,12 +223,12 @@ func (s *ClaimStore) enqueueTx(ctx context.Context, items []claim.NewItem, out [
 // positions of the others.
 func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.NewItem, out []claim.Item) ([]int, error) {
 	n := len(items)
-	queues, keys := make([]string, n), make([]*string, n)
+	queues, keys, kinds := make([]string, n), make([]*string, n), make([]string, n)
 	payloads := make([][]byte, n)
 	delays, timeouts := make([]int64, n), make([]int64, n)
 	maxes, prios := make([]int32, n), make([]int32, n)
 	for i, it := range items {
-		queues[i] = it.Queue
+		queues[i], kinds[i] = it.Queue, it.Kind
 		if it.Key != "" {
 			keys[i] = &items[i].Key
 		}
@@ -236,7 +236,7 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		delays[i], timeouts[i] = micros(it.Delay), micros(it.Timeout)
 		maxes[i], prios[i] = int32(it.MaxAttempts), int32(it.Priority)
 	}
-	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table)
+	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table, kinds)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		}
 		it := items[i]
 		out[i] = claim.Item{
-			ID: claim.ItemID(*id), Queue: it.Queue, Key: it.Key, Payload: clonePayload(it.Payload),
+			ID: claim.ItemID(*id), Queue: it.Queue, Kind: it.Kind, Key: it.Key, Payload: clonePayload(it.Payload),
 			State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
 			Timeout: it.Timeout, EnqueuedAt: now, VisibleAt: *due,
 		}
@@ -363,8 +363,9 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		attempt, maxAtt   int32
 		enqueued, expires time.Time
 		payload           []byte
+		kind              string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &enqueued, &expires, &token, &payload}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &enqueued, &expires, &token, &payload, &kind}, func() error {
 		if call < 1 || call > int64(n) {
 			return fmt.Errorf("claim for call %d of %d", call, n)
 		}
@@ -372,7 +373,7 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 			return nil // its lost claim was its last attempt: now dead
 		}
 		got = append(got, picked{call, rn, claim.Claim{
-			Queue: queue, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
+			Queue: queue, Kind: kind, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
 			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
 			Timeout: time.Duration(tout) * time.Microsecond, EnqueuedAt: enqueued, ExpiresAt: expires,
 			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
@@ -590,7 +591,10 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 		return nil, err
 	}
 	after := int64(min(uint64(q.After), math.MaxInt64))
-	rows, err := s.pool.Query(ctx, s.sql.list, q.Queue, int32(q.State), after, q.Limit)
+	if err := checkText("claims."+op, "kind", q.Kind); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.sql.list, q.Queue, int32(q.State), after, q.Limit, q.Kind)
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
@@ -805,18 +809,18 @@ func clonePayload(b []byte) []byte {
 // itemRow is a row as claimColumns lists it.
 type itemRow struct {
 	id, timeout           int64
-	queue                 string
+	queue, kind           string
 	key, owner            *string
 	payload, history      []byte
 	state, priority       int16
 	attempts, maxAttempts int32
 	enqueued, due, now    time.Time
-	deadAt                *time.Time
+	deadAt, finishedAt    *time.Time
 }
 
 func (r *itemRow) dest() []any {
-	return []any{&r.id, &r.queue, &r.key, &r.payload, &r.state, &r.attempts, &r.maxAttempts, &r.priority,
-		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.history, &r.now}
+	return []any{&r.id, &r.queue, &r.kind, &r.key, &r.payload, &r.state, &r.attempts, &r.maxAttempts, &r.priority,
+		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.finishedAt, &r.history, &r.now}
 }
 
 // failureJSON is a history entry as the statements write it.
@@ -833,7 +837,7 @@ type failureJSON struct {
 // next Claim will write it.
 func (r *itemRow) item() (claim.Item, error) {
 	it := claim.Item{
-		ID: claim.ItemID(r.id), Queue: r.queue, Payload: r.payload,
+		ID: claim.ItemID(r.id), Queue: r.queue, Kind: r.kind, Payload: r.payload,
 		Attempts: int(r.attempts), MaxAttempts: int(r.maxAttempts), Priority: int(r.priority),
 		Timeout: time.Duration(r.timeout) * time.Microsecond, EnqueuedAt: r.enqueued,
 	}
@@ -896,6 +900,12 @@ func checkNewItem(i int, it claim.NewItem) error {
 		if err := checkName(op, "key", it.Key); err != nil {
 			return bad("key", err.(*lease.Error).Detail)
 		}
+	}
+	if len(it.Kind) > MaxNameLen {
+		return bad("kind", fmt.Sprintf("is %d bytes, more than %d", len(it.Kind), MaxNameLen))
+	}
+	if err := checkText(op, "kind", it.Kind); err != nil {
+		return bad("kind", err.(*lease.Error).Detail)
 	}
 	switch {
 	case it.Delay < 0:

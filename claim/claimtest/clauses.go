@@ -100,7 +100,7 @@ func testBadInput(e *env) {
 		{"List empty Queue", listWith(func(query *claim.Query) { query.Queue = "" })},
 		{"List zero Limit", listWith(func(query *claim.Query) { query.Limit = 0 })},
 		{"List negative Limit", listWith(func(query *claim.Query) { query.Limit = -1 })},
-		{"List unknown State", listWith(func(query *claim.Query) { query.State = claim.Dead + 1 })},
+		{"List unknown State", listWith(func(query *claim.Query) { query.State = claim.Cancelled + 1 })},
 		{"Counts nil ctx", func() error { _, err := e.s.Counts(nilCtx, q); return err }},
 		{"Counts empty queue", func() error { _, err := e.s.Counts(e.ctx, ""); return err }},
 		{"RequeueDead nil ctx", func() error { _, err := e.s.RequeueDead(nilCtx, qd, dead.ID); return err }},

@@ -391,7 +391,7 @@ func (m *model) lookup(id claim.ItemID) (claim.Item, errClass) {
 }
 
 func badQuery(q claim.Query) bool {
-	return q.Queue == "" || q.Limit < 1 || q.State > claim.Dead
+	return q.Queue == "" || q.Limit < 1 || q.State > claim.Cancelled
 }
 
 // list applies List.

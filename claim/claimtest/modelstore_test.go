@@ -392,7 +392,7 @@ func (s *memStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error
 		return nil, invalid("list", "queue")
 	case q.Limit < 1:
 		return nil, invalid("list", "limit")
-	case q.State > claim.Dead:
+	case q.State > claim.Cancelled:
 		return nil, invalid("list", "state")
 	}
 	if err := s.begin(ctx, "list"); err != nil {
