@@ -175,10 +175,10 @@ type queueState struct {
 	// completed and cancelled count its finished items, which the
 	// Memory's retention queues hold.
 	completed, cancelled int
-	dead                 []*item // dead letters, each at its index
-	wake    chan struct{} // closed when an item may have become visible
-	waiters int           // Notify callers waiting on wake
-	retired bool          // in the Memory's list of queues to free
+	dead                 []*item       // dead letters, each at its index
+	wake                 chan struct{} // closed when an item may have become visible
+	waiters              int           // Notify callers waiting on wake
+	retired              bool          // in the Memory's list of queues to free
 }
 
 // level returns the ready queue of priority p, making it if need be.
