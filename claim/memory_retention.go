@@ -76,10 +76,15 @@ func (m *Memory) SetRetention(r Retention) error {
 	return nil
 }
 
-// retire moves it, which is in no heap, queue or claim, to state
+// retire moves it, which is in no heap, ready queue or claim (a dead
+// letter leaves its queue's dead letters here), to state
 // (Completed or Cancelled) at now, to be kept for its retention; with none
 // it is removed at once.
 func (m *Memory) retire(it *item, state State, now int64) {
+	if it.state == Dead {
+		it.qs.removeDead(it)
+		it.state = 0 // in no state's count any more
+	}
 	keep := m.retention.Completed
 	if state == Cancelled {
 		keep = m.retention.Cancelled

@@ -15,3 +15,10 @@ func TestClaimStoreConformance(t *testing.T) {
 		return newTestClaimStore(t), lease.SystemClock()
 	})
 }
+
+// The retention contract, on the database's clock.
+func TestClaimStoreCleanerConformance(t *testing.T) {
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+		return newTestClaimStore(t, WithClaimRetention(r)), lease.SystemClock()
+	})
+}

@@ -3,6 +3,8 @@ package postgres
 import (
 	"fmt"
 	"strings"
+
+	"github.com/leasehold/lease/claim"
 )
 
 // The values of the state column. A waiting item is visible or delayed as
@@ -11,9 +13,11 @@ import (
 // without anyone writing it so: every statement reads the row that way, and
 // the next Claim to pick it up writes it.
 const (
-	rowWaiting = 1
-	rowClaimed = 3
-	rowDead    = 4
+	rowWaiting   = 1
+	rowClaimed   = 3
+	rowDead      = 4
+	rowCompleted = 5 // kept for its retention
+	rowCancelled = 6 // likewise
 )
 
 // Notification payloads on a claim table's channel: a queue that may have
@@ -36,7 +40,7 @@ type claimStatements struct {
 	enqueue, existing                   string
 	claim, extend, settle               string
 	cancel, requeueDead, deleteDead     string
-	lookup, list, counts, oid           string
+	lookup, list, counts, oid, clean    string
 	migrations, migrated, markMigration string
 	v1, v2                              []string
 }
@@ -46,7 +50,7 @@ const claimColumns = `id, queue, kind, key, payload, state, attempts, max_attemp
   enqueued_at, due, owner, dead_at, finished_at, history, now()`
 
 // effectiveState is the claim.State of a row as of now().
-const effectiveState = `(CASE WHEN state = 4 THEN 4
+const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
   WHEN state = 3 AND due > now() THEN 3
   WHEN state = 3 AND attempts >= max_attempts THEN 4
   WHEN due <= now() THEN 1
@@ -62,7 +66,48 @@ const lostEntry = `jsonb_build_array(jsonb_build_object('a', t.attempts, 'o', t.
 // it in a column.
 const wake = `(pg_notify('lease_claim_' || t.tableoid::bigint, 'q' || t.queue) IS NULL)`
 
-func newClaimStatements(table, migrations string) claimStatements {
+// completeStatement is the part of the settle statement that ends the
+// claims completed (how = 1) among the live ones: deleted, or kept as
+// completed rows.
+func completeStatement(keep bool) string {
+	if keep {
+		return `UPDATE {T} AS t SET state = 5, finished_at = now(), owner = NULL
+  FROM live AS l WHERE t.id = l.id AND l.how = 1
+  RETURNING l.n`
+	}
+	return `DELETE FROM {T} AS t USING live AS l
+  WHERE t.id = l.id AND l.how = 1
+  RETURNING l.n`
+}
+
+// cancelStatement cancels the item $2 of queue $1, deleting it or keeping
+// it as a cancelled row, and returns its state before; a live claim's end
+// is notified ("c" ID ":" token) for the store that made it. A finished
+// item is left as it is.
+func cancelStatement(keep bool) string {
+	if !keep {
+		return `WITH gone AS (
+  DELETE FROM {T} AS t WHERE t.id = $2 AND t.queue = $1
+  RETURNING t.id, t.token, t.state = 3 AND t.due > now() AS live, t.tableoid
+)
+SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid::bigint, 'c' || id || ':' || token) IS NULL END
+FROM gone`
+	}
+	return `WITH old AS MATERIALIZED (
+  SELECT t.id, t.token, t.state, t.state = 3 AND t.due > now() AS live, t.tableoid
+  FROM {T} AS t WHERE t.id = $2 AND t.queue = $1
+  FOR UPDATE
+),
+gone AS (
+  UPDATE {T} AS t SET state = 6, finished_at = now(), owner = NULL, dead_at = NULL
+  FROM old WHERE t.id = old.id AND old.state NOT IN (5, 6)
+  RETURNING t.id
+)
+SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid::bigint, 'c' || id || ':' || token) IS NULL END
+FROM old`
+}
+
+func newClaimStatements(table, migrations string, keep claim.Retention) claimStatements {
 	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{COLS}", claimColumns,
 		"{STATE}", effectiveState, "{LOST}", lostEntry, "{WAKE}", wake)
 	s := claimStatements{
@@ -163,7 +208,7 @@ RETURNING l.n, t.due`),
 		// once. Returns the position of each claim that was live, which is
 		// then settled, and its queue unless it was completed. A retry or snooze with no delay wakes the queue's
 		// waiters when the batch commits.
-		settle: r.Replace(`WITH live AS MATERIALIZED (
+		settle: r.Replace(strings.Replace(`WITH live AS MATERIALIZED (
   SELECT t.id, i.n, i.how, i.after_us, i.reason FROM {T} AS t
   JOIN unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], $5::text[])
     WITH ORDINALITY AS i(id, token, how, after_us, reason, n)
@@ -172,11 +217,7 @@ RETURNING l.n, t.due`),
   ORDER BY t.id
   FOR UPDATE OF t
 ),
-done AS (
-  DELETE FROM {T} AS t USING live AS l
-  WHERE t.id = l.id AND l.how = 1
-  RETURNING l.n
-),
+done AS ({DONE}),
 moved AS (
   UPDATE {T} AS t SET
     state = CASE WHEN l.how = 3 THEN 4 ELSE 1 END,
@@ -191,17 +232,12 @@ moved AS (
   WHERE t.id = l.id AND l.how <> 1
   RETURNING l.n, t.queue, CASE WHEN l.how IN (2, 4) AND l.after_us = 0 THEN {WAKE} END AS woke
 )
-SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`),
+SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`, "{DONE}", completeStatement(keep.Completed > 0), 1)),
 
 		// $1 queue, $2 ID. Returns the deleted row's state as of now; a
 		// live claim's end is notified ("c" ID ":" token) for the store
 		// that made it.
-		cancel: r.Replace(`WITH gone AS (
-  DELETE FROM {T} AS t WHERE t.id = $2 AND t.queue = $1
-  RETURNING t.id, t.token, t.state = 3 AND t.due > now() AS live, t.tableoid
-)
-SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid::bigint, 'c' || id || ':' || token) IS NULL END
-FROM gone`),
+		cancel: r.Replace(cancelStatement(keep.Cancelled > 0)),
 
 		// $1 queue, $2 ID: a dead item, or a claim on its last attempt whose
 		// lease expired (whose loss joins the history), made visible with
@@ -229,8 +265,38 @@ ORDER BY id LIMIT $4`),
 
 		counts: r.Replace(`SELECT
   count(*) FILTER (WHERE {STATE} = 1), count(*) FILTER (WHERE {STATE} = 2),
-  count(*) FILTER (WHERE {STATE} = 3), count(*) FILTER (WHERE {STATE} = 4)
+  count(*) FILTER (WHERE {STATE} = 3), count(*) FILTER (WHERE {STATE} = 4),
+  count(*) FILTER (WHERE state = 5), count(*) FILTER (WHERE state = 6)
 FROM {T} WHERE queue = $1`),
+
+		// $1, $2, $3 the retention of completed, cancelled and dead items
+		// in µs (0 for dead: kept), $4 the limit, $5 the table, quoted.
+		// Only the transaction holding the table's cleaning lock deletes:
+		// the others find the lock taken and delete nothing. Each state
+		// gives its oldest rows first, by the index on its finishing time;
+		// an expired claim on its last attempt is a dead letter since its
+		// lease's end.
+		clean: r.Replace(`WITH arg AS MATERIALIZED (
+  SELECT $1::bigint AS done_us, $2::bigint AS gone_us, $3::bigint AS dead_us
+),
+lock AS MATERIALIZED (
+  SELECT pg_try_advisory_xact_lock(1818977646, hashtext($5)) AS got
+),
+doomed AS MATERIALIZED (
+  (SELECT id FROM {T} WHERE state = 5 AND finished_at <= now() - (SELECT done_us FROM arg) * interval '1 microsecond'
+    AND (SELECT got FROM lock) ORDER BY finished_at LIMIT $4)
+  UNION ALL
+  (SELECT id FROM {T} WHERE state = 6 AND finished_at <= now() - (SELECT gone_us FROM arg) * interval '1 microsecond'
+    AND (SELECT got FROM lock) ORDER BY finished_at LIMIT $4)
+  UNION ALL
+  (SELECT id FROM {T} WHERE state = 4 AND (SELECT dead_us FROM arg) > 0 AND dead_at <= now() - (SELECT dead_us FROM arg) * interval '1 microsecond'
+    AND (SELECT got FROM lock) ORDER BY dead_at LIMIT $4)
+  UNION ALL
+  (SELECT id FROM {T} WHERE state = 3 AND (SELECT dead_us FROM arg) > 0 AND attempts >= max_attempts
+    AND due <= now() - (SELECT dead_us FROM arg) * interval '1 microsecond' AND (SELECT got FROM lock) LIMIT $4)
+  LIMIT $4
+)
+DELETE FROM {T} AS t USING doomed AS d WHERE t.id = d.id`),
 
 		// $1 the table, quoted.
 		oid: `SELECT $1::text::regclass::oid::bigint`,

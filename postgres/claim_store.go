@@ -120,6 +120,11 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 	case c.flushers < 1:
 		return nil, invalid("claims.new", "flushers", fmt.Sprintf("must be at least 1, got %d", c.flushers))
 	}
+	if err := c.retention.Check(); err != nil {
+		var le *lease.Error
+		errors.As(err, &le)
+		return nil, invalid("claims.new", le.Field, le.Detail)
+	}
 	s := &ClaimStore{
 		pool:            pool,
 		cfg:             c,
@@ -127,7 +132,7 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		table:           id.Sanitize(),
 		schema:          c.schema,
 		poll:            c.poll,
-		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize()),
+		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize(), c.retention),
 		lost:            map[claim.Ref]lostClaim{},
 		lostPrune:       64,
 	}
@@ -582,7 +587,7 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	switch {
 	case q.Queue == "":
 		return nil, invalid("claims."+op, "queue", "must not be empty")
-	case q.State > claim.Dead:
+	case q.State > claim.Cancelled:
 		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
 	case q.Limit < 1:
 		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
@@ -621,11 +626,12 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 	if err := checkName("claims."+op, "queue", queue); err != nil {
 		return claim.Counts{}, err
 	}
-	var v, d, c, x int64
-	if err := s.pool.QueryRow(ctx, s.sql.counts, queue).Scan(&v, &d, &c, &x); err != nil {
+	var v, d, c, x, done, gone int64
+	if err := s.pool.QueryRow(ctx, s.sql.counts, queue).Scan(&v, &d, &c, &x, &done, &gone); err != nil {
 		return claim.Counts{}, s.fail(op, err)
 	}
-	return claim.Counts{Visible: int(v), Delayed: int(d), Claimed: int(c), Dead: int(x)}, nil
+	return claim.Counts{Visible: int(v), Delayed: int(d), Claimed: int(c), Dead: int(x),
+		Completed: int(done), Cancelled: int(gone)}, nil
 }
 
 // RequeueDead makes the dead item id of queue visible at once with no
@@ -853,6 +859,14 @@ func (r *itemRow) item() (claim.Item, error) {
 		it.History = append(it.History, f.failure())
 	}
 	switch {
+	case r.state == rowCompleted || r.state == rowCancelled:
+		it.State = claim.Completed
+		if r.state == rowCancelled {
+			it.State = claim.Cancelled
+		}
+		if r.finishedAt != nil {
+			it.FinishedAt = *r.finishedAt
+		}
 	case r.state == rowDead:
 		it.State = claim.Dead
 		if r.deadAt != nil {

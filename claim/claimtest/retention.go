@@ -116,6 +116,11 @@ func testCancelledKept(e *env, s claim.Cleaner) {
 	assert.Equal(e, []claim.ItemID{waiting.ID, claimed.ID}, itemIDs(e.list(claim.Query{Queue: q, State: claim.Cancelled, Limit: 10})))
 	require.NoError(e, s.Cancel(e.ctx, q, claimed.ID), "Cancel of a cancelled item")
 	e.claimNone(q)
+	dead := e.deadItem(newItem(queue(1), "dead"))
+	require.NoError(e, s.Cancel(e.ctx, queue(1), dead.ID))
+	assert.Equal(e, claim.Cancelled, e.lookup(dead.ID).State, "a cancelled dead letter is kept as cancelled")
+	assert.Equal(e, claim.Counts{Cancelled: 1}, e.counts(queue(1)))
+	assert.Empty(e, e.list(claim.Query{Queue: queue(1), State: claim.Dead, Limit: 10}))
 }
 
 // testCleanAfterRetention: Clean removes a finished item once its state's
