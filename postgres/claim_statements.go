@@ -38,7 +38,7 @@ const (
 // statement started. Durations travel as whole microseconds.
 type claimStatements struct {
 	enqueue, existing                   string
-	claim, extend, settle               string
+	claim, extend, settle, settleTx     string
 	cancel, requeueDead, deleteDead     string
 	lookup, list, counts, oid, clean    string
 	migrations, migrated, markMigration string
@@ -338,6 +338,9 @@ DELETE FROM {T} AS t USING doomed AS d WHERE t.id = d.id`),
 		fmt.Sprintf(`CREATE UNIQUE INDEX ON %s (queue, key) WHERE key IS NOT NULL`, table),
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, id) WHERE state = 4`, table),
 	}
+	// In the caller's transaction now() is when it began: a claim is live
+	// if its lease has not expired when the statement runs.
+	s.settleTx = strings.ReplaceAll(s.settle, "now()", "statement_timestamp()")
 	s.v2 = []string{
 		// kind names what an item is; finished_at is when a completed or
 		// cancelled item (states 5 and 6) finished, the start of its

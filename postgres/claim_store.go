@@ -158,6 +158,12 @@ func (s *ClaimStore) Table() string { return s.table }
 // FROM unnest(...) ON CONFLICT DO NOTHING, which also notifies the queues
 // of the items visible at once when the transaction commits.
 func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
+	return s.enqueueOn(ctx, s.pool, items)
+}
+
+// enqueueOn is Enqueue in a transaction begun on db: the pool, or the
+// caller's transaction (then a savepoint of it).
+func (s *ClaimStore) enqueueOn(ctx context.Context, db ClaimTx, items []claim.NewItem) ([]claim.Item, error) {
 	const op = "enqueue"
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
@@ -177,13 +183,13 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 	// another item takes and frees it meanwhile, hence the bound.
 	var err error
 	for range enqueueRetries {
-		err = s.enqueueTx(ctx, items, out)
+		err = s.enqueueTx(ctx, db, items, out)
 		if !errors.Is(err, errKeyVanished) {
 			break
 		}
 	}
 	if err != nil {
-		return nil, s.fail(op, err)
+		return nil, s.failTx(op, err)
 	}
 	for _, it := range out {
 		if it.State == claim.Delayed {
@@ -201,8 +207,8 @@ const enqueueRetries = 8
 var errKeyVanished = errors.New("an item holding the key was removed during the enqueue")
 
 // enqueueTx stores items in one transaction and fills out.
-func (s *ClaimStore) enqueueTx(ctx context.Context, items []claim.NewItem, out []claim.Item) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.NewItem, out []claim.Item) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		var missing []int
 		for start := 0; start < len(items); start += enqueueChunk {
 			chunk := items[start:min(start+enqueueChunk, len(items))]
