@@ -178,6 +178,7 @@ type queueState struct {
 	dead                 []*item       // dead letters, each at its index
 	wake                 chan struct{} // closed when an item may have become visible
 	waiters              int           // Notify callers waiting on wake
+	paused               bool          // hands out no claims and wakes nobody
 	retired              bool          // in the Memory's list of queues to free
 }
 
@@ -249,8 +250,16 @@ func (qs *queueState) removeDead(it *item) {
 	it.index = -1
 }
 
-// signal wakes the callers waiting for this queue.
+// signal wakes the callers waiting for this queue, unless it is paused.
 func (qs *queueState) signal() {
+	if !qs.paused {
+		qs.wakeAll()
+	}
+}
+
+// wakeAll wakes the callers waiting for this queue, paused or not: the
+// Memory or its service closed, or the queue resumed.
+func (qs *queueState) wakeAll() {
 	if qs.wake != nil {
 		close(qs.wake)
 		qs.wake = nil

@@ -46,6 +46,9 @@ type Memory struct {
 	// completed, cancelled and dead, each in the order it finished.
 	retention Retention
 	kept      [3]retentionQueue
+	// paused holds the paused queues and when each was paused; a queue's
+	// state mirrors it while it exists.
+	paused map[string]int64
 
 	timer    lease.Timer // armed for the head of delayed
 	timerAt  int64
@@ -90,7 +93,7 @@ func (m *Memory) watchService() {
 	defer m.mu.Unlock()
 	m.svcDown = true
 	for _, qs := range m.queues.m {
-		qs.signal()
+		qs.wakeAll()
 	}
 }
 
@@ -116,7 +119,7 @@ func (m *Memory) Close() error {
 		m.timer = nil
 	}
 	for _, qs := range m.queues.m {
-		qs.signal()
+		qs.wakeAll()
 	}
 	m.mu.Unlock()
 	close(m.quit)
@@ -340,6 +343,7 @@ func (m *Memory) queue(name string) *queueState {
 	qs := m.findQueue(name)
 	if qs == nil {
 		qs = &queueState{name: name}
+		_, qs.paused = m.paused[name]
 		m.queues.put(name, qs)
 		m.lastQS = qs
 	}

@@ -98,7 +98,7 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 		return nil, &lease.Error{Code: lease.CodeClosed, Op: "claim.claim", Detail: "service closed"}
 	}
 	qs := m.findQueue(req.Queue)
-	if qs == nil || qs.visible == 0 {
+	if qs == nil || qs.visible == 0 || qs.paused {
 		m.unlock()
 		return []Claim{}, nil
 	}

@@ -44,3 +44,9 @@ func TestMemoryCleanerConformance(t *testing.T) {
 		return m, clock
 	})
 }
+
+func TestMemoryQueuesConformance(t *testing.T) {
+	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
+		return newConformanceMemory(t)
+	})
+}
