@@ -22,3 +22,10 @@ func TestClaimStoreCleanerConformance(t *testing.T) {
 		return newTestClaimStore(t, WithClaimRetention(r)), lease.SystemClock()
 	})
 }
+
+// Pausing and listing queues, on the database's clock.
+func TestClaimStoreQueuesConformance(t *testing.T) {
+	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
+		return newTestClaimStore(t), lease.SystemClock()
+	})
+}

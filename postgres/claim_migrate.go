@@ -12,13 +12,18 @@ import (
 // claim table and version.
 const ClaimMigrationsTable = "lease_migrations"
 
+// ClaimQueuesTable is the table, in the claim table's schema, that holds
+// the paused queues of every claim table: one row per claim table and
+// paused queue.
+const ClaimQueuesTable = "lease_claim_queues"
+
 // claimMigration is one version of the schema, applied inside Migrate's
 // transaction.
 type claimMigration func(ctx context.Context, tx pgx.Tx) error
 
 // claimMigrations returns the store's migrations, version 1 first.
 func (s *ClaimStore) claimMigrations() []claimMigration {
-	return []claimMigration{statementsMigration(s.sql.v1), s.migrateV2}
+	return []claimMigration{statementsMigration(s.sql.v1), s.migrateV2, statementsMigration(s.sql.v3)}
 }
 
 // statementsMigration is a migration made of statements run in order.

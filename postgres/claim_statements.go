@@ -41,8 +41,9 @@ type claimStatements struct {
 	claim, extend, settle, settleTx     string
 	cancel, requeueDead, deleteDead     string
 	lookup, list, counts, oid, clean    string
+	pause, resume, queues               string
 	migrations, migrated, markMigration string
-	v1, v2                              []string
+	v1, v2, v3                          []string
 }
 
 // claimColumns are the columns rowItem scans, followed by now().
@@ -107,8 +108,8 @@ SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid
 FROM old`
 }
 
-func newClaimStatements(table, migrations string, keep claim.Retention) claimStatements {
-	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{COLS}", claimColumns,
+func newClaimStatements(table, migrations, queues string, keep claim.Retention) claimStatements {
+	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{Q}", queues, "{COLS}", claimColumns,
 		"{STATE}", effectiveState, "{LOST}", lostEntry, "{WAKE}", wake)
 	s := claimStatements{
 		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
@@ -149,7 +150,8 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 
 		// $1 queue; $2 owners, $3 leases in µs, $4 the number of the first
 		// row of each (1, then 1 plus the limits so far): one entry per
-		// Claim call sharing the statement; $5 the sum of the limits.
+		// Claim call sharing the statement; $5 the sum of the limits; $6
+		// the table, quoted, whose paused queues hand out nothing.
 		// Claimable: waiting and due, or claimed with an expired lease.
 		// The rows taken are numbered in claim order and dealt out in that
 		// order, the first call's limit first (width_bucket finds a row's
@@ -166,6 +168,7 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 		claim: r.Replace(`WITH locked AS (
   SELECT id, due, priority FROM {T}
   WHERE queue = $1 AND state IN (1, 3) AND due <= now()
+    AND NOT EXISTS (SELECT FROM {Q} AS p WHERE p.target = $6 AND p.queue = $1)
   ORDER BY priority, due, id
   LIMIT $5
   FOR UPDATE SKIP LOCKED
@@ -301,6 +304,33 @@ DELETE FROM {T} AS t USING doomed AS d WHERE t.id = d.id`),
 		// $1 the table, quoted.
 		oid: `SELECT $1::text::regclass::oid::bigint`,
 
+		// $1 the table, quoted, $2 the queue. A row is a paused queue.
+		pause: r.Replace(`INSERT INTO {Q} (target, queue, paused_at) VALUES ($1, $2, now())
+ON CONFLICT (target, queue) DO NOTHING`),
+		// Likewise; the queue's waiters, in every process, are woken.
+		resume: r.Replace(`WITH gone AS (DELETE FROM {Q} WHERE target = $1 AND queue = $2 RETURNING queue)
+SELECT count(pg_notify('lease_claim_' || $1::text::regclass::oid::bigint, 'q' || queue)) FROM gone`),
+		// $1 the table, quoted, $2 after, $3 limit: the queues with rows or
+		// paused, in byte order, with their counts and pause. It reads
+		// every row of the queues listed.
+		queues: r.Replace(`WITH names AS MATERIALIZED (
+  SELECT u.queue FROM (
+    SELECT DISTINCT queue FROM {T} WHERE queue COLLATE "C" > $2
+    UNION SELECT queue FROM {Q} WHERE target = $1 AND queue COLLATE "C" > $2
+  ) AS u
+  ORDER BY u.queue COLLATE "C" LIMIT $3
+)
+SELECT n.queue,
+  count(t.id) FILTER (WHERE {STATE} = 1), count(t.id) FILTER (WHERE {STATE} = 2),
+  count(t.id) FILTER (WHERE {STATE} = 3), count(t.id) FILTER (WHERE {STATE} = 4),
+  count(t.id) FILTER (WHERE t.state = 5), count(t.id) FILTER (WHERE t.state = 6),
+  p.paused_at
+FROM names AS n
+LEFT JOIN {T} AS t ON t.queue = n.queue
+LEFT JOIN {Q} AS p ON p.target = $1 AND p.queue = n.queue
+GROUP BY n.queue, p.paused_at
+ORDER BY n.queue COLLATE "C"`),
+
 		migrations: r.Replace(`CREATE TABLE IF NOT EXISTS {M} (
   target     text        NOT NULL,
   version    int         NOT NULL,
@@ -337,6 +367,15 @@ DELETE FROM {T} AS t USING doomed AS d WHERE t.id = d.id`),
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, priority, due, id) WHERE state IN (1, 3)`, table),
 		fmt.Sprintf(`CREATE UNIQUE INDEX ON %s (queue, key) WHERE key IS NOT NULL`, table),
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, id) WHERE state = 4`, table),
+	}
+	s.v3 = []string{
+		// The paused queues of every claim table of the schema, by table.
+		r.Replace(`CREATE TABLE IF NOT EXISTS {Q} (
+  target    text        NOT NULL,
+  queue     text        NOT NULL,
+  paused_at timestamptz NOT NULL,
+  PRIMARY KEY (target, queue)
+)`),
 	}
 	// In the caller's transaction now() is when it began: a claim is live
 	// if its lease has not expired when the statement runs.

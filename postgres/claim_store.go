@@ -105,12 +105,14 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		return nil, err
 	}
 	id, migrations := pgx.Identifier{c.table}, pgx.Identifier{ClaimMigrationsTable}
+	queues := pgx.Identifier{ClaimQueuesTable}
 	if c.schemaSet {
 		if err := checkIdentifier("schema", c.schema); err != nil {
 			return nil, err
 		}
 		id = append(pgx.Identifier{c.schema}, id...)
 		migrations = append(pgx.Identifier{c.schema}, migrations...)
+		queues = append(pgx.Identifier{c.schema}, queues...)
 	}
 	switch {
 	case c.poll <= 0:
@@ -132,7 +134,7 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		table:           id.Sanitize(),
 		schema:          c.schema,
 		poll:            c.poll,
-		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize(), c.retention),
+		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize(), queues.Sanitize(), c.retention),
 		lost:            map[claim.Ref]lostClaim{},
 		lostPrune:       64,
 	}
@@ -358,7 +360,7 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		c.res = []claim.Claim{}
 	}
 	queue := calls[0].req.Queue
-	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, starts, total)
+	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, starts, total, s.table)
 	if err != nil {
 		return s.fail("claim", err)
 	}
