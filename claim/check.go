@@ -32,7 +32,7 @@ func checkItem(prefix string, n *NewItem) error {
 	case n.Timeout < 0:
 		return invalid(op, prefix+"timeout", n.Timeout.String()+" is negative")
 	}
-	return nil
+	return checkTags(op, prefix, n.Tags)
 }
 
 // checkNewItem checks items[i] of a batch.

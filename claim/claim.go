@@ -11,7 +11,9 @@ import (
 // ExpiresAt is on the store's clock.
 type Claim struct {
 	Queue       string
-	Kind        string // the item's Kind
+	Kind        string   // the item's Kind
+	Tags        []string // the item's tags
+	Metadata    []byte   // the item's metadata
 	Item        ItemID
 	Owner       string
 	Payload     []byte // a copy of the item's payload

@@ -20,7 +20,8 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 		return Item{}, err
 	}
 	n := NewItem{Queue: queue, Payload: payload, Key: o.key, Delay: o.delay,
-		MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout}
+		MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout,
+		Tags: o.tags, Metadata: o.metadata}
 	if o.setMax {
 		n.MaxAttempts = o.maxAttempts
 	}

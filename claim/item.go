@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -52,8 +53,10 @@ func (s State) String() string {
 type Item struct {
 	ID          ItemID
 	Queue       string
-	Kind        string // what the item is, "" when none (NewItem.Kind)
-	Key         string // the idempotency key, "" when none
+	Kind        string   // what the item is, "" when none (NewItem.Kind)
+	Tags        []string // its tags, nil when none
+	Metadata    []byte   // its metadata, nil when none
+	Key         string   // the idempotency key, "" when none
 	Payload     []byte
 	State       State
 	Attempts    int // claims so far (reset by RequeueDead)
@@ -118,6 +121,8 @@ type item struct {
 	id        ItemID
 	qs        *queueState
 	kind      string
+	tags      []string
+	metadata  []byte
 	key       string
 	payload   []byte
 	state     State
@@ -279,6 +284,8 @@ func (m *Memory) snapshot(it *item) Item {
 		ID:          it.id,
 		Queue:       it.qs.name,
 		Kind:        it.kind,
+		Tags:        slices.Clone(it.tags),
+		Metadata:    clone(it.metadata),
 		Key:         it.key,
 		Payload:     clone(it.payload),
 		State:       it.state,

@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -62,6 +63,8 @@ func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
 		id:       m.lastID,
 		qs:       qs,
 		kind:     n.Kind,
+		tags:     slices.Clone(n.Tags),
+		metadata: clone(n.Metadata),
 		key:      n.Key,
 		payload:  payload,
 		max:      n.MaxAttempts,
@@ -123,7 +126,7 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 		h.attempt = it.attempts
 		qs.claimed++
 		holds = append(holds, h)
-		out[i] = Claim{Queue: req.Queue, Kind: it.kind, Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
+		out[i] = Claim{Queue: req.Queue, Kind: it.kind, Tags: slices.Clone(it.tags), Metadata: clone(it.metadata), Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
 			Attempt: h.attempt, MaxAttempts: it.max, Priority: int(it.priority), Timeout: it.timeout,
 			EnqueuedAt: m.at(it.enqueued), Ref: Ref{Item: it.id}}
 	}

@@ -63,7 +63,8 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 	}
 	var found []*item
 	add := func(it *item) bool {
-		if it.qs == qs && it.id > q.After && (q.State == 0 || it.state == q.State) && (q.Kind == "" || it.kind == q.Kind) {
+		if it.qs == qs && it.id > q.After && (q.State == 0 || it.state == q.State) && (q.Kind == "" || it.kind == q.Kind) &&
+			(q.Tag == "" || slices.Contains(it.tags, q.Tag)) {
 			found = append(found, it)
 		}
 		return true

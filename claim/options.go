@@ -97,6 +97,8 @@ type enqueueOptions struct {
 	hasKey      bool
 	priority    int
 	timeout     time.Duration
+	tags        []string
+	metadata    []byte
 }
 
 // Delay makes the item visible d after Enqueue instead of at once. d must

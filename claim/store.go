@@ -116,6 +116,13 @@ type NewItem struct {
 	// Kind names what the item is (a job kind): stored and returned
 	// with the item and its claims, and a filter of List. "" for none.
 	Kind string
+	// Tags label the item: stored and returned with it and its claims,
+	// and a filter of List. At most MaxTags, each 1 to MaxTagLen bytes;
+	// copied by the store.
+	Tags []string
+	// Metadata is stored and returned with the item and its claims as it
+	// is (copied); the store does not read it.
+	Metadata []byte
 	// Key, when not empty, makes the enqueue idempotent (see Store).
 	Key string
 	// Delay makes the item claimable Delay after it is stored.
@@ -208,6 +215,7 @@ type Query struct {
 	Queue string // required
 	State State  // zero for every state
 	Kind  string // only items of this Kind; "" for every kind
+	Tag   string // only items with this tag; "" for every item
 	After ItemID // only IDs above this
 	Limit int    // at least 1
 }

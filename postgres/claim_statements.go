@@ -43,12 +43,12 @@ type claimStatements struct {
 	lookup, list, counts, oid, clean    string
 	pause, resume, queues               string
 	migrations, migrated, markMigration string
-	v1, v2, v3                          []string
+	v1, v2, v3, v4                      []string
 }
 
 // claimColumns are the columns rowItem scans, followed by now().
 const claimColumns = `id, queue, kind, key, payload, state, attempts, max_attempts, priority, timeout_us,
-  enqueued_at, due, owner, dead_at, finished_at, history, now()`
+  enqueued_at, due, owner, dead_at, finished_at, history, tags::text, metadata, now()`
 
 // effectiveState is the claim.State of a row as of now().
 const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
@@ -114,7 +114,7 @@ func newClaimStatements(table, migrations, queues string, keep claim.Retention) 
 	s := claimStatements{
 		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
 		// $5 max attempts, $6 priorities, $7 timeouts in µs, $8 the table,
-		// quoted, $9 kinds. IDs are drawn in input order before the insert, so that
+		// quoted, $9 kinds, $10 tags (JSON arrays), $11 metadata. IDs are drawn in input order before the insert, so that
 		// each input learns its ID whether or not it was inserted, and IDs
 		// follow the enqueue order. An input whose key exists (in the
 		// table, or earlier in the batch) is not inserted; the statement
@@ -125,13 +125,14 @@ func newClaimStatements(table, migrations, queues string, keep claim.Retention) 
 ),
 input AS MATERIALIZED (
   SELECT nextval(seq.s) AS id, u.*
-  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $9::text[])
-    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, n)
+  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $9::text[],
+      $10::text[], $11::bytea[])
+    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, tags, metadata, n)
   CROSS JOIN seq
 ),
 ins AS (
-  INSERT INTO {T} AS t (id, queue, kind, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
-  SELECT id, queue, kind, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
+  INSERT INTO {T} AS t (id, queue, kind, tags, metadata, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
+  SELECT id, queue, kind, tags::jsonb, metadata, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
     now() + delay_us * interval '1 microsecond'
   FROM input ORDER BY n
   ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
@@ -188,7 +189,7 @@ UPDATE {T} AS t SET
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
 FROM picked AS p
 WHERE t.id = p.id
-RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.enqueued_at, t.due, t.token, t.payload, t.kind`),
+RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.enqueued_at, t.due, t.token, t.payload, t.kind, t.tags::text, t.metadata`),
 
 		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
 		// position and new expiry of each claim that was live. Rows are
@@ -261,9 +262,10 @@ SELECT {COLS} FROM up`),
 		lookup: r.Replace(`SELECT {COLS} FROM {T} WHERE id = $1`),
 
 		// $1 queue, $2 state (0 for all), $3 after, $4 limit, $5 kind
-		// ("" for all).
+		// ("" for all), $6 tag ("" for all).
 		list: r.Replace(`SELECT {COLS} FROM {T}
 WHERE queue = $1 AND id > $3 AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5)
+  AND ($6 = '' OR tags @> jsonb_build_array($6::text))
 ORDER BY id LIMIT $4`),
 
 		counts: r.Replace(`SELECT
@@ -376,6 +378,12 @@ ORDER BY n.queue COLLATE "C"`),
   paused_at timestamptz NOT NULL,
   PRIMARY KEY (target, queue)
 )`),
+	}
+	s.v4 = []string{
+		// tags is a JSON array of strings; metadata is the caller's bytes.
+		r.Replace(`ALTER TABLE {T}
+  ADD COLUMN tags jsonb NOT NULL DEFAULT '[]',
+  ADD COLUMN metadata bytea`),
 	}
 	// In the caller's transaction now() is when it began: a claim is live
 	// if its lease has not expired when the statement runs.

@@ -237,11 +237,12 @@ func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.Ne
 func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.NewItem, out []claim.Item) ([]int, error) {
 	n := len(items)
 	queues, keys, kinds := make([]string, n), make([]*string, n), make([]string, n)
+	tags, metadata := make([]string, n), make([][]byte, n)
 	payloads := make([][]byte, n)
 	delays, timeouts := make([]int64, n), make([]int64, n)
 	maxes, prios := make([]int32, n), make([]int32, n)
 	for i, it := range items {
-		queues[i], kinds[i] = it.Queue, it.Kind
+		queues[i], kinds[i], tags[i], metadata[i] = it.Queue, it.Kind, tagsJSON(it.Tags), it.Metadata
 		if it.Key != "" {
 			keys[i] = &items[i].Key
 		}
@@ -249,7 +250,7 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		delays[i], timeouts[i] = micros(it.Delay), micros(it.Timeout)
 		maxes[i], prios[i] = int32(it.MaxAttempts), int32(it.Priority)
 	}
-	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table, kinds)
+	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table, kinds, tags, metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +273,8 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		}
 		it := items[i]
 		out[i] = claim.Item{
-			ID: claim.ItemID(*id), Queue: it.Queue, Kind: it.Kind, Key: it.Key, Payload: clonePayload(it.Payload),
+			ID: claim.ItemID(*id), Queue: it.Queue, Kind: it.Kind, Tags: slices.Clone(it.Tags),
+			Metadata: clonePayload(it.Metadata), Key: it.Key, Payload: clonePayload(it.Payload),
 			State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
 			Timeout: it.Timeout, EnqueuedAt: now, VisibleAt: *due,
 		}
@@ -312,8 +314,8 @@ func (s *ClaimStore) existing(ctx context.Context, tx pgx.Tx, items []claim.NewI
 			// Its holder was completed between the insert and this read.
 			return fmt.Errorf("key %q of queue %q: %w", items[i].Key, items[i].Queue, errKeyVanished)
 		}
-		it.Payload = clonePayload(it.Payload)
-		it.History = slices.Clone(it.History)
+		it.Payload, it.Metadata = clonePayload(it.Payload), clonePayload(it.Metadata)
+		it.History, it.Tags = slices.Clone(it.History), slices.Clone(it.Tags)
 		out[i] = it
 	}
 	return nil
@@ -375,23 +377,27 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		state, prio       int16
 		attempt, maxAtt   int32
 		enqueued, expires time.Time
-		payload           []byte
-		kind              string
+		payload, metadata []byte
+		kind, tags        string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &enqueued, &expires, &token, &payload, &kind}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &enqueued, &expires, &token, &payload, &kind, &tags, &metadata}, func() error {
 		if call < 1 || call > int64(n) {
 			return fmt.Errorf("claim for call %d of %d", call, n)
 		}
 		if state != rowClaimed {
 			return nil // its lost claim was its last attempt: now dead
 		}
+		tagList, err := parseTags(tags)
+		if err != nil {
+			return fmt.Errorf("item %d: %w", id, err)
+		}
 		got = append(got, picked{call, rn, claim.Claim{
-			Queue: queue, Kind: kind, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
+			Queue: queue, Kind: kind, Tags: tagList, Metadata: metadata, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
 			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
 			Timeout: time.Duration(tout) * time.Microsecond, EnqueuedAt: enqueued, ExpiresAt: expires,
 			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
 		}})
-		payload = nil // the next row gets its own
+		payload, metadata = nil, nil // the next row gets its own
 		return nil
 	})
 	if err != nil {
@@ -607,7 +613,10 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	if err := checkText("claims."+op, "kind", q.Kind); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.sql.list, q.Queue, int32(q.State), after, q.Limit, q.Kind)
+	if err := checkText("claims."+op, "tag", q.Tag); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.sql.list, q.Queue, int32(q.State), after, q.Limit, q.Kind, q.Tag)
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
@@ -823,9 +832,10 @@ func clonePayload(b []byte) []byte {
 // itemRow is a row as claimColumns lists it.
 type itemRow struct {
 	id, timeout           int64
-	queue, kind           string
+	queue, kind, tags     string
 	key, owner            *string
 	payload, history      []byte
+	metadata              []byte
 	state, priority       int16
 	attempts, maxAttempts int32
 	enqueued, due, now    time.Time
@@ -834,7 +844,7 @@ type itemRow struct {
 
 func (r *itemRow) dest() []any {
 	return []any{&r.id, &r.queue, &r.kind, &r.key, &r.payload, &r.state, &r.attempts, &r.maxAttempts, &r.priority,
-		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.finishedAt, &r.history, &r.now}
+		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.finishedAt, &r.history, &r.tags, &r.metadata, &r.now}
 }
 
 // failureJSON is a history entry as the statements write it.
@@ -855,7 +865,13 @@ func (r *itemRow) item() (claim.Item, error) {
 		Attempts: int(r.attempts), MaxAttempts: int(r.maxAttempts), Priority: int(r.priority),
 		Timeout: time.Duration(r.timeout) * time.Microsecond, EnqueuedAt: r.enqueued,
 	}
-	r.payload = nil // the next row gets its own
+	it.Metadata = r.metadata
+	r.payload, r.metadata = nil, nil // the next row gets its own
+	tags, err := parseTags(r.tags)
+	if err != nil {
+		return it, fmt.Errorf("item %d: %w", r.id, err)
+	}
+	it.Tags = tags
 	if r.key != nil {
 		it.Key = *r.key
 	}
@@ -922,6 +938,9 @@ func checkNewItem(i int, it claim.NewItem) error {
 		if err := checkName(op, "key", it.Key); err != nil {
 			return bad("key", err.(*lease.Error).Detail)
 		}
+	}
+	if err := checkTags(at, it.Tags); err != nil {
+		return err
 	}
 	if len(it.Kind) > MaxNameLen {
 		return bad("kind", fmt.Sprintf("is %d bytes, more than %d", len(it.Kind), MaxNameLen))

@@ -96,6 +96,7 @@ var clauses = []clause{
 	{"Cancel", testCancel},
 	{"ListLookupCounts", testListLookupCounts},
 	{"Kinds", testKinds},
+	{"TagsAndMetadata", testTags},
 	{"NotifyWakes", testNotifyWakes},
 	{"ReturnedValuesDoNotAlias", testNoAlias},
 	{"Closed", testClosed},

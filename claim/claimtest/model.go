@@ -472,6 +472,8 @@ func diffItem(got, want claim.Item) string {
 	switch {
 	case got.ID != want.ID:
 		return fmt.Sprintf("ID %d, want %d", got.ID, want.ID)
+	case !slices.Equal(got.Tags, want.Tags) || !bytes.Equal(got.Metadata, want.Metadata):
+		return fmt.Sprintf("tags/metadata %q/%q, want %q/%q", got.Tags, got.Metadata, want.Tags, want.Metadata)
 	case got.Queue != want.Queue || got.Key != want.Key || got.Kind != want.Kind:
 		return fmt.Sprintf("queue/key/kind %q/%q/%q, want %q/%q/%q", got.Queue, got.Key, got.Kind, want.Queue, want.Key, want.Kind)
 	case !bytes.Equal(got.Payload, want.Payload):

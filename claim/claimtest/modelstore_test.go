@@ -153,6 +153,7 @@ func snapshot(it *memItem) claim.Item {
 	x := it.Item
 	x.Payload = bytes.Clone(it.Payload)
 	x.History = slices.Clone(it.History)
+	x.Tags, x.Metadata = slices.Clone(it.Tags), bytes.Clone(it.Metadata)
 	return x
 }
 
@@ -168,6 +169,8 @@ func checkItem(n claim.NewItem, lax bool) error {
 		return invalid("enqueue", "priority")
 	case n.Timeout < 0:
 		return invalid("enqueue", "timeout")
+	case len(n.Tags) > claim.MaxTags || slices.ContainsFunc(n.Tags, func(t string) bool { return t == "" || len(t) > claim.MaxTagLen }):
+		return invalid("enqueue", "tags")
 	}
 	return nil
 }
@@ -200,7 +203,7 @@ func (s *memStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.
 		it := s.byKey(n.Queue, n.Key)
 		if it == nil {
 			s.nextID++
-			it = &memItem{Item: claim.Item{ID: s.nextID, Queue: n.Queue, Kind: n.Kind, Key: n.Key, Payload: bytes.Clone(n.Payload),
+			it = &memItem{Item: claim.Item{ID: s.nextID, Queue: n.Queue, Kind: n.Kind, Tags: slices.Clone(n.Tags), Metadata: bytes.Clone(n.Metadata), Key: n.Key, Payload: bytes.Clone(n.Payload),
 				State: claim.Visible, MaxAttempts: n.MaxAttempts, Priority: n.Priority, Timeout: n.Timeout,
 				EnqueuedAt: now, VisibleAt: now.Add(n.Delay)}}
 			if n.Delay > 0 {
@@ -265,7 +268,7 @@ func (s *memStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.C
 		if req.Lost != nil {
 			s.lost[ref] = req.Lost
 		}
-		out = append(out, claim.Claim{Queue: it.Queue, Kind: it.Kind, Item: it.ID, Owner: req.Owner, Payload: bytes.Clone(it.Payload),
+		out = append(out, claim.Claim{Queue: it.Queue, Kind: it.Kind, Tags: slices.Clone(it.Tags), Metadata: bytes.Clone(it.Metadata), Item: it.ID, Owner: req.Owner, Payload: bytes.Clone(it.Payload),
 			Attempt: it.Attempts, MaxAttempts: it.MaxAttempts, Priority: it.Priority, Timeout: it.Timeout,
 			ExpiresAt: it.expires, Ref: ref})
 	}
@@ -402,7 +405,8 @@ func (s *memStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error
 	out := []claim.Item{}
 	for _, id := range slices.Sorted(maps.Keys(s.items)) {
 		it := s.items[id]
-		if it.Queue == q.Queue && id > q.After && (q.State == 0 || it.State == q.State) && (q.Kind == "" || it.Kind == q.Kind) && len(out) < q.Limit {
+		if it.Queue == q.Queue && id > q.After && (q.State == 0 || it.State == q.State) && (q.Kind == "" || it.Kind == q.Kind) &&
+			(q.Tag == "" || slices.Contains(it.Tags, q.Tag)) && len(out) < q.Limit {
 			out = append(out, snapshot(it))
 		}
 	}
