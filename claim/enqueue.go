@@ -28,6 +28,15 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 	if o.hasKey && o.key == "" {
 		return Item{}, invalid("enqueue", "key", "must not be empty")
 	}
+	if o.unique != nil {
+		switch {
+		case o.hasKey:
+			return Item{}, invalid("enqueue", "key", "is set with Unique, which sets it")
+		case o.unique.ByPeriod < 0:
+			return Item{}, invalid("enqueue", "unique.by_period", o.unique.ByPeriod.String()+" is negative")
+		}
+		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
+	}
 	if err := checkItem("", &n); err != nil {
 		return Item{}, err
 	}

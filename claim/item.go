@@ -74,6 +74,11 @@ type Item struct {
 	// History lists the failed attempts, oldest first: failures reported
 	// by Fail and claims lost because their lease ended.
 	History []Failure
+	// Duplicate is set in an Enqueue's result when the item's Key was
+	// held (by an item of the queue, or earlier in the same batch) and
+	// this is that existing item, returned in place of a new one. It is
+	// false everywhere else.
+	Duplicate bool
 }
 
 // Failure is one failed attempt of an item. It is a plain value, safe to

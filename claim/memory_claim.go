@@ -28,7 +28,9 @@ func (m *Memory) Enqueue(ctx context.Context, items []NewItem) ([]Item, error) {
 		return nil, err
 	}
 	for i := range items {
-		out[i] = m.snapshot(m.add(&items[i], now))
+		it, dup := m.add(&items[i], now)
+		out[i] = m.snapshot(it)
+		out[i].Duplicate = dup
 	}
 	return out, nil
 }
@@ -42,19 +44,23 @@ func (m *Memory) enqueueOne(ctx context.Context, n *NewItem) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
-	return m.snapshot(m.addCloned(n, payload, now)), nil
+	it, dup := m.addCloned(n, payload, now)
+	x := m.snapshot(it)
+	x.Duplicate = dup
+	return x, nil
 }
 
-// add stores one valid item, or finds the item with its key.
-func (m *Memory) add(n *NewItem, now int64) *item {
+// add stores one valid item, or finds the item with its key and reports
+// it a duplicate.
+func (m *Memory) add(n *NewItem, now int64) (*item, bool) {
 	return m.addCloned(n, clone(n.Payload), now)
 }
 
 // addCloned is add with the payload already copied, outside the lock.
-func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
+func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) (*item, bool) {
 	if n.Key != "" {
 		if it := m.keys.get(queueKey{n.Queue, n.Key}); it != nil {
-			return it
+			return it, true
 		}
 	}
 	qs := m.queue(n.Queue)
@@ -79,7 +85,7 @@ func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
 	}
 	m.place(it, addSat(now, n.Delay), now)
 	m.sweep(it.id) // once the item is in its queue, which is then in use
-	return it
+	return it, false
 }
 
 // Claim claims up to req.Limit visible items of req.Queue; see Store. Each

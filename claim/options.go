@@ -99,6 +99,7 @@ type enqueueOptions struct {
 	timeout     time.Duration
 	tags        []string
 	metadata    []byte
+	unique      *UniqueOpts
 }
 
 // Delay makes the item visible d after Enqueue instead of at once. d must

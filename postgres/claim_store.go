@@ -315,6 +315,7 @@ func (s *ClaimStore) existing(ctx context.Context, tx pgx.Tx, items []claim.NewI
 			return fmt.Errorf("key %q of queue %q: %w", items[i].Key, items[i].Queue, errKeyVanished)
 		}
 		it.Payload, it.Metadata = clonePayload(it.Payload), clonePayload(it.Metadata)
+		it.Duplicate = true
 		it.History, it.Tags = slices.Clone(it.History), slices.Clone(it.Tags)
 		out[i] = it
 	}

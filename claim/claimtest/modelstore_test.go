@@ -201,6 +201,7 @@ func (s *memStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.
 	out := make([]claim.Item, len(items))
 	for i, n := range items {
 		it := s.byKey(n.Queue, n.Key)
+		dup := it != nil
 		if it == nil {
 			s.nextID++
 			it = &memItem{Item: claim.Item{ID: s.nextID, Queue: n.Queue, Kind: n.Kind, Tags: slices.Clone(n.Tags), Metadata: bytes.Clone(n.Metadata), Key: n.Key, Payload: bytes.Clone(n.Payload),
@@ -213,6 +214,7 @@ func (s *memStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.
 			s.signal(n.Queue)
 		}
 		out[i] = snapshot(it)
+		out[i].Duplicate = dup
 	}
 	return out, nil
 }
