@@ -119,7 +119,35 @@ func BenchmarkClaimEnqueue(b *testing.B) {
 // idle queue to the return of the Claim of a worker that was waiting on
 // Notify: p50 and p99 in microseconds.
 func BenchmarkClaimPickup(b *testing.B) {
-	s := benchClaimStore(b)
+	benchPickup(b, benchClaimStore(b))
+}
+
+// BenchmarkClaimPickupAfterRetainedBurnDown is BenchmarkClaimPickup on a
+// table where 50,000 items were just completed and kept: the completed
+// rows must not slow the next claim.
+func BenchmarkClaimPickupAfterRetainedBurnDown(b *testing.B) {
+	s := benchClaimStore(b, WithClaimRetention(claim.StandardRetention))
+	const n = 50_000
+	_, err := s.Enqueue(ctx, noopItems("q", n))
+	require.NoError(b, err)
+	for done := 0; done < n; {
+		cs, err := s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: "w", Limit: 1000, Lease: time.Minute})
+		require.NoError(b, err)
+		var wg sync.WaitGroup
+		for _, c := range cs {
+			wg.Go(func() { require.NoError(b, s.Settle(ctx, claim.Settlement{Ref: c.Ref, How: claim.SettleComplete})) })
+		}
+		wg.Wait()
+		done += len(cs)
+	}
+	c, err := s.Counts(ctx, "q")
+	require.NoError(b, err)
+	require.Equal(b, n, c.Completed)
+	benchPickup(b, s)
+}
+
+// benchPickup measures pickups on s.
+func benchPickup(b *testing.B, s *ClaimStore) {
 	got := make(chan time.Time)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
