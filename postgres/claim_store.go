@@ -1,13 +1,9 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -19,10 +15,6 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 )
-
-// enqueueChunk is how many items one enqueue statement carries; a larger
-// Enqueue sends several, in one transaction.
-const enqueueChunk = 5000
 
 // ClaimStore is a [claim.Store] that keeps items and claims in a PostgreSQL
 // table: a durable work queue shared by every process that can reach the
@@ -112,12 +104,14 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		return nil, err
 	}
 	id, migrations := pgx.Identifier{c.table}, pgx.Identifier{ClaimMigrationsTable}
+	queues := pgx.Identifier{ClaimQueuesTable}
 	if c.schemaSet {
 		if err := checkIdentifier("schema", c.schema); err != nil {
 			return nil, err
 		}
 		id = append(pgx.Identifier{c.schema}, id...)
 		migrations = append(pgx.Identifier{c.schema}, migrations...)
+		queues = append(pgx.Identifier{c.schema}, queues...)
 	}
 	switch {
 	case c.poll <= 0:
@@ -127,6 +121,11 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 	case c.flushers < 1:
 		return nil, invalid("claims.new", "flushers", fmt.Sprintf("must be at least 1, got %d", c.flushers))
 	}
+	if err := c.retention.Check(); err != nil {
+		var le *lease.Error
+		errors.As(err, &le)
+		return nil, invalid("claims.new", le.Field, le.Detail)
+	}
 	s := &ClaimStore{
 		pool:            pool,
 		cfg:             c,
@@ -134,7 +133,7 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		table:           id.Sanitize(),
 		schema:          c.schema,
 		poll:            c.poll,
-		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize()),
+		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize(), queues.Sanitize(), c.retention),
 		lost:            map[claim.Ref]lostClaim{},
 		lostPrune:       64,
 	}
@@ -152,524 +151,6 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 // Table returns the store's table as it appears in its statements: quoted,
 // and qualified with its schema when one was set.
 func (s *ClaimStore) Table() string { return s.table }
-
-// Enqueue adds items in one transaction and returns them, in order, with
-// IDs in that order. An item whose Key exists in its queue (or earlier in
-// items) is not added: the existing item is returned in its place. Items
-// are sent in statements of a few thousand, each one INSERT ... SELECT
-// FROM unnest(...) ON CONFLICT DO NOTHING, which also notifies the queues
-// of the items visible at once when the transaction commits.
-func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
-	const op = "enqueue"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	for i, it := range items {
-		if err := checkNewItem(i, it); err != nil {
-			return nil, err
-		}
-	}
-	out := make([]claim.Item, len(items))
-	if len(items) == 0 {
-		return out, nil
-	}
-	// A keyed item found on insert may be completed or deleted before the
-	// next statement reads it. Its key is free then, so the enqueue starts
-	// over, and the insert takes the key: it cannot vanish twice unless
-	// another item takes and frees it meanwhile, hence the bound.
-	var err error
-	for range enqueueRetries {
-		err = s.enqueueTx(ctx, items, out)
-		if !errors.Is(err, errKeyVanished) {
-			break
-		}
-	}
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	for _, it := range out {
-		if it.State == claim.Delayed {
-			s.notes.dueAt(it.Queue, time.Now().Add(it.VisibleAt.Sub(it.EnqueuedAt)))
-		}
-	}
-	return out, nil
-}
-
-// enqueueRetries bounds the starts of one Enqueue.
-const enqueueRetries = 8
-
-// errKeyVanished reports a keyed item that held its key when the insert
-// ran and was gone when it was read.
-var errKeyVanished = errors.New("an item holding the key was removed during the enqueue")
-
-// enqueueTx stores items in one transaction and fills out.
-func (s *ClaimStore) enqueueTx(ctx context.Context, items []claim.NewItem, out []claim.Item) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var missing []int
-		for start := 0; start < len(items); start += enqueueChunk {
-			chunk := items[start:min(start+enqueueChunk, len(items))]
-			m, err := s.enqueueChunk(ctx, tx, chunk, out[start:start+len(chunk)])
-			if err != nil {
-				return err
-			}
-			for _, i := range m {
-				missing = append(missing, start+i)
-			}
-		}
-		if len(missing) > 0 {
-			if s.beforeExisting != nil {
-				s.beforeExisting()
-			}
-			return s.existing(ctx, tx, items, missing, out)
-		}
-		return nil
-	})
-}
-
-// enqueueChunk inserts items, fills out for those inserted and returns the
-// positions of the others.
-func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.NewItem, out []claim.Item) ([]int, error) {
-	n := len(items)
-	queues, keys := make([]string, n), make([]*string, n)
-	payloads := make([][]byte, n)
-	delays, timeouts := make([]int64, n), make([]int64, n)
-	maxes, prios := make([]int32, n), make([]int32, n)
-	for i, it := range items {
-		queues[i] = it.Queue
-		if it.Key != "" {
-			keys[i] = &items[i].Key
-		}
-		payloads[i] = it.Payload
-		delays[i], timeouts[i] = micros(it.Delay), micros(it.Timeout)
-		maxes[i], prios[i] = int32(it.MaxAttempts), int32(it.Priority)
-	}
-	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table)
-	if err != nil {
-		return nil, err
-	}
-	var (
-		missing []int
-		pos     int64
-		id      *int64
-		due     *time.Time
-		now     time.Time
-		woke    int64
-	)
-	_, err = pgx.ForEachRow(rows, []any{&pos, &id, &due, &now, &woke}, func() error {
-		i := int(pos) - 1
-		if i < 0 || i >= n {
-			return fmt.Errorf("enqueued item %d of %d", pos, n)
-		}
-		if id == nil {
-			missing = append(missing, i)
-			return nil
-		}
-		it := items[i]
-		out[i] = claim.Item{
-			ID: claim.ItemID(*id), Queue: it.Queue, Key: it.Key, Payload: clonePayload(it.Payload),
-			State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
-			Timeout: it.Timeout, EnqueuedAt: now, VisibleAt: *due,
-		}
-		if due.After(now) {
-			out[i].State = claim.Delayed
-		}
-		return nil
-	})
-	return missing, err
-}
-
-// existing fills out[i], for each i in missing, with the item that holds
-// items[i]'s key.
-func (s *ClaimStore) existing(ctx context.Context, tx pgx.Tx, items []claim.NewItem, missing []int, out []claim.Item) error {
-	queues, keys := make([]string, len(missing)), make([]string, len(missing))
-	for j, i := range missing {
-		queues[j], keys[j] = items[i].Queue, items[i].Key
-	}
-	rows, err := tx.Query(ctx, s.sql.existing, queues, keys)
-	if err != nil {
-		return err
-	}
-	type qk struct{ queue, key string }
-	found := map[qk]claim.Item{}
-	var r itemRow
-	_, err = pgx.ForEachRow(rows, r.dest(), func() error {
-		it, err := r.item()
-		found[qk{it.Queue, it.Key}] = it
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	for _, i := range missing {
-		it, ok := found[qk{items[i].Queue, items[i].Key}]
-		if !ok {
-			// Its holder was completed between the insert and this read.
-			return fmt.Errorf("key %q of queue %q: %w", items[i].Key, items[i].Queue, errKeyVanished)
-		}
-		it.Payload = clonePayload(it.Payload)
-		it.History = slices.Clone(it.History)
-		out[i] = it
-	}
-	return nil
-}
-
-// Claim claims up to req.Limit claimable items of req.Queue for req.Owner,
-// each for req.Lease on the database's clock, and returns them in claim
-// order (an empty slice when none is claimable). Claim calls on one queue
-// from many goroutines share one statement per round trip, which deals the
-// items out in call order. A call whose ctx ends while its statement is
-// under way returns ctx's error; claims it may have made run out with
-// their lease. An expired
-// claim on its item's last attempt that the statement meets is moved to
-// the dead letters instead, so a Claim may return fewer items than it
-// could have. If req.Lost is set, Cancel of one of these items, from any
-// process, calls it.
-func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
-	const op = "claim"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checkClaimRequest(req); err != nil {
-		return nil, err
-	}
-	weight := min(req.Limit, math.MaxInt32)
-	out, err := s.claims.call(ctx, &batchCall[claim.ClaimRequest, []claim.Claim]{group: req.Queue, weight: weight, req: req})
-	if err != nil {
-		return nil, err
-	}
-	if req.Lost != nil && len(out) > 0 {
-		s.track(out, req.Lost)
-	}
-	return out, nil
-}
-
-// runClaim sends one batch of Claim calls on one queue.
-func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.ClaimRequest, []claim.Claim]) error {
-	n := len(calls)
-	owners, leases, starts := make([]string, n), make([]int64, n), make([]int64, n)
-	var total int64
-	for i, c := range calls {
-		owners[i], leases[i], starts[i] = c.req.Owner, micros(c.req.Lease), total+1
-		total += int64(c.weight)
-		c.res = []claim.Claim{}
-	}
-	queue := calls[0].req.Queue
-	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, starts, total)
-	if err != nil {
-		return s.fail("claim", err)
-	}
-	type picked struct {
-		call, rn int64
-		c        claim.Claim
-	}
-	var (
-		got               []picked
-		call, rn          int64
-		id, token, tout   int64
-		state, prio       int16
-		attempt, maxAtt   int32
-		enqueued, expires time.Time
-		payload           []byte
-	)
-	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &enqueued, &expires, &token, &payload}, func() error {
-		if call < 1 || call > int64(n) {
-			return fmt.Errorf("claim for call %d of %d", call, n)
-		}
-		if state != rowClaimed {
-			return nil // its lost claim was its last attempt: now dead
-		}
-		got = append(got, picked{call, rn, claim.Claim{
-			Queue: queue, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
-			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
-			Timeout: time.Duration(tout) * time.Microsecond, EnqueuedAt: enqueued, ExpiresAt: expires,
-			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
-		}})
-		payload = nil // the next row gets its own
-		return nil
-	})
-	if err != nil {
-		return s.fail("claim", err)
-	}
-	slices.SortFunc(got, func(a, b picked) int { return cmp.Compare(a.rn, b.rn) })
-	for _, p := range got {
-		c := calls[p.call-1]
-		c.res = append(c.res, p.c)
-	}
-	return nil
-}
-
-// Extend extends the live claim r to lease from now on the database's
-// clock and returns its new expiry. Calls from many goroutines share one
-// statement per round trip. A claim that is no longer live (settled,
-// expired, claimed again, cancelled) gets an error matching
-// lease.ErrStaleUse and nothing changes.
-func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, leaseDuration time.Duration) (time.Time, error) {
-	const op = "extend"
-	if err := s.begin(ctx, op); err != nil {
-		return time.Time{}, err
-	}
-	if err := checkRef(op, r); err != nil {
-		return time.Time{}, err
-	}
-	if leaseDuration <= 0 {
-		return time.Time{}, invalid("claims."+op, "lease_duration", leaseDuration.String()+" is not positive")
-	}
-	return s.extends.do(ctx, r, leaseDuration)
-}
-
-// Settle ends the live claim st.Ref as st.How says, and returns once the
-// statement carrying it committed: nil means the outcome is stored. Calls
-// from many goroutines share one statement per round trip. A claim that
-// is no longer live gets an error matching lease.ErrStaleUse and nothing
-// changes.
-func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
-	const op = "settle"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checkSettlement(st); err != nil {
-		return err
-	}
-	s.settling(st.Ref, 1)
-	_, err := s.settles.do(ctx, st.Ref, st)
-	s.settling(st.Ref, -1)
-	return err
-}
-
-// runSettle sends one batch of settlements.
-func (s *ClaimStore) runSettle(ctx context.Context, calls []*batchCall[claim.Settlement, struct{}]) error {
-	n := len(calls)
-	ids, tokens, afters := make([]int64, n), make([]int64, n), make([]int64, n)
-	hows, reasons := make([]int32, n), make([]string, n)
-	for i, c := range calls {
-		ids[i], tokens[i] = int64(c.req.Ref.Item), int64(c.req.Ref.Token)
-		hows[i], afters[i], reasons[i] = int32(c.req.How), micros(c.req.After), c.req.Reason
-	}
-	rows, err := s.pool.Query(ctx, s.sql.settle, ids, tokens, hows, afters, reasons)
-	if err != nil {
-		return s.fail("settle", err)
-	}
-	settled := make([]bool, n)
-	queues := make([]*string, n)
-	var (
-		pos   int64
-		queue *string
-	)
-	_, err = pgx.ForEachRow(rows, []any{&pos, &queue}, func() error {
-		if pos < 1 || pos > int64(n) {
-			return fmt.Errorf("settled claim %d of %d", pos, n)
-		}
-		settled[pos-1], queues[pos-1] = true, queue
-		return nil
-	})
-	if err != nil {
-		return s.fail("settle", err)
-	}
-	now := time.Now()
-	for i, c := range calls {
-		s.untrack(c.req.Ref)
-		if !settled[i] {
-			c.err = staleClaim("settle", c.req.Ref)
-			continue
-		}
-		if queues[i] != nil && c.req.After > 0 {
-			s.notes.dueAt(*queues[i], now.Add(c.req.After))
-		}
-	}
-	return nil
-}
-
-// runExtend sends one batch of extensions.
-func (s *ClaimStore) runExtend(ctx context.Context, calls []*batchCall[time.Duration, time.Time]) error {
-	n := len(calls)
-	ids, tokens, leases := make([]int64, n), make([]int64, n), make([]int64, n)
-	for i, c := range calls {
-		ids[i], tokens[i], leases[i] = int64(c.item), int64(c.token), micros(c.req)
-	}
-	rows, err := s.pool.Query(ctx, s.sql.extend, ids, tokens, leases)
-	if err != nil {
-		return s.fail("extend", err)
-	}
-	var (
-		pos     int64
-		expires time.Time
-	)
-	_, err = pgx.ForEachRow(rows, []any{&pos, &expires}, func() error {
-		if pos < 1 || pos > int64(n) {
-			return fmt.Errorf("extended claim %d of %d", pos, n)
-		}
-		calls[pos-1].res = expires
-		return nil
-	})
-	if err != nil {
-		return s.fail("extend", err)
-	}
-	for _, c := range calls {
-		r := claim.Ref{Item: c.item, Token: c.token}
-		if c.res.IsZero() {
-			s.untrack(r)
-			c.err = staleClaim("extend", r)
-			continue
-		}
-		s.retrack(r, c.res)
-	}
-	return nil
-}
-
-// Cancel deletes the item id of queue whatever its state. If it was
-// claimed, its claim ends: later calls on it are stale, and the claim's
-// Lost function is called with a cause matching claim.ErrCancelled and
-// lease.ErrStaleUse, by this store if it made the claim, or by the store
-// that made it (in any process) when the notification Cancel sends reaches
-// its listening connection; if that connection was not listening then (not
-// started yet, or reconnecting), once it listens again, when the store
-// checks the claims it tracks against the table. An item that is not in
-// queue gets an error matching claim.ErrNotFound.
-func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) error {
-	const op = "cancel"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checkItem(op, queue, id); err != nil {
-		return err
-	}
-	var (
-		gone, token int64
-		live        bool
-		note        *bool
-	)
-	err := s.pool.QueryRow(ctx, s.sql.cancel, queue, int64(id)).Scan(&gone, &token, &live, &note)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	if err != nil {
-		return s.fail(op, err)
-	}
-	if live {
-		s.lose(claim.Ref{Item: id, Token: uint64(token)}, op)
-	}
-	return nil
-}
-
-// Lookup returns the item id as of now on the database's clock.
-func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error) {
-	const op = "lookup"
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Item{}, err
-	}
-	if id == 0 || id > math.MaxInt64 {
-		return claim.Item{}, invalid("claims."+op, "id", "is not an item ID")
-	}
-	return s.oneItem(ctx, op, "", id, s.sql.lookup, int64(id))
-}
-
-// oneItem runs a statement returning one item's row and returns the item,
-// or a *claim.NotFoundError for op, queue and id if there is none.
-func (s *ClaimStore) oneItem(ctx context.Context, op, queue string, id claim.ItemID, sql string, args ...any) (claim.Item, error) {
-	var r itemRow
-	err := s.pool.QueryRow(ctx, sql, args...).Scan(r.dest()...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return claim.Item{}, &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	if err != nil {
-		return claim.Item{}, s.fail(op, err)
-	}
-	it, err := r.item()
-	if err != nil {
-		return claim.Item{}, s.fail(op, err)
-	}
-	return it, nil
-}
-
-// List returns the items of q.Queue in q.State (every state when zero)
-// with IDs above q.After, in ID order, at most q.Limit of them, as of now
-// on the database's clock.
-func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
-	const op = "list"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	switch {
-	case q.Queue == "":
-		return nil, invalid("claims."+op, "queue", "must not be empty")
-	case q.State > claim.Dead:
-		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
-	case q.Limit < 1:
-		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
-	}
-	if err := checkName("claims."+op, "queue", q.Queue); err != nil {
-		return nil, err
-	}
-	after := int64(min(uint64(q.After), math.MaxInt64))
-	rows, err := s.pool.Query(ctx, s.sql.list, q.Queue, int32(q.State), after, q.Limit)
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	out := []claim.Item{}
-	var r itemRow
-	_, err = pgx.ForEachRow(rows, r.dest(), func() error {
-		it, err := r.item()
-		out = append(out, it)
-		return err
-	})
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	return out, nil
-}
-
-// Counts returns the numbers of items of queue in each state as of now on
-// the database's clock. An unknown queue has zero counts.
-func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, error) {
-	const op = "counts"
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Counts{}, err
-	}
-	if err := checkName("claims."+op, "queue", queue); err != nil {
-		return claim.Counts{}, err
-	}
-	var v, d, c, x int64
-	if err := s.pool.QueryRow(ctx, s.sql.counts, queue).Scan(&v, &d, &c, &x); err != nil {
-		return claim.Counts{}, s.fail(op, err)
-	}
-	return claim.Counts{Visible: int(v), Delayed: int(d), Claimed: int(c), Dead: int(x)}, nil
-}
-
-// RequeueDead makes the dead item id of queue visible at once with no
-// attempts used, keeping its history, and wakes the queue's waiters. An
-// item that is not a dead letter of queue gets an error matching
-// claim.ErrNotFound.
-func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
-	const op = "requeue_dead"
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Item{}, err
-	}
-	if err := checkItem(op, queue, id); err != nil {
-		return claim.Item{}, err
-	}
-	return s.oneItem(ctx, op, queue, id, s.sql.requeueDead, queue, int64(id))
-}
-
-// DeleteDead deletes the dead item id of queue, freeing its key. An item
-// that is not a dead letter of queue gets an error matching
-// claim.ErrNotFound.
-func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.ItemID) error {
-	const op = "delete_dead"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checkItem(op, queue, id); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, s.sql.deleteDead, queue, int64(id))
-	if err != nil {
-		return s.fail(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	return nil
-}
 
 // Notify returns a channel that is closed once an item of queue may have
 // become claimable: when a notification for queue arrives on the store's
@@ -809,12 +290,12 @@ func (s *ClaimStore) lose(r claim.Ref, op string) {
 }
 
 func staleClaim(op string, r claim.Ref) *lease.Error {
-	return &lease.Error{Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
+	return &lease.Error{Package: "postgres", Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
 		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " is no longer claimed by this claim"}
 }
 
 func claimClosed(op string) error {
-	return &lease.Error{Code: lease.CodeClosed, Op: "claims." + op, Detail: "store closed"}
+	return &lease.Error{Package: "postgres", Code: lease.CodeClosed, Op: "claims." + op, Detail: "store closed"}
 }
 
 func clonePayload(b []byte) []byte {
@@ -822,167 +303,4 @@ func clonePayload(b []byte) []byte {
 		return nil
 	}
 	return append(make([]byte, 0, len(b)), b...)
-}
-
-// itemRow is a row as claimColumns lists it.
-type itemRow struct {
-	id, timeout           int64
-	queue                 string
-	key, owner            *string
-	payload, history      []byte
-	state, priority       int16
-	attempts, maxAttempts int32
-	enqueued, due, now    time.Time
-	deadAt                *time.Time
-}
-
-func (r *itemRow) dest() []any {
-	return []any{&r.id, &r.queue, &r.key, &r.payload, &r.state, &r.attempts, &r.maxAttempts, &r.priority,
-		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.history, &r.now}
-}
-
-// failureJSON is a history entry as the statements write it.
-type failureJSON struct {
-	Attempt int     `json:"a"`
-	Owner   *string `json:"o"`
-	At      int64   `json:"t"` // µs since the Unix epoch
-	Reason  string  `json:"r"`
-	Lost    bool    `json:"l"`
-}
-
-// item is the row as a claim.Item as of r.now: a claim whose lease expired
-// shows as visible again or dead, with its loss in the history, as the
-// next Claim will write it.
-func (r *itemRow) item() (claim.Item, error) {
-	it := claim.Item{
-		ID: claim.ItemID(r.id), Queue: r.queue, Payload: r.payload,
-		Attempts: int(r.attempts), MaxAttempts: int(r.maxAttempts), Priority: int(r.priority),
-		Timeout: time.Duration(r.timeout) * time.Microsecond, EnqueuedAt: r.enqueued,
-	}
-	r.payload = nil // the next row gets its own
-	if r.key != nil {
-		it.Key = *r.key
-	}
-	var hist []failureJSON
-	if err := json.Unmarshal(r.history, &hist); err != nil {
-		return it, fmt.Errorf("item %d: history: %w", r.id, err)
-	}
-	for _, f := range hist {
-		it.History = append(it.History, f.failure())
-	}
-	switch {
-	case r.state == rowDead:
-		it.State = claim.Dead
-		if r.deadAt != nil {
-			it.DeadAt = *r.deadAt
-		}
-	case r.state == rowClaimed && r.due.After(r.now):
-		it.State = claim.Claimed
-	case r.state == rowClaimed:
-		owner := ""
-		if r.owner != nil {
-			owner = *r.owner
-		}
-		it.History = append(it.History, claim.Failure{Attempt: int(r.attempts), Owner: owner, At: r.due,
-			Reason: "lease expired", Lost: true})
-		if r.attempts >= r.maxAttempts {
-			it.State, it.DeadAt = claim.Dead, r.due
-		} else {
-			it.State, it.VisibleAt = claim.Visible, r.due
-		}
-	case r.due.After(r.now):
-		it.State, it.VisibleAt = claim.Delayed, r.due
-	default:
-		it.State, it.VisibleAt = claim.Visible, r.due
-	}
-	return it, nil
-}
-
-func (f failureJSON) failure() claim.Failure {
-	x := claim.Failure{Attempt: f.Attempt, At: time.UnixMicro(f.At), Reason: f.Reason, Lost: f.Lost}
-	if f.Owner != nil {
-		x.Owner = *f.Owner
-	}
-	return x
-}
-
-// checkNewItem checks items[i], naming a field with the item, as in
-// "items[2].queue", as the Broker does.
-func checkNewItem(i int, it claim.NewItem) error {
-	const op = "claims.enqueue"
-	at := fmt.Sprintf("items[%d].", i)
-	bad := func(field, detail string) error { return invalid(op, at+field, detail) }
-	if err := checkName(op, at+"queue", it.Queue); err != nil {
-		return err
-	}
-	if it.Key != "" {
-		if err := checkName(op, at+"key", it.Key); err != nil {
-			return err
-		}
-	}
-	switch {
-	case it.Delay < 0:
-		return bad("delay", it.Delay.String()+" is negative")
-	case it.MaxAttempts < 1 || it.MaxAttempts > math.MaxInt32:
-		return bad("max_attempts", strconv.Itoa(it.MaxAttempts)+" is not between 1 and 2147483647")
-	case it.Priority < 0 || it.Priority > claim.MaxPriority:
-		return bad("priority", fmt.Sprintf("%d is not between 0 and %d", it.Priority, claim.MaxPriority))
-	case it.Timeout < 0:
-		return bad("timeout", it.Timeout.String()+" is negative")
-	case it.Timeout > claim.MaxTimeout:
-		// Beyond it the timeout in whole microseconds would not convert back.
-		return bad("timeout", it.Timeout.String()+" is more than claim.MaxTimeout, "+claim.MaxTimeout.String())
-	}
-	return nil
-}
-
-func checkClaimRequest(req claim.ClaimRequest) error {
-	const op = "claims.claim"
-	if err := checkName(op, "queue", req.Queue); err != nil {
-		return err
-	}
-	if err := checkName(op, "owner", req.Owner); err != nil {
-		return err
-	}
-	switch {
-	case req.Limit < 1:
-		return invalid(op, "limit", strconv.Itoa(req.Limit)+" is less than 1")
-	case req.Lease <= 0:
-		return invalid(op, "lease_duration", req.Lease.String()+" is not positive")
-	}
-	return nil
-}
-
-func checkRef(op string, r claim.Ref) error {
-	switch {
-	case r.Item == 0 || r.Item > math.MaxInt64:
-		return invalid("claims."+op, "ref", "does not name an item")
-	case r.Token == 0 || r.Token > math.MaxInt64:
-		return invalid("claims."+op, "ref", "has no claim token")
-	}
-	return nil
-}
-
-func checkSettlement(st claim.Settlement) error {
-	const op = "settle"
-	if err := checkRef(op, st.Ref); err != nil {
-		return err
-	}
-	switch {
-	case st.How < claim.SettleComplete || st.How > claim.SettleSnooze:
-		return invalid("claims."+op, "how", st.How.String()+" is not a way to settle")
-	case st.After < 0:
-		return invalid("claims."+op, "after", st.After.String()+" is negative")
-	}
-	return checkText("claims."+op, "reason", st.Reason)
-}
-
-func checkItem(op, queue string, id claim.ItemID) error {
-	if err := checkName("claims."+op, "queue", queue); err != nil {
-		return err
-	}
-	if id == 0 || id > math.MaxInt64 {
-		return invalid("claims."+op, "id", "is not an item ID")
-	}
-	return nil
 }

@@ -60,6 +60,6 @@ func (s *ClaimStore) lose(r claim.Ref, op string) {
 }
 
 func staleClaim(op string, r claim.Ref) *lease.Error {
-	return &lease.Error{Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
+	return &lease.Error{Package: "sqlite", Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
 		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " is no longer claimed by this claim"}
 }

@@ -85,15 +85,15 @@ func storage(op string, err error) error {
 		return err
 	}
 	kind, _ := kindOf(err)
-	return &storageError{le: &lease.Error{Code: lease.CodeStorage, Op: op, Detail: err.Error()}, kind: kind}
+	return &storageError{le: &lease.Error{Package: "sqlite", Code: lease.CodeStorage, Op: op, Detail: err.Error()}, kind: kind}
 }
 
 func invalid(op, field, detail string) error {
-	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+	return &lease.Error{Package: "sqlite", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
 }
 
 func closedError(op string) error {
-	return &lease.Error{Code: lease.CodeClosed, Op: op, Detail: "sqlite: store closed"}
+	return &lease.Error{Package: "sqlite", Code: lease.CodeClosed, Op: op, Detail: "store closed"}
 }
 
 // MaxNameLen is the longest name the store accepts, in bytes: a queue, key,
