@@ -136,3 +136,75 @@ func ExampleClaimStore() {
 	// claimed "welcome alice", attempt 1
 	// {Visible:0 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}
 }
+
+// Enqueue and completion inside the caller's own transaction: the job
+// exists exactly when the business row it belongs to was committed, and a
+// handler's writes commit together with its item's completion.
+func ExampleClaimStore_CompleteTx() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("LEASE_POSTGRES_DSN"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	store, err := postgres.NewClaimStore(pool, postgres.WithClaimTable("example_tx_jobs"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Exec(ctx, "DROP TABLE example_tx_jobs, example_invoices") // leave the database as it was
+	if _, err := pool.Exec(ctx, "CREATE TABLE example_invoices (id int PRIMARY KEY, sent bool NOT NULL)"); err != nil {
+		log.Fatal(err)
+	}
+	b := claim.New(store)
+	defer b.Close()
+
+	// The invoice and its job commit together, or neither does.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO example_invoices VALUES (7, false)"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.EnqueueTx(ctx, tx, []claim.NewItem{{Queue: "invoices", Payload: []byte("7"), MaxAttempts: 3}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	cs, err := b.Claim(ctx, "invoices", "worker-1", 1, 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The handler's write and the completion commit together; a stale
+	// claim (its lease lost) is refused and the transaction rolled back.
+	tx, err = pool.Begin(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+	if _, err := tx.Exec(ctx, "UPDATE example_invoices SET sent = true WHERE id = 7"); err != nil {
+		log.Fatal(err)
+	}
+	if err := store.CompleteTx(ctx, tx, cs[0].Ref); err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		log.Fatal(err)
+	}
+	var sent bool
+	if err := pool.QueryRow(ctx, "SELECT sent FROM example_invoices WHERE id = 7").Scan(&sent); err != nil {
+		log.Fatal(err)
+	}
+	counts, err := b.Counts(ctx, "invoices")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("sent %v, %+v\n", sent, counts)
+	// Output:
+	// sent true, {Visible:0 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}
+}
