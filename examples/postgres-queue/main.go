@@ -16,6 +16,13 @@
 //
 //	../../scripts/with-postgres go run .
 //
+// With -tour it shows the queue's features instead, one after the other:
+// typed job kinds routed to their handlers, an enqueue in the same
+// transaction as a business row (and one rolled back), a completion in the
+// handler's own transaction, a payload failed for good without spending
+// its attempts, pause and resume, and a periodic job enqueued by the
+// elected process only.
+//
 // or set LEASE_POSTGRES_DSN (or pass -dsn) to a database where it may
 // create the table postgres_queue_example.
 package main
@@ -51,8 +58,14 @@ func main() {
 	flag.IntVar(&cfg.items, "items", 40, "items to enqueue")
 	flag.DurationVar(&cfg.lease, "lease", 2*time.Second, "the lease of each claim")
 	flag.DurationVar(&cfg.work, "work", 20*time.Millisecond, "how long a handler works on an item")
+	tourMode := flag.Bool("tour", false, "instead, tour the queue's features: typed kinds, a transactional enqueue, pause and resume, a periodic job")
 	flag.Parse()
-	err := run(context.Background(), cfg, os.Stdout)
+	var err error
+	if *tourMode {
+		err = tour(context.Background(), cfg.dsn, os.Stdout)
+	} else {
+		err = run(context.Background(), cfg, os.Stdout)
+	}
 	if errors.Is(err, errUnreachable) {
 		fmt.Fprintf(os.Stderr, `%v
 

@@ -28,6 +28,25 @@ bob finished items alice had started or never reached: true
 `, out.String())
 }
 
+// The tour of the queue's features.
+func TestTour(t *testing.T) {
+	dsn := os.Getenv("LEASE_POSTGRES_DSN")
+	if dsn == "" {
+		t.Fatal("LEASE_POSTGRES_DSN is not set: run ../../scripts/with-postgres go test ./...")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	require.NoError(t, tour(ctx, dsn, &out))
+	require.Equal(t, `invoices 1 and 3 committed, 2 rolled back: 2 jobs visible
+paused: a claim of 10 got 0
+resumed: sent invoice 1, sent invoice 3
+dead letter after 1 of its 25 attempts, discarded: true
+periodic: reconciled
+invoices sent: 2
+`, out.String())
+}
+
 func TestRunWithoutServer(t *testing.T) {
 	cfg := config{items: 1, lease: time.Second}
 	err := run(context.Background(), cfg, &bytes.Buffer{})
