@@ -39,54 +39,65 @@ func BenchmarkClaimBurnDown(b *testing.B) {
 	for _, k := range []int{1, 10} {
 		for _, f := range []int{1, 2} {
 			b.Run(fmt.Sprintf("workers=100/k=%d/flushers=%d", k, f), func(b *testing.B) {
-				s := benchClaimStore(b, WithClaimFlushers(f))
-				_, err := s.Enqueue(ctx, noopItems("q", b.N))
-				require.NoError(b, err)
-				// As autovacuum would soon after such an insert: the plans
-				// are those of a table with statistics.
-				_, err = s.pool.Exec(ctx, "ANALYZE "+s.table)
-				require.NoError(b, err)
-				var done atomic.Int64
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				start := time.Now()
-				for w := range 100 {
-					wg.Go(func() {
-						owner := "w" + strconv.Itoa(w)
-						for {
-							cs, err := s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: owner, Limit: k, Lease: time.Minute})
-							if err != nil {
-								b.Error(err)
-								return
-							}
-							if len(cs) == 0 {
-								return
-							}
-							// The claims are settled concurrently, as the handlers
-							// of a worker running k at a time would: the store
-							// coalesces them.
-							var settled sync.WaitGroup
-							for _, c := range cs {
-								settled.Go(func() {
-									if err := s.Settle(ctx, claim.Settlement{Ref: c.Ref, How: claim.SettleComplete}); err != nil {
-										b.Error(err)
-										return
-									}
-									done.Add(1)
-								})
-							}
-							settled.Wait()
-						}
-					})
-				}
-				wg.Wait()
-				elapsed := time.Since(start)
-				b.StopTimer()
-				require.EqualValues(b, b.N, done.Load())
-				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+				benchBurnDown(b, k, WithClaimFlushers(f))
 			})
 		}
 	}
+	// Completed items kept: each completion updates its row rather than
+	// deleting it, and the claim index, partial on the claimable states,
+	// never holds the finished rows.
+	b.Run("workers=100/k=10/flushers=1/retained", func(b *testing.B) {
+		benchBurnDown(b, 10, WithClaimRetention(claim.StandardRetention))
+	})
+}
+
+// benchBurnDown is one run of BenchmarkClaimBurnDown with k items per claim.
+func benchBurnDown(b *testing.B, k int, opts ...ClaimOption) {
+	s := benchClaimStore(b, opts...)
+	_, err := s.Enqueue(ctx, noopItems("q", b.N))
+	require.NoError(b, err)
+	// As autovacuum would soon after such an insert: the plans
+	// are those of a table with statistics.
+	_, err = s.pool.Exec(ctx, "ANALYZE "+s.table)
+	require.NoError(b, err)
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for w := range 100 {
+		wg.Go(func() {
+			owner := "w" + strconv.Itoa(w)
+			for {
+				cs, err := s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: owner, Limit: k, Lease: time.Minute})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if len(cs) == 0 {
+					return
+				}
+				// The claims are settled concurrently, as the handlers
+				// of a worker running k at a time would: the store
+				// coalesces them.
+				var settled sync.WaitGroup
+				for _, c := range cs {
+					settled.Go(func() {
+						if err := s.Settle(ctx, claim.Settlement{Ref: c.Ref, How: claim.SettleComplete}); err != nil {
+							b.Error(err)
+							return
+						}
+						done.Add(1)
+					})
+				}
+				settled.Wait()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	require.EqualValues(b, b.N, done.Load())
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 }
 
 // BenchmarkClaimEnqueue enqueues 100,000 items in one Enqueue per op.
