@@ -21,7 +21,7 @@ type QueuesPage struct {
 	Error string `json:"error,omitempty"`
 	// Activity is the last hour of every queue the Recorder saw, minute by
 	// minute, oldest first; nil without a Recorder.
-	Activity []Point      `json:"activity,omitempty"`
+	Activity []Point       `json:"activity,omitempty"`
 	Chart    template.HTML `json:"-"`
 }
 
