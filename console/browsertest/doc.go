@@ -1,5 +1,10 @@
 // Package browsertest drives the operator console (package console) in
-// headless Chromium. It has no API: its tests are its content.
+// headless Chromium against a real claim store: it is a module of its own
+// so that the root module does not depend on chromedp. It has no API; its
+// tests are its content. They need /usr/bin/chromium (LEASE_CHROMIUM names
+// another) and install Debian's chromium package when it is missing; they
+// fail, never skip, without it.
+//
+// With LEASE_CONSOLE_SCREENSHOTS set to a directory, the tests also write
+// PNG screenshots of the pages there (see scripts/console-screenshot).
 package browsertest
-
-import _ "github.com/chromedp/chromedp"

@@ -2,4 +2,16 @@ module github.com/leasehold/lease/console/browsertest
 
 go 1.26.0
 
-require github.com/chromedp/chromedp v0.23.0
+require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
+	github.com/leasehold/lease v0.1.0
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/google/btree v1.1.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
