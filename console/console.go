@@ -45,9 +45,11 @@ type Config struct {
 	// claim.WithObserver.
 	Recorder *Recorder
 	// Locks lists the locks held (lock.Memory and the PostgreSQL and etcd
-	// providers are Inspectors).
+	// providers are Inspectors). If it is also a lock.WaitInspector
+	// (lock.Memory is), each lock's waiters are shown too.
 	Locks lock.Inspector
-	// Elections are shown with their leaders.
+	// Elections are shown with their leaders, and their candidates when
+	// their provider is a lock.WaitInspector.
 	Elections []*election.Election
 	// Actions switches the actions on. Without it the console is read-only
 	// and refuses every POST with 403.

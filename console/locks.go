@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election"
 )
 
@@ -31,7 +32,24 @@ type LockRow struct {
 	ExpiresAt   time.Time     `json:"expires_at"`
 	Remaining   time.Duration `json:"remaining_ns"`
 	Value       string        `json:"value,omitempty"`
+	// Waiters are the first callers waiting for the lock, next in line
+	// first, when the source is a lock.WaitInspector; WaitersKnown says
+	// whether it is.
+	Waiters      []WaiterRow `json:"waiters,omitempty"`
+	WaitersKnown bool        `json:"waiters_known"`
 }
+
+// WaiterRow is one caller waiting for a lock or a leadership. It is a
+// plain value.
+type WaiterRow struct {
+	ExecutionID string        `json:"execution_id,omitempty"`
+	Value       string        `json:"value,omitempty"`
+	Since       time.Time     `json:"since"`
+	Waited      time.Duration `json:"waited_ns"`
+}
+
+// maxWaitersShown bounds the waiters listed per lock or election.
+const maxWaitersShown = 10
 
 // ElectionRow is one election and its leader, if any. It is a plain value.
 type ElectionRow struct {
@@ -41,7 +59,11 @@ type ElectionRow struct {
 	Token     uint64        `json:"token,omitempty"`
 	ExpiresAt time.Time     `json:"expires_at,omitzero"`
 	Remaining time.Duration `json:"remaining_ns,omitempty"`
-	Error     string        `json:"error,omitempty"`
+	// Candidates wait behind the leader, next in line first, when the
+	// election's provider can list them (CandidatesKnown).
+	Candidates      []WaiterRow `json:"candidates,omitempty"`
+	CandidatesKnown bool        `json:"candidates_known"`
+	Error           string      `json:"error,omitempty"`
 }
 
 // text shows a value: as it is when it is UTF-8, else quoted.
@@ -61,9 +83,20 @@ func (h *Handler) locksPage(ctx context.Context, r *http.Request) LocksPage {
 		if err != nil {
 			p.Error = err.Error()
 		}
+		waits, _ := h.cfg.Locks.(lock.WaitInspector)
 		for _, l := range held {
-			p.Locks = append(p.Locks, LockRow{Name: l.Name, ExecutionID: l.ExecutionID, Token: l.Token,
-				ExpiresAt: l.ExpiresAt, Remaining: l.ExpiresAt.Sub(p.Now), Value: text(l.Value)})
+			row := LockRow{Name: l.Name, ExecutionID: l.ExecutionID, Token: l.Token,
+				ExpiresAt: l.ExpiresAt, Remaining: l.ExpiresAt.Sub(p.Now), Value: text(l.Value)}
+			if waits != nil {
+				// One call per lock shown, a page at most: a lock's
+				// waiters are the question during an incident.
+				ws, err := waits.Waiting(ctx, l.Name, maxWaitersShown)
+				row.WaitersKnown = err == nil
+				for _, w := range ws {
+					row.Waiters = append(row.Waiters, WaiterRow{ExecutionID: w.ExecutionID, Since: w.Since, Waited: p.Now.Sub(w.Since)})
+				}
+			}
+			p.Locks = append(p.Locks, row)
 		}
 	}
 	for _, e := range h.cfg.Elections {
@@ -76,6 +109,12 @@ func (h *Handler) locksPage(ctx context.Context, r *http.Request) LocksPage {
 		default:
 			row.Leader, row.Value, row.Token = true, text(ld.Value), ld.Token
 			row.ExpiresAt, row.Remaining = ld.ExpiresAt, ld.ExpiresAt.Sub(p.Now)
+		}
+		if cs, err := e.Candidates(ctx, maxWaitersShown); err == nil {
+			row.CandidatesKnown = true
+			for _, c := range cs {
+				row.Candidates = append(row.Candidates, WaiterRow{Value: text(c.Value), Since: c.Since, Waited: p.Now.Sub(c.Since)})
+			}
 		}
 		p.Elections = append(p.Elections, row)
 	}
