@@ -45,8 +45,15 @@ func benchConsole(b *testing.B, n int) http.Handler {
 // list, in HTML.
 func BenchmarkPages(b *testing.B) {
 	h := benchConsole(b, 100_000)
-	for _, path := range []string{"/", "/queue?queue=big", "/queue?queue=big&after=50000", "/queue?queue=big&tag=t3&state=visible"} {
-		b.Run(path, func(b *testing.B) {
+	for _, bc := range []struct{ name, path string }{
+		{"queues", "/"},
+		{"items", "/queue?queue=big"},
+		{"items-after-50000", "/queue?queue=big&after=50000"},
+		{"items-tag-visible", "/queue?queue=big&tag=t3&state=visible"},
+		{"item", "/item?id=50000"},
+	} {
+		path := bc.path
+		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
