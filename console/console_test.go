@@ -332,3 +332,24 @@ func TestLocksLeasesAudit(t *testing.T) {
 	assert.Equal(t, lease.ActionGrant, ap.Decisions[0].Action)
 	_ = l
 }
+
+// A queue's page finds its paused flag however many queue names sort just
+// before it, and knows an empty, running queue.
+func TestQueuePausedFlagAmongManyNames(t *testing.T) {
+	e := newEnv(t, console.Config{})
+	for i := range 40 {
+		_, err := e.broker.Enqueue(ctx, "jobr-"+strconv.Itoa(i), []byte("x"))
+		require.NoError(t, err)
+	}
+	require.NoError(t, e.broker.PauseQueue(ctx, "jobs"))
+	require.NoError(t, e.broker.PauseQueue(ctx, "é"))
+	for _, name := range []string{"jobs", "é"} {
+		var p console.ItemsPage
+		e.getJSON(t, "/queue?queue="+url.QueryEscape(name), &p)
+		assert.True(t, p.Queue.Paused, name)
+		assert.True(t, p.Queue.PausedKnown, name)
+	}
+	var p console.ItemsPage
+	e.getJSON(t, "/queue?queue=nothing", &p)
+	assert.Equal(t, console.QueueRow{Name: "nothing", PausedKnown: true}, p.Queue)
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/leasehold/lease/claim"
 )
@@ -113,23 +114,34 @@ func (h *Handler) addConfigured(ctx context.Context, rows []QueueRow, next strin
 }
 
 // queueRow reads one queue's counts and paused flag. With a store that
-// lists queues it is one call, reading the page of names that starts just
-// before this one; else (or if that page does not reach it) one Counts.
+// lists queues it reads the listing from just before this name: one call
+// unless many names sit between (at most lookupPages calls). Else, or if
+// the listing fails, it reads the counts alone and the paused flag is
+// unknown.
 func (h *Handler) queueRow(ctx context.Context, name string) QueueRow {
 	b := h.cfg.Broker
 	if b.Capabilities().Queues {
-		infos, err := b.Queues(ctx, claim.QueueQuery{After: before(name), Limit: 16})
-		if err == nil {
+		const pageSize, lookupPages = 16, 3
+		after := before(name)
+		for range lookupPages {
+			infos, err := b.Queues(ctx, claim.QueueQuery{After: after, Limit: pageSize})
+			if err != nil {
+				break
+			}
 			for _, info := range infos {
 				if info.Name == name {
 					return rowOf(info, true)
 				}
+				if info.Name > name {
+					// The listing omits a queue with no items that is not
+					// paused: an empty, running queue.
+					return QueueRow{Name: name, PausedKnown: true}
+				}
 			}
-			if len(infos) < 16 {
-				// The listing omits a queue with no items that is not
-				// paused: an empty, running queue.
+			if len(infos) < pageSize {
 				return QueueRow{Name: name, PausedKnown: true}
 			}
+			after = infos[len(infos)-1].Name
 		}
 	}
 	c, err := b.Counts(ctx, name)
@@ -140,15 +152,17 @@ func (h *Handler) queueRow(ctx context.Context, name string) QueueRow {
 	return row
 }
 
-// before returns a name just below name in byte order, so that a listing
-// after it starts at name or close to it.
+// before returns a valid UTF-8 name below name in byte order with few
+// names between them: name with its last rune one lower (or removed).
 func before(name string) string {
-	if name == "" {
-		return ""
+	r, size := utf8.DecodeLastRuneInString(name)
+	prefix := name[:len(name)-size]
+	if r == 0 || (r == utf8.RuneError && size <= 1) {
+		return prefix
 	}
-	last := name[len(name)-1]
-	if last == 0 {
-		return name[:len(name)-1]
+	r--
+	if r >= 0xD800 && r <= 0xDFFF { // no surrogate is valid UTF-8
+		r = 0xD7FF
 	}
-	return name[:len(name)-1] + string([]byte{last - 1, 0xff, 0xff, 0xff, 0xff})
+	return prefix + string(r)
 }
