@@ -1,7 +1,6 @@
 package claim
 
 import (
-	"cmp"
 	"context"
 	"slices"
 )
@@ -46,10 +45,11 @@ func (m *Memory) Lookup(ctx context.Context, id ItemID) (Item, error) {
 
 // List returns the items of q.Queue in q.State (every state when zero),
 // of q.Kind (every kind when "") and with q.Tag (any when ""), with IDs
-// above q.After, in ID order, at most q.Limit of them. It gathers the
-// queue's items of those states, so it costs the queue's size (and,
-// for delayed items, the delayed items of every queue; for completed and
-// cancelled ones, the kept items of every queue), not the page's.
+// above q.After, in ID order, at most q.Limit of them. It visits the
+// queue's items of those states, so it costs the queue's size (and, for
+// delayed items, the delayed items of every queue; for completed and
+// cancelled ones, the kept items of every queue), not the page's, though
+// it keeps only the page.
 func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 	if err := checkQuery(ctx, q); err != nil {
 		return nil, err
@@ -63,11 +63,11 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 	if qs == nil {
 		return []Item{}, nil
 	}
-	var found []*item
+	page := lowestIDs{limit: q.Limit}
 	add := func(it *item) bool {
 		if it.qs == qs && it.id > q.After && (q.State == 0 || it.state == q.State) && (q.Kind == "" || it.kind == q.Kind) &&
 			(q.Tag == "" || slices.Contains(it.tags, q.Tag)) {
-			found = append(found, it)
+			page.offer(it)
 		}
 		return true
 	}
@@ -100,8 +100,7 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 	if (q.State == 0 || q.State == Cancelled) && qs.cancelled > 0 {
 		m.kept[1].each(func(it *item) { add(it) })
 	}
-	slices.SortFunc(found, func(x, y *item) int { return cmp.Compare(x.id, y.id) })
-	found = found[:min(len(found), q.Limit)]
+	found := page.sorted()
 	out := make([]Item, len(found))
 	for i, it := range found {
 		out[i] = m.snapshot(it)

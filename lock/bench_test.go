@@ -130,7 +130,7 @@ func BenchmarkHandOff(b *testing.B) {
 			b.Fatalf("acquire: %v %v", l, err)
 		}
 		turn <- struct{}{}
-		for lock.Waiting(mem, "x") == 0 {
+		for lock.WaitingCount(mem, "x") == 0 {
 			runtime.Gosched()
 		}
 		start := time.Now()

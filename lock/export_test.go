@@ -1,8 +1,8 @@
 package lock
 
-// Waiting returns how many AcquireWait calls wait for name on m, for tests
+// WaitingCount returns how many AcquireWait calls wait for name on m, for tests
 // that must know a waiter is queued before they free the lock.
-func Waiting(m *Memory, name string) int {
+func WaitingCount(m *Memory, name string) int {
 	m.waits.mu.Lock()
 	defer m.waits.mu.Unlock()
 	if l := m.waits.byName[name]; l != nil {

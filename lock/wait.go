@@ -47,7 +47,9 @@ type subscription struct{ ready chan struct{} }
 
 // waiter is one AcquireWait call in a queue.
 type waiter struct {
-	wake chan struct{} // capacity 1: a wake-up is never lost, never blocks
+	wake        chan struct{} // capacity 1: a wake-up is never lost, never blocks
+	executionID string        // who waits, for WaitInspector
+	since       time.Time     // when it started waiting, on the service's clock
 }
 
 func newWaitQueues() waitQueues {
@@ -61,9 +63,10 @@ func (w *waiter) signal() {
 	}
 }
 
-// enqueue puts a new waiter at the back of name's queue.
-func (q *waitQueues) enqueue(name string) (*waiter, *list.Element) {
-	w := &waiter{wake: make(chan struct{}, 1)}
+// enqueue puts a new waiter for executionID, waiting since since, at the
+// back of name's queue.
+func (q *waitQueues) enqueue(name, executionID string, since time.Time) (*waiter, *list.Element) {
+	w := &waiter{wake: make(chan struct{}, 1), executionID: executionID, since: since}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	l := q.byName[name]
@@ -138,7 +141,7 @@ func (m *Memory) AcquireWait(ctx context.Context, name, executionID string, d ti
 		return nil, err
 	}
 	m.subscribe()
-	w, e := m.waits.enqueue(name)
+	w, e := m.waits.enqueue(name, executionID, m.svc.Clock().Now())
 	acquired := false
 	defer func() { m.waits.leave(name, e, acquired) }()
 	var timer lease.Timer

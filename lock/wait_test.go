@@ -96,7 +96,7 @@ func TestLockHandOffOnReleaseIsFIFO(t *testing.T) {
 		for _, id := range []string{"w1", "w2", "w3"} {
 			done = append(done, e.lock(context.Background(), e.manager(t, id), "x"))
 		}
-		assert.Equal(t, 3, lock.Waiting(e.mem, "x"))
+		assert.Equal(t, 3, lock.WaitingCount(e.mem, "x"))
 		assert.Empty(t, e.ran(), "nobody runs while the lock is held")
 
 		require.NoError(t, e.mem.Release(context.Background(), []lock.Lease{held}))
@@ -105,7 +105,7 @@ func TestLockHandOffOnReleaseIsFIFO(t *testing.T) {
 			assert.True(t, ready(t, d, nil))
 		}
 		assert.Equal(t, []string{"w1", "w2", "w3"}, e.ran(), "the longest waiter first")
-		assert.Zero(t, lock.Waiting(e.mem, "x"))
+		assert.Zero(t, lock.WaitingCount(e.mem, "x"))
 	})
 }
 
@@ -177,7 +177,7 @@ func TestLockContextEndLeavesTheQueue(t *testing.T) {
 				cancel()
 				synctest.Wait()
 				assert.True(t, ready(t, done[leaving], context.Canceled))
-				assert.Equal(t, 2, lock.Waiting(e.mem, "x"))
+				assert.Equal(t, 2, lock.WaitingCount(e.mem, "x"))
 
 				require.NoError(t, e.mem.Release(context.Background(), []lock.Lease{held}))
 				synctest.Wait()
@@ -239,7 +239,7 @@ func TestLockWaiterHoldsNothingAfterItsContextEnds(t *testing.T) {
 		go func() {
 			done <- m.Lock(ctx, "x", func(context.Context, lock.Lease) error { ran = true; return nil })
 		}()
-		for lock.Waiting(mem, "x") == 0 && i%2 == 0 {
+		for lock.WaitingCount(mem, "x") == 0 && i%2 == 0 {
 			select {
 			case err := <-done:
 				t.Fatalf("Lock returned while the lock was held: %v", err)
@@ -322,7 +322,7 @@ func TestLockBadInput(t *testing.T) {
 			assert.Equal(t, c.field, le.Field)
 		})
 	}
-	assert.Zero(t, lock.Waiting(e.mem, "x"))
+	assert.Zero(t, lock.WaitingCount(e.mem, "x"))
 }
 
 // Lock while the lock is free acquires at once, like TryLock, and DoWait
