@@ -70,5 +70,5 @@ func (e unsupportedError) Unwrap() []error { return []error{ErrUnsupported, e.er
 
 // unsupported reports that the store cannot do op.
 func unsupported(op, detail string) error {
-	return unsupportedError{&lease.Error{Code: lease.CodeInvalidArgument, Op: "claim." + op, Field: "store", Detail: detail}}
+	return unsupportedError{&lease.Error{Package: "claim", Code: lease.CodeInvalidArgument, Op: op, Field: "store", Detail: detail}}
 }

@@ -41,7 +41,7 @@ type claimStatements struct {
 	claim, extend, settle, settleTx     string
 	cancel, requeueDead, deleteDead     string
 	lookup, list, counts, oid, clean    string
-	pause, resume, queues               string
+	pause, resume, queues, retryNow     string
 	removedLive                         string
 	migrations, migrated, markMigration string
 	v1, v2, v3, v4                      []string
@@ -262,6 +262,16 @@ WHERE i.expires > now() AND NOT EXISTS (SELECT FROM {T} AS t WHERE t.id = i.id A
     history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
   WHERE t.id = $2 AND t.queue = $1
     AND (t.state = 4 OR (t.state = 3 AND t.due <= now() AND t.attempts >= t.max_attempts))
+  RETURNING t.*, {WAKE} AS woke
+)
+SELECT {COLS} FROM up`),
+
+		// $1 queue, $2 ID: a waiting item (visible, or delayed by its
+		// enqueue's Delay or a backoff) made visible now; a visible one
+		// keeps its place.
+		retryNow: r.Replace(`WITH up AS (
+  UPDATE {T} AS t SET due = LEAST(t.due, now())
+  WHERE t.id = $2 AND t.queue = $1 AND t.state = 1
   RETURNING t.*, {WAKE} AS woke
 )
 SELECT {COLS} FROM up`),
