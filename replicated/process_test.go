@@ -82,7 +82,7 @@ func helperCluster(t *testing.T) {
 
 // singleConfig is a one-node cluster on dir and bind.
 func singleConfig(dir, bind string) Config {
-	return Config{ID: "solo", Dir: dir, Bind: bind, Bootstrap: []Server{{ID: "solo", Address: bind}}, Raft: testRaftConfig()}
+	return Config{ID: "solo", Dir: dir, Bind: bind, Insecure: true, Bootstrap: []Server{{ID: "solo", Address: bind}}, Raft: testRaftConfig()}
 }
 
 // child is a running helper process.
