@@ -15,3 +15,12 @@ func TestBackendSuiteLeader(t *testing.T) {
 		return c.nodes[c.leader()], lease.SystemClock()
 	})
 }
+
+// The same suite on a follower, which forwards every write and
+// linearizable read to the leader: any node serves any call.
+func TestBackendSuiteFollower(t *testing.T) {
+	backendtest.TestBackend(t, func(t *testing.T) (lease.Backend, lease.Clock) {
+		c := newCluster(t, clusterOpts{transport: tcpTransport, raft: patientRaft})
+		return c.nodes[(c.leader()+1)%len(c.nodes)], lease.SystemClock()
+	})
+}

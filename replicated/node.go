@@ -64,6 +64,11 @@ type Config struct {
 	// asked for on every new connection, so they can rotate without a
 	// restart. The node keeps a clone.
 	TLS *tls.Config
+	// NoForward makes a follower answer writes and linearizable reads
+	// with a *NotLeaderError instead of forwarding them to the leader.
+	// Without it a node forwards them over its own transport, so any node
+	// serves any call; with a caller's Transport it never forwards.
+	NoForward bool
 	// Insecure runs the node's transport on plain TCP: anyone who can
 	// reach Bind can join the cluster and read and change every lease.
 	// Open refuses a Config with neither TLS nor Insecure.
@@ -116,6 +121,8 @@ func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 // an entry that ends it, so it never shows a lease past its expiry. A Node is safe for
 // concurrent use.
 type Node struct {
+	id        string
+	fwd       *forwarder // nil when the node does not forward
 	raft      *raft.Raft
 	stream    *streamLayer // the node's own transport; nil with Config.Transport
 	fsm       *fsm
@@ -196,6 +203,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		closing:   make(chan struct{}),
 		stopped:   make(chan struct{}),
 		onTerm:    cfg.onTerm,
+		id:        cfg.ID,
 	}
 	rc, err := raftConfig(&cfg)
 	if err != nil {
@@ -280,6 +288,9 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 	}
 	n.raft = r
 	if n.stream != nil {
+		if !cfg.NoForward {
+			n.fwd = &forwarder{n: n, stream: n.stream, idle: make(map[string][]*fconn), open: make(map[*fconn]struct{})}
+		}
 		n.stream.start(n.serveForward)
 	}
 	return nil
@@ -359,43 +370,43 @@ func closedError(op string) error { return &lease.Error{Code: lease.CodeClosed, 
 // Grant creates a lease, like lease.Service.Grant, once the cluster has
 // committed it.
 func (n *Node) Grant(ctx context.Context, holder string, purpose lease.Purpose, ttl time.Duration) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opGrant, holder: holder, purpose: purpose, ttl: ttl})
+	r := n.write(ctx, command{op: opGrant, holder: holder, purpose: purpose, ttl: ttl})
 	return r.lease, r.err
 }
 
 // GrantWithKey is lease.Service.GrantWithKey, committed by the cluster.
 func (n *Node) GrantWithKey(ctx context.Context, holder string, purpose lease.Purpose, ttl time.Duration, key string, value []byte) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opGrantWithKey, holder: holder, purpose: purpose, ttl: ttl, key: key, value: value})
+	r := n.write(ctx, command{op: opGrantWithKey, holder: holder, purpose: purpose, ttl: ttl, key: key, value: value})
 	return r.lease, r.err
 }
 
 // Renew is lease.Service.Renew, committed by the cluster.
 func (n *Node) Renew(ctx context.Context, id lease.ID) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opRenew, id: id})
+	r := n.write(ctx, command{op: opRenew, id: id})
 	return r.lease, r.err
 }
 
 // RenewTTL is lease.Service.RenewTTL, committed by the cluster: the lease's
 // TTL becomes ttl and it expires ttl after the renewal's instant.
 func (n *Node) RenewTTL(ctx context.Context, id lease.ID, ttl time.Duration) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opRenewTTL, id: id, ttl: ttl})
+	r := n.write(ctx, command{op: opRenewTTL, id: id, ttl: ttl})
 	return r.lease, r.err
 }
 
 // Revoke is lease.Service.Revoke, committed by the cluster.
 func (n *Node) Revoke(ctx context.Context, id lease.ID) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opRevoke, id: id})
+	r := n.write(ctx, command{op: opRevoke, id: id})
 	return r.lease, r.err
 }
 
 // Put is lease.Service.Put, committed by the cluster.
 func (n *Node) Put(ctx context.Context, key string, value []byte, id lease.ID) error {
-	return n.submit(ctx, command{op: opPut, key: key, value: value, id: id}).err
+	return n.write(ctx, command{op: opPut, key: key, value: value, id: id}).err
 }
 
 // Delete is lease.Service.Delete, committed by the cluster.
 func (n *Node) Delete(ctx context.Context, key string) (bool, error) {
-	r := n.submit(ctx, command{op: opDelete, key: key})
+	r := n.write(ctx, command{op: opDelete, key: key})
 	return r.ok, r.err
 }
 
@@ -504,6 +515,9 @@ func (n *Node) Close() error {
 		// entries (applied, or refused when leadership is lost), its
 		// barrier, its leadership confirmations.
 		close(n.closing)
+		if n.fwd != nil {
+			n.fwd.close() // forwarded calls under way fail now
+		}
 		n.kaMu.Lock()
 		// A KeepAlive under way has registered by now, or sees closing.
 		n.kaMu.Unlock() //lint:ignore SA2001 the lock orders Close after registrations
@@ -541,9 +555,15 @@ func (n *Node) raftError(op string, err error) error {
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return closedError(op)
 	case errors.Is(err, raft.ErrLeadershipLost):
-		return fmt.Errorf("replicated: %s: leadership lost; the command may or may not have been committed: %w", op, err)
+		return uncertain(op)
 	}
 	return fmt.Errorf("replicated: %s: %w", op, err)
 }
 
 var _ lease.Backend = (*Node)(nil)
+
+// uncertain is the error of a command whose leader lost its place while
+// committing it: it may or may not have been committed.
+func uncertain(op string) error {
+	return fmt.Errorf("replicated: %s: leadership lost; the command may or may not have been committed: %w", op, raft.ErrLeadershipLost)
+}

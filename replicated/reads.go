@@ -130,31 +130,48 @@ func (r StaleReader) Scan(ctx context.Context, prefix string, limit int) ([]leas
 	return a.kvs, a.err
 }
 
-// read serves q from the node's service, after the linearizable read
-// barrier unless stale; a linearizable read on a follower goes to the
-// leader unless the node does not forward.
+// read serves q: from the node's own state when stale, linearizably
+// otherwise, on the leader (this node, or the leader it forwards to).
 func (n *Node) read(ctx context.Context, q *query, stale bool) answer {
+	if !stale {
+		a := n.readHere(ctx, q)
+		if f, ok := n.forwardable(a.err); ok {
+			return f.read(ctx, q)
+		}
+		return a
+	}
+	if err := n.readable(ctx, q.op.String()); err != nil {
+		return answer{err: err}
+	}
+	return n.local(ctx, q)
+}
+
+// readHere serves q linearizably on this node, which must lead.
+func (n *Node) readHere(ctx context.Context, q *query) answer {
 	op := q.op.String()
+	if err := n.readable(ctx, op); err != nil {
+		return answer{err: err}
+	}
+	if err := n.readBarrier(ctx, op); err != nil {
+		return answer{err: err}
+	}
+	return n.local(ctx, q)
+}
+
+// readable checks what every read needs: a live context and an open node.
+func (n *Node) readable(ctx context.Context, op string) error {
 	if ctx == nil {
-		return answer{err: invalidOp(op, "ctx", "must not be nil")}
+		return invalidOp(op, "ctx", "must not be nil")
 	}
 	if err := ctx.Err(); err != nil {
-		return answer{err: err}
+		return err
 	}
 	select {
 	case <-n.closing:
-		return answer{err: closedError(op)}
+		return closedError(op)
 	default:
+		return nil
 	}
-	if !stale {
-		if err := n.readBarrier(ctx, op); err != nil {
-			if fwd, ok := n.forwardable(err); ok {
-				return fwd.read(ctx, q)
-			}
-			return answer{err: err}
-		}
-	}
-	return n.local(ctx, q)
 }
 
 // local answers q from the node's own service.
