@@ -181,18 +181,13 @@ type errorBody struct {
 	LeaderHTTP string     `json:"leader_http,omitempty"`
 }
 
-// fail answers err: a write or read that needs the leader is redirected to
-// it, and lease errors get a status that fits their code.
-func fail(w http.ResponseWriter, r *http.Request, a *api, err error) {
+// fail answers err: a call no leader could serve in time gets 503 naming
+// the leader this node knows of, and lease errors get a status that fits
+// their code.
+func fail(w http.ResponseWriter, _ *http.Request, a *api, err error) {
 	var nl *replicated.NotLeaderError
 	if errors.As(err, &nl) {
-		body := errorBody{Error: err.Error(), LeaderID: nl.LeaderID, LeaderHTTP: a.httpOf[nl.LeaderID]}
-		if body.LeaderHTTP == "" || nl.LeaderID == a.self {
-			writeJSON(w, http.StatusServiceUnavailable, body)
-			return
-		}
-		w.Header().Set("Location", "http://"+body.LeaderHTTP+r.URL.RequestURI())
-		writeJSON(w, http.StatusTemporaryRedirect, body)
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: err.Error(), LeaderID: nl.LeaderID, LeaderHTTP: a.httpOf[nl.LeaderID]})
 		return
 	}
 	if errors.Is(err, replicated.ErrNotLeader) {
