@@ -234,3 +234,29 @@ func (n *Node) changeMembers(ctx context.Context, op string, change func(timeout
 	}
 	return nil
 }
+
+// readyPoll is how often Ready looks at the node's status.
+const readyPoll = 5 * time.Millisecond
+
+// Ready waits until the node can serve writes and linearizable reads
+// (Status().Serving): it leads and has applied its term's barrier, or it
+// knows a leader to forward them to. A single-node cluster is ready once it
+// has elected itself, a moment after Open.
+func (n *Node) Ready(ctx context.Context) error {
+	const op = "ready"
+	if err := n.readable(ctx, op); err != nil {
+		return err
+	}
+	tick := time.NewTicker(readyPoll)
+	defer tick.Stop()
+	for !n.Status().Serving {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.closing:
+			return closedError(op)
+		}
+	}
+	return nil
+}
