@@ -96,6 +96,9 @@ func TestTLSShutsOutStrangers(t *testing.T) {
 		return false
 	}, time.Second, 50*time.Millisecond, "a stranger read the cluster's state")
 	for _, n := range outsiders {
+		// A stranger never learns a leader to forward to: bound its wait.
+		ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
 		_, err := n.Grant(ctx, "x", lease.Operation, time.Minute)
 		require.Error(t, err, "a stranger cannot write")
 		_, err = n.Revoke(ctx, l.ID)
