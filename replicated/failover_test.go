@@ -21,9 +21,9 @@ func TestLeaderFailover(t *testing.T) {
 		name string
 		o    clusterOpts
 	}{
-		{"inmem", clusterOpts{stores: memStores}},
-		{"bolt", clusterOpts{stores: boltStores}},
-		{"tcp+bolt", clusterOpts{stores: boltStores, transport: tcpTransport}},
+		{"inmem", clusterOpts{stores: memStores, raft: patientRaft}},
+		{"bolt", clusterOpts{stores: boltStores, raft: patientRaft}},
+		{"tcp+bolt", clusterOpts{stores: boltStores, transport: tcpTransport, raft: patientRaft}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { testLeaderFailover(t, tt.o) })
 	}

@@ -168,7 +168,9 @@ const (
 
 // Open starts a node: it opens (or creates) its stores in cfg.Dir, joins the
 // raft cluster and returns once the node is running (not necessarily
-// leader). Bad configuration gets a *lease.Error with CodeInvalidArgument
+// leader; Ready waits for that). Without a Transport the node listens on
+// Bind with mutual TLS (cfg.TLS), or plain TCP when cfg.Insecure says so;
+// a Config with neither is refused, naming TLS. Bad configuration gets a *lease.Error with CodeInvalidArgument
 // naming the field; so does a Dir that another node, in this process or
 // another, holds open (Field "Dir", at once, without waiting for it).
 //

@@ -3,7 +3,10 @@ package replicated
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,4 +148,62 @@ func TestTLSRefusesForeignRPCs(t *testing.T) {
 		require.Error(t, err)
 	}
 	require.Equal(t, li, c.leader(), "the cluster kept its leader")
+}
+
+// A node whose certificate comes from GetCertificate and
+// GetClientCertificate rotates it without a restart: connections made
+// after the rotation present the new certificate.
+func TestTLSCertificateRotation(t *testing.T) {
+	ca := clusterCA()
+	var current atomic.Pointer[tls.Certificate]
+	first := ca.leaf(t, "n0")
+	current.Store(&first)
+	c := newCluster(t, clusterOpts{transport: tcpTransport, raft: patientRaft})
+	// Node n0 again, on callbacks.
+	c.stop(0)
+	c.cfgs[0].TLS = &tls.Config{
+		RootCAs:              ca.pool,
+		MinVersion:           tls.VersionTLS13,
+		GetCertificate:       func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return current.Load(), nil },
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return current.Load(), nil },
+	}
+	c.start(0)
+	ctx := ctxT(t)
+	require.NoError(t, c.nodes[0].Ready(ctx))
+
+	// A newcomer records the certificates its peers present.
+	var seen sync.Map // serial -> true
+	rc := testRaftConfig()
+	patientRaft(rc)
+	bind := freeAddr(t)
+	cfg := Config{ID: "n3", Dir: t.TempDir(), Bind: bind, Raft: rc, TLS: ca.config(t, "n3")}
+	cfg.TLS.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) > 0 {
+			seen.Store(cs.PeerCertificates[0].SerialNumber.String(), true)
+		}
+		return nil
+	}
+	newcomer, err := Open(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = newcomer.Close() })
+
+	second := ca.leaf(t, "n0")
+	current.Store(&second) // rotated: no restart
+	serial := func(c *tls.Certificate) string {
+		x, err := x509.ParseCertificate(c.Certificate[0])
+		require.NoError(t, err)
+		return x.SerialNumber.String()
+	}
+	// Make n0 dial the newcomer: lead, and add it.
+	if c.leader() != 0 {
+		require.NoError(t, c.nodes[c.leader()].TransferLeadership(ctx, "n0"))
+		require.Eventually(t, func() bool { return c.leading() == 0 }, waitLimit, time.Millisecond)
+	}
+	require.NoError(t, c.nodes[0].AddVoter(ctx, "n3", bind))
+	require.Eventually(t, func() bool { _, ok := seen.Load(serial(&second)); return ok }, waitLimit, time.Millisecond,
+		"the newcomer saw the rotated certificate")
+	_, ok := seen.Load(serial(&first))
+	require.False(t, ok, "no connection made after the rotation presents the old certificate")
+	_, err = c.nodes[0].Grant(ctx, "h", lease.Operation, time.Minute)
+	require.NoError(t, err, "the cluster works on")
 }
