@@ -98,6 +98,19 @@ func (f *forwarder) read(ctx context.Context, q *query) answer {
 	return a
 }
 
+func (f *forwarder) member(ctx context.Context, op memberOp, id, address string) error {
+	req := []byte{reqMember, 0, byte(op)}
+	req = appendString(appendString(req, id), address)
+	a, err := f.call(ctx, op.String(), req, true, func() (answer, bool) {
+		err := f.n.memberHere(ctx, op, id, address)
+		return answer{err: err}, !errors.Is(err, ErrNotLeader)
+	})
+	if err != nil {
+		return err
+	}
+	return a.err
+}
+
 // call sends the request (kind, a timeout placeholder byte, body) to the
 // leader until one answers it, the context ends or no leader turns up in
 // time. here serves the call on this node when it turns out to lead; it
@@ -314,6 +327,13 @@ func (n *Node) serveFrame(frame []byte) []byte {
 		}
 		r := n.submit(ctx, c)
 		a = answer{lease: r.lease, ok: r.ok, err: r.err}
+	case reqMember:
+		op := memberOp(d.byte())
+		id, address := d.string(), d.string()
+		if d.err != nil || len(d.buf) != 0 {
+			return appendError(nil, errCorrupt)
+		}
+		a.err = n.memberHere(ctx, op, id, address)
 	case reqRead:
 		q := decodeQuery(&d)
 		if d.err != nil || len(d.buf) != 0 {

@@ -91,6 +91,7 @@ func TestNoForward(t *testing.T) {
 	require.Equal(t, c.cfgs[li].ID, nl.LeaderID)
 	_, err = c.nodes[fi].List(ctxT(t))
 	require.ErrorIs(t, err, ErrNotLeader)
+	require.ErrorIs(t, c.nodes[fi].AddVoter(ctxT(t), "x", "127.0.0.1:1"), ErrNotLeader)
 }
 
 // A forwarded call whose context ends while it waits at the leader

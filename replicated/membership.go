@@ -19,46 +19,96 @@ type Member struct {
 
 // AddVoter adds a voting member, or makes a member a voter, once the
 // cluster has committed the change; the new member receives a snapshot or
-// the log from the leader and then votes. It runs on the leader: on a
-// follower it fails with *NotLeaderError. A member joins with a Config
-// without Bootstrap and an empty Dir.
+// the log from the leader and then votes. Like every membership call it
+// runs on the leader: a follower forwards it (or, without forwarding,
+// fails with *NotLeaderError). A member joins with a Config without
+// Bootstrap and an empty Dir.
 func (n *Node) AddVoter(ctx context.Context, id, address string) error {
-	if err := checkMember("addvoter", id, address); err != nil {
-		return err
-	}
-	return n.changeMembers(ctx, "addvoter", func(timeout time.Duration) raft.IndexFuture {
-		return n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(address), 0, timeout)
-	})
+	return n.membership(ctx, memberAddVoter, id, address)
 }
 
 // AddNonVoter adds a member that receives the log but does not vote (a
-// read replica, or a node catching up before it is made a voter). It runs
-// on the leader.
+// read replica, or a node catching up before it is made a voter).
 func (n *Node) AddNonVoter(ctx context.Context, id, address string) error {
-	if err := checkMember("addnonvoter", id, address); err != nil {
-		return err
-	}
-	return n.changeMembers(ctx, "addnonvoter", func(timeout time.Duration) raft.IndexFuture {
-		return n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(address), 0, timeout)
-	})
+	return n.membership(ctx, memberAddNonVoter, id, address)
 }
 
 // RemoveServer removes a member once the cluster has committed the change.
 // Removing the leader itself makes it step down once the change commits,
-// and the others elect a new leader. It runs on the leader.
+// and the others elect a new leader.
 func (n *Node) RemoveServer(ctx context.Context, id string) error {
-	if id == "" {
-		return invalidOp("removeserver", "id", "must not be empty")
-	}
-	return n.changeMembers(ctx, "removeserver", func(timeout time.Duration) raft.IndexFuture {
-		return n.raft.RemoveServer(raft.ServerID(id), 0, timeout)
-	})
+	return n.membership(ctx, memberRemove, id, "")
 }
 
 // TransferLeadership makes the leader hand leadership to the voter id, or
 // to the most up to date voter when id is empty, and returns once the
-// leader has stepped down. It runs on the leader.
+// leader has stepped down.
 func (n *Node) TransferLeadership(ctx context.Context, id string) error {
+	return n.membership(ctx, memberTransfer, id, "")
+}
+
+// memberOp is a membership call a follower forwards to the leader.
+type memberOp byte
+
+const (
+	memberAddVoter memberOp = iota + 1
+	memberAddNonVoter
+	memberRemove
+	memberTransfer
+)
+
+var memberNames = [...]string{memberAddVoter: "addvoter", memberAddNonVoter: "addnonvoter", memberRemove: "removeserver", memberTransfer: "transferleadership"}
+
+func (o memberOp) String() string {
+	if int(o) < len(memberNames) && memberNames[o] != "" {
+		return memberNames[o]
+	}
+	return "unknown"
+}
+
+// membership runs a membership call on this node, or forwards it to the
+// leader when this node does not lead.
+func (n *Node) membership(ctx context.Context, op memberOp, id, address string) error {
+	err := n.memberHere(ctx, op, id, address)
+	if f, ok := n.forwardable(err); ok {
+		return f.member(ctx, op, id, address)
+	}
+	return err
+}
+
+// memberHere runs a membership call on this node, which must lead.
+func (n *Node) memberHere(ctx context.Context, op memberOp, id, address string) error {
+	name := op.String()
+	switch op {
+	case memberAddVoter:
+		if err := checkMember(name, id, address); err != nil {
+			return err
+		}
+		return n.changeMembers(ctx, name, func(timeout time.Duration) raft.IndexFuture {
+			return n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(address), 0, timeout)
+		})
+	case memberAddNonVoter:
+		if err := checkMember(name, id, address); err != nil {
+			return err
+		}
+		return n.changeMembers(ctx, name, func(timeout time.Duration) raft.IndexFuture {
+			return n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(address), 0, timeout)
+		})
+	case memberRemove:
+		if id == "" {
+			return invalidOp(name, "id", "must not be empty")
+		}
+		return n.changeMembers(ctx, name, func(timeout time.Duration) raft.IndexFuture {
+			return n.raft.RemoveServer(raft.ServerID(id), 0, timeout)
+		})
+	case memberTransfer:
+		return n.transfer(ctx, id)
+	}
+	return invalidOp(name, "op", "unknown membership call")
+}
+
+// transfer hands leadership to id, or to the most up to date voter.
+func (n *Node) transfer(ctx context.Context, id string) error {
 	const op = "transferleadership"
 	if err := n.admin(ctx, op); err != nil {
 		return err

@@ -17,10 +17,12 @@ import (
 // The forwarding wire format. Both directions carry frames: a uvarint
 // length and that many bytes. A request is
 //
-//	kind byte ('W' a command, 'Q' a linearizable read) | timeout varint (ns, 0 none) | body
+//	kind byte ('W' a command, 'Q' a linearizable read, 'M' a membership
+//	change) | timeout varint (ns, 0 none) | body
 //
-// where a command's body is the log's command encoding (appendCommand) and
-// a read's is its op byte, lease ID, purpose, key and limit. A response is
+// where a command's body is the log's command encoding (appendCommand), a
+// read's is its op byte, lease ID, purpose, key and limit, and a
+// membership change's its op byte, server ID and address. A response is
 //
 //	status byte | body
 //
@@ -28,8 +30,9 @@ import (
 // statuses below followed by what the caller needs to rebuild the error.
 
 const (
-	reqWrite byte = 'W'
-	reqRead  byte = 'Q'
+	reqWrite  byte = 'W'
+	reqRead   byte = 'Q'
+	reqMember byte = 'M' // a membership change: op byte, id, address
 )
 
 const (
