@@ -33,7 +33,8 @@ type Advancer interface {
 // returns, one fresh backend per clause, each clause a subtest. newBackend
 // also returns the clock the backend's leases expire on. With an Advancer
 // the suite drives time and runs at once; with a real clock it uses leases
-// of 1s and waits them out, about 10 s in all. The backend must be empty
+// of 1s and waits them out, about 10 s of waiting in all, plus the time
+// newBackend takes eleven times. The backend must be empty
 // (no leases, no keys) and must allow TTLs from 100ms to a minute. A clause
 // that hangs for 60 s panics with every goroutine's stack.
 func TestBackend(t *testing.T, newBackend func(t *testing.T) (lease.Backend, lease.Clock)) {
