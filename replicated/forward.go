@@ -6,8 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // Forwarding: a follower sends a write or a linearizable read it cannot
@@ -122,6 +125,8 @@ func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite boo
 	for {
 		id, addr := f.n.Leader()
 		switch {
+		case addr == "" && f.n.outside():
+			return answer{}, f.n.notLeader(op) // removed: no leader will come
 		case id == f.n.id:
 			if a, ok := here(); ok {
 				return a, nil
@@ -150,6 +155,17 @@ func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite boo
 			return answer{}, closedError(op)
 		}
 	}
+}
+
+// outside reports whether the node has been removed from the cluster: its
+// latest configuration does not list it.
+func (n *Node) outside() bool {
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	servers := f.Configuration().Servers
+	return len(servers) > 0 && !slices.ContainsFunc(servers, func(s raft.Server) bool { return string(s.ID) == n.id })
 }
 
 // roundTrip sends one request to addr and reads its answer. sent tells

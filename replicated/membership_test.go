@@ -195,3 +195,27 @@ func TestRemoveLeaderAndTransfer(t *testing.T) {
 	require.Equal(t, other, c.leaderOtherThan(cur))
 	ld.intact(t, c.nodes[other], false)
 }
+
+// A leader removed while it commits its own writes answers every one of
+// them and closes: its raft keeps running, outside the configuration,
+// until Close.
+func TestRemovedLeaderCloses(t *testing.T) {
+	c := newCluster(t, clusterOpts{transport: tcpTransport, raft: patientRaft})
+	ctx := ctxT(t)
+	old := c.leader()
+	ld := startLoad(t, c, func() *Node { return c.node(old) })
+	require.Eventually(t, func() bool { return ld.count() > 20 }, waitLimit, time.Millisecond)
+	require.NoError(t, c.nodes[old].RemoveServer(ctx, c.cfgs[old].ID))
+	nl := c.leaderOtherThan(old)
+	ld.halt()
+	closed := make(chan error, 1)
+	n := c.node(old)
+	go func() { closed <- n.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(waitLimit):
+		t.Fatal("the removed leader did not close")
+	}
+	ld.intact(t, c.nodes[nl], false)
+}
