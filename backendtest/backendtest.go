@@ -1,8 +1,11 @@
 package backendtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,10 +36,14 @@ type Advancer interface {
 // returns, one fresh backend per clause, each clause a subtest. newBackend
 // also returns the clock the backend's leases expire on. With an Advancer
 // the suite drives time and runs at once; with a real clock it uses leases
-// of 1s and waits them out, about 10 s of waiting in all, plus the time
-// newBackend takes eleven times. The backend must be empty
-// (no leases, no keys) and must allow TTLs from 100ms to a minute. A clause
-// that hangs for 60 s panics with every goroutine's stack.
+// of 1s and waits them out, about 10 s of waiting in all.
+//
+// newBackend may return the same backend to every clause (a cluster is
+// costly to start): each clause works on holders and keys of its own,
+// prefixed with its name, and looks only at those, so leases and keys
+// other clauses left behind do not disturb it. The backend must allow
+// TTLs from 100ms to a minute. A clause that hangs for 60 s panics with
+// every goroutine's stack.
 func TestBackend(t *testing.T, newBackend func(t *testing.T) (lease.Backend, lease.Clock)) {
 	t.Helper()
 	for _, c := range clauses {
@@ -45,7 +52,7 @@ func TestBackend(t *testing.T, newBackend func(t *testing.T) (lease.Backend, lea
 			if b == nil || clock == nil {
 				t.Fatal("backendtest: newBackend returned a nil backend or clock")
 			}
-			e := &env{T: t, b: b, clock: clock, ctx: context.Background()}
+			e := &env{T: t, b: b, clock: clock, ctx: context.Background(), prefix: "backendtest/" + c.name + "/"}
 			e.adv, _ = clock.(Advancer)
 			e.ttl = realTTL
 			if e.adv != nil {
@@ -84,7 +91,12 @@ type env struct {
 	adv   Advancer // nil on a real clock
 	ctx   context.Context
 	ttl   time.Duration
+	// prefix starts every holder and key of the clause.
+	prefix string
 }
+
+// k returns the clause's own name for a key or holder.
+func (e *env) k(name string) string { return e.prefix + name }
 
 // pass lets d go by on the backend's clock.
 func (e *env) pass(d time.Duration) {
@@ -108,8 +120,9 @@ func (e *env) expire(l lease.Lease) {
 	<-time.After(d + realSlack)
 }
 
-func (e *env) grant(holder string) lease.Lease {
+func (e *env) grant(name string) lease.Lease {
 	e.Helper()
+	holder := e.k(name)
 	l, err := e.b.Grant(e.ctx, holder, lease.Operation, e.ttl)
 	require.NoError(e, err, "Grant")
 	require.NotZero(e, l.ID, "Grant: ID")
@@ -129,15 +142,21 @@ func (e *env) code(err error, code lease.Code, what string) *lease.Error {
 	return le
 }
 
-// ended waits for the next ending on ch.
-func (e *env) ended(ch <-chan ending) ending {
+// ended waits for the ending of lease id on ch, passing over the endings
+// of other leases.
+func (e *env) ended(ch <-chan ending, id lease.ID) ending {
 	e.Helper()
-	select {
-	case x := <-ch:
-		return x
-	case <-time.After(guardLimit / 2):
-		e.Fatal("backendtest: no ending reported")
-		return ending{}
+	timeout := time.After(guardLimit / 2)
+	for {
+		select {
+		case x := <-ch:
+			if x.l.ID == id {
+				return x
+			}
+		case <-timeout:
+			e.Fatalf("backendtest: the ending of lease %d was not reported", id)
+			return ending{}
+		}
 	}
 }
 
@@ -147,7 +166,7 @@ type ending struct {
 }
 
 func (e *env) watch() <-chan ending {
-	ch := make(chan ending, 64)
+	ch := make(chan ending, 1024)
 	stop := e.b.OnEnd(func(l lease.Lease, r lease.EndReason) {
 		select {
 		case ch <- ending{l, r}:
@@ -213,42 +232,42 @@ func use(e *env) {
 }
 
 func keys(e *env) {
-	l, err := e.b.GrantWithKey(e.ctx, "alice", lease.Operation, e.ttl, "jobs/1", []byte("one"))
+	l, err := e.b.GrantWithKey(e.ctx, e.k("alice"), lease.Operation, e.ttl, e.k("jobs/1"), []byte("one"))
 	require.NoError(e, err, "GrantWithKey")
-	require.Equal(e, []string{"jobs/1"}, l.Keys)
-	_, err = e.b.GrantWithKey(e.ctx, "bob", lease.Operation, e.ttl, "jobs/1", nil)
+	require.Equal(e, []string{e.k("jobs/1")}, l.Keys)
+	_, err = e.b.GrantWithKey(e.ctx, e.k("bob"), lease.Operation, e.ttl, e.k("jobs/1"), nil)
 	e.code(err, lease.CodeKeyExists, "GrantWithKey on a present key")
 
-	v, id, ok, err := e.b.Get(e.ctx, "jobs/1")
+	v, id, ok, err := e.b.Get(e.ctx, e.k("jobs/1"))
 	require.NoError(e, err, "Get")
 	require.True(e, ok)
 	require.Equal(e, []byte("one"), v)
 	require.Equal(e, l.ID, id)
 
-	require.NoError(e, e.b.Put(e.ctx, "jobs/2", []byte("two"), l.ID), "Put attached")
-	require.NoError(e, e.b.Put(e.ctx, "config", []byte("free"), 0), "Put unattached")
+	require.NoError(e, e.b.Put(e.ctx, e.k("jobs/2"), []byte("two"), l.ID), "Put attached")
+	require.NoError(e, e.b.Put(e.ctx, e.k("config"), []byte("free"), 0), "Put unattached")
 	got, err := e.b.Info(e.ctx, l.ID)
 	require.NoError(e, err)
-	require.Equal(e, []string{"jobs/1", "jobs/2"}, got.Keys)
+	require.Equal(e, []string{e.k("jobs/1"), e.k("jobs/2")}, got.Keys)
 
-	_, _, ok, err = e.b.Get(e.ctx, "absent")
+	_, _, ok, err = e.b.Get(e.ctx, e.k("absent"))
 	require.NoError(e, err, "Get of an absent key")
 	require.False(e, ok)
 
-	present, err := e.b.Delete(e.ctx, "jobs/2")
+	present, err := e.b.Delete(e.ctx, e.k("jobs/2"))
 	require.NoError(e, err, "Delete")
 	require.True(e, present)
-	present, err = e.b.Delete(e.ctx, "jobs/2")
+	present, err = e.b.Delete(e.ctx, e.k("jobs/2"))
 	require.NoError(e, err, "Delete twice")
 	require.False(e, present)
 
 	r, err := e.b.Revoke(e.ctx, l.ID)
 	require.NoError(e, err)
-	require.Equal(e, []string{"jobs/1"}, r.Keys, "Revoke deletes the lease's keys")
-	_, _, ok, err = e.b.Get(e.ctx, "jobs/1")
+	require.Equal(e, []string{e.k("jobs/1")}, r.Keys, "Revoke deletes the lease's keys")
+	_, _, ok, err = e.b.Get(e.ctx, e.k("jobs/1"))
 	require.NoError(e, err)
 	require.False(e, ok, "a revoked lease's key is gone")
-	v, id, ok, err = e.b.Get(e.ctx, "config")
+	v, id, ok, err = e.b.Get(e.ctx, e.k("config"))
 	require.NoError(e, err)
 	require.True(e, ok, "an unattached key stays")
 	require.Equal(e, []byte("free"), v)
@@ -258,44 +277,52 @@ func keys(e *env) {
 func scan(e *env) {
 	l := e.grant("alice")
 	for _, k := range []string{"b/2", "a/1", "b/1", "b/3", "c"} {
-		require.NoError(e, e.b.Put(e.ctx, k, []byte(k), l.ID), "Put %s", k)
+		require.NoError(e, e.b.Put(e.ctx, e.k(k), []byte(k), l.ID), "Put %s", k)
 	}
-	kvs, err := e.b.Scan(e.ctx, "b/", 0)
+	kvs, err := e.b.Scan(e.ctx, e.k("b/"), 0)
 	require.NoError(e, err, "Scan")
 	require.Equal(e, []lease.KeyValue{
-		{Key: "b/1", Value: []byte("b/1"), LeaseID: l.ID},
-		{Key: "b/2", Value: []byte("b/2"), LeaseID: l.ID},
-		{Key: "b/3", Value: []byte("b/3"), LeaseID: l.ID},
+		{Key: e.k("b/1"), Value: []byte("b/1"), LeaseID: l.ID},
+		{Key: e.k("b/2"), Value: []byte("b/2"), LeaseID: l.ID},
+		{Key: e.k("b/3"), Value: []byte("b/3"), LeaseID: l.ID},
 	}, kvs, "Scan: keys of the prefix in order")
-	kvs, err = e.b.Scan(e.ctx, "", 2)
+	kvs, err = e.b.Scan(e.ctx, e.prefix, 2)
 	require.NoError(e, err)
 	require.Len(e, kvs, 2, "Scan: limit")
-	require.Equal(e, "a/1", kvs[0].Key)
-	require.Equal(e, "b/1", kvs[1].Key)
-	kvs, err = e.b.Scan(e.ctx, "zzz", 0)
+	require.Equal(e, e.k("a/1"), kvs[0].Key)
+	require.Equal(e, e.k("b/1"), kvs[1].Key)
+	kvs, err = e.b.Scan(e.ctx, e.k("zzz"), 0)
 	require.NoError(e, err)
 	require.Empty(e, kvs)
 }
 
+// own returns the IDs of the clause's leases among all, in order.
+func (e *env) own(all []lease.Lease) []lease.ID {
+	var ids []lease.ID
+	for _, l := range all {
+		if strings.HasPrefix(l.Holder, e.prefix) {
+			ids = append(ids, l.ID)
+		}
+	}
+	return ids
+}
+
 func list(e *env) {
-	empty, err := e.b.List(e.ctx)
+	before, err := e.b.List(e.ctx)
 	require.NoError(e, err, "List")
-	require.Empty(e, empty, "a fresh backend has no leases")
+	require.Empty(e, e.own(before), "the clause has no leases yet")
 	a, b, c := e.grant("a"), e.grant("b"), e.grant("c")
 	_, err = e.b.Revoke(e.ctx, b.ID)
 	require.NoError(e, err)
 	got, err := e.b.List(e.ctx)
 	require.NoError(e, err)
-	ids := make([]lease.ID, len(got))
-	for i, l := range got {
-		ids[i] = l.ID
-	}
-	require.Equal(e, []lease.ID{a.ID, c.ID}, ids, "List: the active leases in ID order")
+	require.Equal(e, []lease.ID{a.ID, c.ID}, e.own(got), "List: the active leases in ID order")
+	require.True(e, slices.IsSortedFunc(got, func(x, y lease.Lease) int { return cmp.Compare(x.ID, y.ID) }), "List: in ID order")
 }
 
 func expiry(e *env) {
 	ends := e.watch()
-	l, err := e.b.GrantWithKey(e.ctx, "alice", lease.Operation, e.ttl, "k", []byte("v"))
+	l, err := e.b.GrantWithKey(e.ctx, e.k("alice"), lease.Operation, e.ttl, e.k("k"), []byte("v"))
 	require.NoError(e, err)
 	e.pass(e.ttl / 2)
 	_, err = e.b.Info(e.ctx, l.ID)
@@ -305,25 +332,25 @@ func expiry(e *env) {
 	e.code(err, lease.CodeExpired, "Info after the expiry")
 	_, err = e.b.Renew(e.ctx, l.ID)
 	require.ErrorIs(e, err, lease.ErrExpired, "Renew after the expiry")
-	_, _, ok, err := e.b.Get(e.ctx, "k")
+	_, _, ok, err := e.b.Get(e.ctx, e.k("k"))
 	require.NoError(e, err)
 	require.False(e, ok, "an expired lease's key is gone")
-	x := e.ended(ends)
+	x := e.ended(ends, l.ID)
 	require.Equal(e, l.ID, x.l.ID)
 	require.Equal(e, lease.EndExpired, x.reason)
-	require.Equal(e, []string{"k"}, x.l.Keys)
+	require.Equal(e, []string{e.k("k")}, x.l.Keys)
 }
 
 func revokeEnds(e *env) {
 	ends := e.watch()
-	l, err := e.b.GrantWithKey(e.ctx, "alice", lease.Operation, e.ttl, "k", []byte("v"))
+	l, err := e.b.GrantWithKey(e.ctx, e.k("alice"), lease.Operation, e.ttl, e.k("k"), []byte("v"))
 	require.NoError(e, err)
 	_, err = e.b.Revoke(e.ctx, l.ID)
 	require.NoError(e, err)
-	x := e.ended(ends)
+	x := e.ended(ends, l.ID)
 	require.Equal(e, l.ID, x.l.ID)
 	require.Equal(e, lease.EndRevoked, x.reason)
-	require.Equal(e, []string{"k"}, x.l.Keys)
+	require.Equal(e, []string{e.k("k")}, x.l.Keys)
 }
 
 func keepAlive(e *env) {
@@ -377,12 +404,17 @@ func keepAliveEndsWithLease(e *env) {
 }
 
 func badInput(e *env) {
-	_, err := e.b.Grant(e.ctx, "alice", lease.Operation, 0)
+	_, err := e.b.Grant(e.ctx, e.k("alice"), lease.Operation, 0)
 	le := e.code(err, lease.CodeInvalidArgument, "Grant with a zero TTL")
 	require.NotEmpty(e, le.Field, "the error names the field")
+	before, err := e.b.List(e.ctx)
+	require.NoError(e, err)
 	_, err = e.b.Grant(e.ctx, "", lease.Operation, e.ttl)
 	e.code(err, lease.CodeInvalidArgument, "Grant without a holder")
-	all, err := e.b.List(e.ctx)
+	after, err := e.b.List(e.ctx)
 	require.NoError(e, err)
-	require.Empty(e, all, "nothing changed")
+	require.Empty(e, e.own(after), "nothing was granted")
+	for _, l := range after {
+		require.True(e, slices.ContainsFunc(before, func(b lease.Lease) bool { return b.ID == l.ID }), "lease %d appeared", l.ID)
+	}
 }

@@ -20,3 +20,12 @@ func TestService(t *testing.T) {
 		return lease.AsBackend(svc), clock
 	})
 }
+
+// The clauses keep to their own holders and keys: they pass on one
+// Service shared by all of them.
+func TestServiceShared(t *testing.T) {
+	clock := leasetest.NewFakeClock(time.Unix(1_700_000_000, 0))
+	svc := lease.New(lease.WithClock(clock))
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	backendtest.TestBackend(t, func(*testing.T) (lease.Backend, lease.Clock) { return lease.AsBackend(svc), clock })
+}
