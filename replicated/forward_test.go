@@ -104,3 +104,18 @@ func TestForwardHonoursContext(t *testing.T) {
 	_, err := fol.Grant(ctx, "h", lease.Operation, time.Minute)
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// A linearizable read on a leader cut off from the others fails as not the
+// leader, never as an uncertain outcome: it changed nothing, and it may
+// be sent to the next leader.
+func TestReadOnDeposedLeaderIsNotLeader(t *testing.T) {
+	c := newCluster(t, clusterOpts{})
+	ctx := ctxT(t)
+	li := c.leader()
+	l, err := c.nodes[li].Grant(ctx, "h", lease.Operation, time.Minute)
+	require.NoError(t, err)
+	c.disconnect(li)
+	_, err = c.nodes[li].Info(ctx, l.ID)
+	require.ErrorIs(t, err, ErrNotLeader)
+	require.NotErrorIs(t, err, raft.ErrLeadershipLost)
+}

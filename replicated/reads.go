@@ -2,6 +2,9 @@ package replicated
 
 import (
 	"context"
+	"errors"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/leasehold/lease"
 )
@@ -244,6 +247,12 @@ func (n *Node) verifyLeader(op string) error {
 	default:
 	}
 	if err := n.raft.VerifyLeader().Error(); err != nil {
+		if errors.Is(err, raft.ErrLeadershipLost) {
+			// A read changes nothing: losing leadership while confirming it
+			// leaves nothing uncertain, and the read may go to the next
+			// leader.
+			return n.notLeader(op)
+		}
 		return n.raftError(op, err)
 	}
 	return nil
