@@ -115,7 +115,12 @@ func TestReadOnDeposedLeaderIsNotLeader(t *testing.T) {
 	l, err := c.nodes[li].Grant(ctx, "h", lease.Operation, time.Minute)
 	require.NoError(t, err)
 	c.disconnect(li)
-	_, err = c.nodes[li].Info(ctx, l.ID)
+	// Reads answer until the leader learns it is cut off; the first that
+	// fails is the one under test.
+	require.Eventually(t, func() bool {
+		_, err = c.nodes[li].Info(ctx, l.ID)
+		return err != nil
+	}, waitLimit, time.Millisecond)
 	require.ErrorIs(t, err, ErrNotLeader)
 	require.NotErrorIs(t, err, raft.ErrLeadershipLost)
 }
