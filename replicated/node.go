@@ -419,8 +419,9 @@ func (n *Node) Leader() (id, address string) {
 	return string(sid), string(addr)
 }
 
-// Raft returns the node's raft instance, for membership changes and
-// observation. Applying to it directly bypasses the service.
+// Raft returns the node's raft instance, for observation (membership has
+// methods of its own: AddVoter, RemoveServer, ...). Applying to it
+// directly bypasses the service.
 func (n *Node) Raft() *raft.Raft { return n.raft }
 
 // OnEnd subscribes fn to the endings of leases (expired or revoked) that
