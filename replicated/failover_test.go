@@ -21,9 +21,9 @@ func TestLeaderFailover(t *testing.T) {
 		name string
 		o    clusterOpts
 	}{
-		{"inmem", clusterOpts{stores: memStores}},
-		{"bolt", clusterOpts{stores: boltStores}},
-		{"tcp+bolt", clusterOpts{stores: boltStores, transport: tcpTransport}},
+		{"inmem", clusterOpts{stores: memStores, raft: patientRaft}},
+		{"bolt", clusterOpts{stores: boltStores, raft: patientRaft}},
+		{"tcp+bolt", clusterOpts{stores: boltStores, transport: tcpTransport, raft: patientRaft}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { testLeaderFailover(t, tt.o) })
 	}
@@ -90,7 +90,7 @@ func testLeaderFailover(t *testing.T, o clusterOpts) {
 		}
 		t.Logf("node %d: worst expiry lag %v", i, worst)
 		for _, l := range granted {
-			_, _, ok, err := c.nodes[i].Get(ctx, l.Keys[0], Stale())
+			_, _, ok, err := c.nodes[i].Stale().Get(ctx, l.Keys[0])
 			require.NoError(t, err)
 			assert.False(t, ok, "key %s outlived its lease on node %d", l.Keys[0], i)
 		}
@@ -100,10 +100,10 @@ func testLeaderFailover(t *testing.T, o clusterOpts) {
 	// The old leader comes back and catches up.
 	c.start(old)
 	c.caughtUp(old, nl)
-	list, err = c.nodes[old].List(ctx, Stale())
+	list, err = c.nodes[old].Stale().List(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, list)
-	_, err = c.nodes[old].Info(ctx, renewedID, Stale())
+	_, err = c.nodes[old].Stale().Info(ctx, renewedID)
 	assert.ErrorIs(t, err, lease.ErrExpired)
 }
 
@@ -133,12 +133,12 @@ func TestPartitionAndRejoin(t *testing.T) {
 
 	c.reconnect(old)
 	c.caughtUp(old, nl)
-	_, err = c.nodes[old].Info(ctx, a.ID, Stale())
+	_, err = c.nodes[old].Stale().Info(ctx, a.ID)
 	assert.ErrorIs(t, err, lease.ErrAlreadyRevoked)
-	got, err := c.nodes[old].Info(ctx, b.ID, Stale())
+	got, err := c.nodes[old].Stale().Info(ctx, b.ID)
 	require.NoError(t, err)
 	assert.Equal(t, b.ExpiresAt, got.ExpiresAt)
-	v, _, ok, err := c.nodes[old].Get(ctx, "kb", Stale())
+	v, _, ok, err := c.nodes[old].Stale().Get(ctx, "kb")
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, []byte("vb"), v)

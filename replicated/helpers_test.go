@@ -81,6 +81,8 @@ type clusterOpts struct {
 	// addresses (for a cluster reopened from directories another cluster
 	// or process left behind); otherwise each node gets fresh ones.
 	dirs, binds []string
+	// insecure runs a TCP cluster on plain TCP instead of mutual TLS.
+	insecure bool
 }
 
 func newCluster(t testing.TB, o clusterOpts) *cluster {
@@ -114,6 +116,11 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 				cfg.Bind = o.binds[i]
 			}
 			servers = append(servers, Server{ID: id, Address: cfg.Bind})
+			if o.insecure {
+				cfg.Insecure = true
+			} else {
+				cfg.TLS = clusterCA().config(t, id)
+			}
 		}
 		if o.stores == memStores {
 			// raft's in-memory snapshot store races a snapshot being

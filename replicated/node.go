@@ -11,6 +11,7 @@ package replicated
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -42,12 +43,36 @@ type Config struct {
 	// Dir holds the node's raft log, stable store and snapshots. It must
 	// not be shared with another node.
 	Dir string
-	// Transport carries raft traffic. When nil, a TCP transport listens on
-	// Bind.
+	// Transport carries raft traffic. When nil, the node's own transport
+	// listens on Bind, secured by TLS (or plain TCP when Insecure), and
+	// also carries the calls followers forward to the leader. A caller's
+	// Transport is the caller's to secure; TLS and Insecure must then be
+	// unset, and the node does not forward.
 	Transport raft.Transport
-	// Bind is the TCP address the raft transport listens on when Transport
-	// is nil.
+	// Bind is the TCP address the node's transport listens on when
+	// Transport is nil; other nodes dial it as the node's Server.Address.
 	Bind string
+	// TLS secures the node's transport with mutual TLS: every connection,
+	// either way, presents a certificate that the other side verifies.
+	// It needs the node's certificate (Certificates, or GetCertificate and
+	// GetClientCertificate) and the cluster's CA (RootCAs, which also
+	// verifies the peers dialling in unless ClientCAs is set). A dialled
+	// peer's certificate must name the host of its address (an IP SAN for
+	// an IP address) unless ServerName is set. The node requires and
+	// verifies client certificates whatever ClientAuth says. Certificates
+	// from GetCertificate, GetClientCertificate or GetConfigForClient are
+	// asked for on every new connection, so they can rotate without a
+	// restart. The node keeps a clone.
+	TLS *tls.Config
+	// NoForward makes a follower answer writes and linearizable reads
+	// with a *NotLeaderError instead of forwarding them to the leader.
+	// Without it a node forwards them over its own transport, so any node
+	// serves any call; with a caller's Transport it never forwards.
+	NoForward bool
+	// Insecure runs the node's transport on plain TCP: anyone who can
+	// reach Bind can join the cluster and read and change every lease.
+	// Open refuses a Config with neither TLS nor Insecure.
+	Insecure bool
 	// Bootstrap lists the initial members. A node whose Dir holds no state
 	// bootstraps the cluster with them; a node with state ignores it.
 	Bootstrap []Server
@@ -89,29 +114,17 @@ func (e *NotLeaderError) Error() string {
 // Is reports whether target is ErrNotLeader.
 func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
-// ReadOption changes how a read is served. ReadOptions are immutable and
-// safe for concurrent use.
-type ReadOption interface{ applyRead(*readOptions) }
-
-type readOptions struct{ stale bool }
-
-type readOptionFunc func(*readOptions)
-
-func (f readOptionFunc) applyRead(o *readOptions) { f(o) }
-
-// Stale serves a read from the node's own state, on any node, without
-// confirming leadership: it may miss the latest writes, and may show a
-// lease whose expiry has passed that the log has not ended yet (while no
-// node leads, for instance). A linearizable read shows neither.
-func Stale() ReadOption { return readOptionFunc(func(o *readOptions) { o.stale = true }) }
-
-// Node is one member of a replicated lease service. Writes go to the leader;
-// reads are linearizable (leader only) unless Stale. A linearizable read
+// Node is one member of a replicated lease service. It implements
+// lease.Backend. Writes go to the leader; reads are linearizable (served by
+// the leader) unless made through Stale. A linearizable read
 // that finds a lease's expiry passed by the leader's clock first commits
 // an entry that ends it, so it never shows a lease past its expiry. A Node is safe for
 // concurrent use.
 type Node struct {
+	id        string
+	fwd       *forwarder // nil when the node does not forward
 	raft      *raft.Raft
+	stream    *streamLayer // the node's own transport; nil with Config.Transport
 	fsm       *fsm
 	closers   []io.Closer // stores and the transport the node opened
 	notify    chan bool   // raft's leadership changes
@@ -129,6 +142,10 @@ type Node struct {
 
 	subsMu sync.Mutex
 	subs   atomic.Pointer[[]*endSub]
+
+	kaMu sync.Mutex // guards kas; orders KeepAlive with Close
+	kas  map[lease.ID][]*keepAlive
+	kaWG sync.WaitGroup // the keep-alive goroutines
 
 	wg        sync.WaitGroup
 	closing   chan struct{} // closed by Close first
@@ -151,7 +168,9 @@ const (
 
 // Open starts a node: it opens (or creates) its stores in cfg.Dir, joins the
 // raft cluster and returns once the node is running (not necessarily
-// leader). Bad configuration gets a *lease.Error with CodeInvalidArgument
+// leader; Ready waits for that). Without a Transport the node listens on
+// Bind with mutual TLS (cfg.TLS), or plain TCP when cfg.Insecure says so;
+// a Config with neither is refused, naming TLS. Bad configuration gets a *lease.Error with CodeInvalidArgument
 // naming the field; so does a Dir that another node, in this process or
 // another, holds open (Field "Dir", at once, without waiting for it).
 //
@@ -186,6 +205,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		closing:   make(chan struct{}),
 		stopped:   make(chan struct{}),
 		onTerm:    cfg.onTerm,
+		id:        cfg.ID,
 	}
 	rc, err := raftConfig(&cfg)
 	if err != nil {
@@ -238,15 +258,17 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 	}
 	trans := cfg.Transport
 	if trans == nil {
-		tcp, err := raft.NewTCPTransportWithLogger(cfg.Bind, nil, 3, 10*time.Second, rc.Logger)
+		stream, err := listen(cfg.Bind, cfg.TLS)
 		if err != nil {
 			return fmt.Errorf("replicated: open: transport: %w", err)
 		}
+		net := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: rc.Logger})
 		n.closers = append(n.closers, closerFunc(func() error {
-			tcp.CloseStreams() // closing our connections ends the peers' handlers of them
-			return tcp.Close()
+			net.CloseStreams() // closing our connections ends the peers' handlers of them
+			return errors.Join(net.Close(), stream.Close())
 		}))
-		trans = tcp
+		n.stream = stream
+		trans = net
 	}
 	n.fsm = newFSM(cfg.Options, n.dispatchEnd, n.clockMoved)
 	existing, err := raft.HasExistingState(logs, stable, snaps)
@@ -267,6 +289,12 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 		return fmt.Errorf("replicated: open: %w", err)
 	}
 	n.raft = r
+	if n.stream != nil {
+		if !cfg.NoForward {
+			n.fwd = &forwarder{n: n, stream: n.stream, idle: make(map[string][]*fconn), open: make(map[*fconn]struct{})}
+		}
+		n.stream.start(n.serveForward)
+	}
 	return nil
 }
 
@@ -292,6 +320,9 @@ func validate(cfg *Config) error {
 		return invalid("Dir", "must not be empty")
 	case cfg.Transport == nil && cfg.Bind == "":
 		return invalid("Bind", "must not be empty when Transport is nil")
+	}
+	if err := validateSecurity(cfg); err != nil {
+		return err
 	}
 	ids := make(map[string]bool, len(cfg.Bootstrap))
 	self := false
@@ -343,161 +374,44 @@ func closedError(op string) error {
 // Grant creates a lease, like lease.Service.Grant, once the cluster has
 // committed it.
 func (n *Node) Grant(ctx context.Context, holder string, purpose lease.Purpose, ttl time.Duration) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opGrant, holder: holder, purpose: purpose, ttl: ttl})
+	r := n.write(ctx, command{op: opGrant, holder: holder, purpose: purpose, ttl: ttl})
 	return r.lease, r.err
 }
 
 // GrantWithKey is lease.Service.GrantWithKey, committed by the cluster.
 func (n *Node) GrantWithKey(ctx context.Context, holder string, purpose lease.Purpose, ttl time.Duration, key string, value []byte) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opGrantWithKey, holder: holder, purpose: purpose, ttl: ttl, key: key, value: value})
+	r := n.write(ctx, command{op: opGrantWithKey, holder: holder, purpose: purpose, ttl: ttl, key: key, value: value})
 	return r.lease, r.err
 }
 
 // Renew is lease.Service.Renew, committed by the cluster.
 func (n *Node) Renew(ctx context.Context, id lease.ID) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opRenew, id: id})
+	r := n.write(ctx, command{op: opRenew, id: id})
 	return r.lease, r.err
 }
 
 // RenewTTL is lease.Service.RenewTTL, committed by the cluster: the lease's
 // TTL becomes ttl and it expires ttl after the renewal's instant.
 func (n *Node) RenewTTL(ctx context.Context, id lease.ID, ttl time.Duration) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opRenewTTL, id: id, ttl: ttl})
+	r := n.write(ctx, command{op: opRenewTTL, id: id, ttl: ttl})
 	return r.lease, r.err
 }
 
 // Revoke is lease.Service.Revoke, committed by the cluster.
 func (n *Node) Revoke(ctx context.Context, id lease.ID) (lease.Lease, error) {
-	r := n.submit(ctx, command{op: opRevoke, id: id})
+	r := n.write(ctx, command{op: opRevoke, id: id})
 	return r.lease, r.err
 }
 
 // Put is lease.Service.Put, committed by the cluster.
 func (n *Node) Put(ctx context.Context, key string, value []byte, id lease.ID) error {
-	return n.submit(ctx, command{op: opPut, key: key, value: value, id: id}).err
+	return n.write(ctx, command{op: opPut, key: key, value: value, id: id}).err
 }
 
 // Delete is lease.Service.Delete, committed by the cluster.
 func (n *Node) Delete(ctx context.Context, key string) (bool, error) {
-	r := n.submit(ctx, command{op: opDelete, key: key})
+	r := n.write(ctx, command{op: opDelete, key: key})
 	return r.ok, r.err
-}
-
-// Info is lease.Service.Info as a read.
-func (n *Node) Info(ctx context.Context, id lease.ID, opts ...ReadOption) (lease.Lease, error) {
-	return read(n, ctx, "info", opts, func(s *lease.Service) (lease.Lease, error) { return s.Info(id) })
-}
-
-// Get is lease.Service.Get as a read.
-func (n *Node) Get(ctx context.Context, key string, opts ...ReadOption) (value []byte, id lease.ID, ok bool, err error) {
-	type kv struct {
-		value []byte
-		id    lease.ID
-		ok    bool
-	}
-	r, err := read(n, ctx, "get", opts, func(s *lease.Service) (kv, error) {
-		v, id, ok := s.Get(key)
-		return kv{v, id, ok}, nil
-	})
-	return r.value, r.id, r.ok, err
-}
-
-// List is lease.Service.List as a read.
-func (n *Node) List(ctx context.Context, opts ...ReadOption) ([]lease.Lease, error) {
-	return read(n, ctx, "list", opts, func(s *lease.Service) ([]lease.Lease, error) { return s.List(), nil })
-}
-
-// read serves a read from the node's service, after the linearizable read
-// barrier unless Stale.
-func read[T any](n *Node, ctx context.Context, op string, opts []ReadOption, f func(*lease.Service) (T, error)) (T, error) {
-	var zero T
-	if err := n.readBarrier(ctx, op, opts); err != nil {
-		return zero, err
-	}
-	for {
-		st := n.fsm.state.Load()
-		v, err := f(st.svc)
-		if n.fsm.state.Load() == st {
-			return v, err
-		}
-		// A snapshot restore replaced the service meanwhile: read the new one.
-		select {
-		case <-n.closing:
-			return zero, closedError(op)
-		default:
-		}
-	}
-}
-
-// readBarrier makes a linearizable read safe: on the leader, once its term
-// has applied everything earlier terms committed, it captures the commit
-// index, confirms leadership with a quorum, waits until the FSM has
-// applied that index, and settles every deadline due by the leader's
-// clock.
-func (n *Node) readBarrier(ctx context.Context, op string, opts []ReadOption) error {
-	var ro readOptions
-	for _, o := range opts {
-		if o != nil {
-			o.applyRead(&ro)
-		}
-	}
-	if ctx == nil {
-		return invalidOp(op, "ctx", "must not be nil")
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	select {
-	case <-n.closing:
-		return closedError(op)
-	default:
-	}
-	if ro.stale {
-		return nil
-	}
-	t := n.currentTerm(ctx)
-	if t == nil {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return n.notLeader(op)
-	}
-	select {
-	case <-t.ready:
-	case <-t.ctx.Done():
-		return n.notLeader(op)
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-n.closing:
-		return closedError(op)
-	}
-	index := n.raft.CommitIndex()
-	if err := n.verifyLeader(op); err != nil {
-		return err
-	}
-	if index > t.barrier { // else applied before the term's barrier completed
-		if err := n.fsm.waitApplied(ctx, op, index, n.closing); err != nil {
-			return err
-		}
-	}
-	return n.settle(ctx, op)
-}
-
-// verifyLeader confirms with a quorum that the node still leads. raft
-// leaves a confirmation asked for while it shuts down unanswered, so Close
-// waits for those under way (verifyMu) before it shuts raft down.
-func (n *Node) verifyLeader(op string) error {
-	n.verifyMu.RLock()
-	defer n.verifyMu.RUnlock()
-	select {
-	case <-n.closing:
-		return closedError(op)
-	default:
-	}
-	if err := n.raft.VerifyLeader().Error(); err != nil {
-		return n.raftError(op, err)
-	}
-	return nil
 }
 
 // Leader returns the current leader's ID and address, empty when none is
@@ -507,8 +421,9 @@ func (n *Node) Leader() (id, address string) {
 	return string(sid), string(addr)
 }
 
-// Raft returns the node's raft instance, for membership changes and
-// observation. Applying to it directly bypasses the service.
+// Raft returns the node's raft instance, for observation (membership has
+// methods of its own: AddVoter, RemoveServer, ...). Applying to it
+// directly bypasses the service.
 func (n *Node) Raft() *raft.Raft { return n.raft }
 
 // OnEnd subscribes fn to the endings of leases (expired or revoked) that
@@ -561,6 +476,7 @@ type endSub struct {
 // OnEnd function, each with its own copy of the lease, and re-raises the
 // first panic afterwards so that the service reports it.
 func (n *Node) dispatchEnd(l lease.Lease, reason lease.EndReason) {
+	n.endKeepAlives(l.ID, reason)
 	p := n.subs.Load()
 	if p == nil {
 		return
@@ -604,11 +520,18 @@ func (n *Node) Close() error {
 		// entries (applied, or refused when leadership is lost), its
 		// barrier, its leadership confirmations.
 		close(n.closing)
+		if n.fwd != nil {
+			n.fwd.close() // forwarded calls under way fail now
+		}
+		n.kaMu.Lock()
+		// A KeepAlive under way has registered by now, or sees closing.
+		n.kaMu.Unlock() //lint:ignore SA2001 the lock orders Close after registrations
 		n.wg.Wait()
 		n.verifyMu.Lock() // confirmations under way end; later ones see closing
 		err := n.raft.Shutdown().Error()
 		n.verifyMu.Unlock()
 		close(n.stopped)
+		n.kaWG.Wait() // their renewals have been answered: nothing waits on raft
 		n.fsm.close()
 		n.closeErr = errors.Join(err, n.closeAll())
 	})
@@ -637,7 +560,15 @@ func (n *Node) raftError(op string, err error) error {
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return closedError(op)
 	case errors.Is(err, raft.ErrLeadershipLost):
-		return fmt.Errorf("replicated: %s: leadership lost; the command may or may not have been committed: %w", op, err)
+		return uncertain(op)
 	}
 	return fmt.Errorf("replicated: %s: %w", op, err)
+}
+
+var _ lease.Backend = (*Node)(nil)
+
+// uncertain is the error of a command whose leader lost its place while
+// committing it: it may or may not have been committed.
+func uncertain(op string) error {
+	return fmt.Errorf("replicated: %s: leadership lost; the command may or may not have been committed: %w", op, raft.ErrLeadershipLost)
 }

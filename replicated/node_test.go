@@ -102,7 +102,7 @@ func TestWritesReadsAndErrors(t *testing.T) {
 	assert.Equal(t, nle.LeaderAddress, laddr)
 
 	// A stale read on a follower sees what it has applied.
-	got, err := fol.Info(ctx, l.ID, Stale())
+	got, err := fol.Stale().Info(ctx, l.ID)
 	require.NoError(t, err)
 	assert.Equal(t, l.ExpiresAt, got.ExpiresAt)
 	assert.Equal(t, []string{"job/1", "job/2"}, got.Keys)
@@ -133,7 +133,7 @@ func TestWritesReadsAndErrors(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 
 	c.stop(fi)
-	_, err = fol.Info(ctx, 1, Stale())
+	_, err = fol.Stale().Info(ctx, 1)
 	assert.ErrorIs(t, err, lease.ErrClosed)
 	_, err = fol.Grant(ctx, "x", lease.Operation, time.Minute)
 	assert.ErrorIs(t, err, lease.ErrClosed)
@@ -166,7 +166,7 @@ func TestExpiryOnEveryNode(t *testing.T) {
 		assert.Equal(t, lease.EndExpired, got.reason)
 		assert.Equal(t, []string{"k"}, got.l.Keys, "the key goes with the lease")
 		assert.False(t, got.at.Before(l.ExpiresAt), "node %d ended the lease early", i)
-		_, _, ok, err := c.nodes[i].Get(ctx, "k", Stale())
+		_, _, ok, err := c.nodes[i].Stale().Get(ctx, "k")
 		require.NoError(t, err)
 		assert.False(t, ok)
 	}
@@ -181,9 +181,9 @@ func TestExpiryOnEveryNode(t *testing.T) {
 func TestOpenFailureLeavesNothingRunning(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	_, err := Open(context.Background(), Config{ID: "a", Dir: file, Bind: "127.0.0.1:0"})
+	_, err := Open(context.Background(), Config{ID: "a", Dir: file, Bind: "127.0.0.1:0", Insecure: true})
 	require.Error(t, err, "Dir is a file")
-	_, err = Open(context.Background(), Config{ID: "a", Dir: t.TempDir(), Bind: "no-such-host.invalid:http"})
+	_, err = Open(context.Background(), Config{ID: "a", Dir: t.TempDir(), Bind: "no-such-host.invalid:http", Insecure: true})
 	require.Error(t, err, "the transport cannot listen")
 }
 
@@ -198,10 +198,10 @@ func TestStaleReadMayLagLinearizableDoesNot(t *testing.T) {
 	l, err := c.nodes[li].GrantWithKey(ctx, "a", lease.Operation, time.Minute, "k", []byte("v"))
 	require.NoError(t, err)
 
-	_, _, ok, err := c.nodes[fi].Get(ctx, "k", Stale())
+	_, _, ok, err := c.nodes[fi].Stale().Get(ctx, "k")
 	require.NoError(t, err)
 	assert.False(t, ok, "the cut-off follower has not seen the write")
-	_, err = c.nodes[fi].Info(ctx, l.ID, Stale())
+	_, err = c.nodes[fi].Stale().Info(ctx, l.ID)
 	assert.ErrorIs(t, err, lease.ErrNotFound)
 
 	_, id, ok, err := c.nodes[li].Get(ctx, "k")
@@ -211,7 +211,7 @@ func TestStaleReadMayLagLinearizableDoesNot(t *testing.T) {
 
 	c.reconnect(fi)
 	c.caughtUp(fi, li)
-	_, id, ok, err = c.nodes[fi].Get(ctx, "k", Stale())
+	_, id, ok, err = c.nodes[fi].Stale().Get(ctx, "k")
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, l.ID, id)

@@ -29,6 +29,7 @@ const (
 	helperDirs  = "REPLICATED_TEST_DIRS"  // the nodes' directories, comma-separated
 	helperBinds = "REPLICATED_TEST_BINDS" // the nodes' TCP addresses, comma-separated
 	helperTTL   = "REPLICATED_TEST_TTL"   // the TTL of the lease the cluster child grants
+	helperAcks  = "REPLICATED_TEST_ACKS"  // the file the solo child appends acknowledged leases to
 )
 
 // TestHelperProcess is the child's body; in an ordinary run, without
@@ -41,6 +42,8 @@ func TestHelperProcess(t *testing.T) {
 		helperHold(t)
 	case "cluster":
 		helperCluster(t)
+	case "solo":
+		helperSolo(t)
 	default:
 		t.Fatalf("unknown helper %q", mode)
 	}
@@ -82,7 +85,7 @@ func helperCluster(t *testing.T) {
 
 // singleConfig is a one-node cluster on dir and bind.
 func singleConfig(dir, bind string) Config {
-	return Config{ID: "solo", Dir: dir, Bind: bind, Bootstrap: []Server{{ID: "solo", Address: bind}}, Raft: testRaftConfig()}
+	return Config{ID: "solo", Dir: dir, Bind: bind, Insecure: true, Bootstrap: []Server{{ID: "solo", Address: bind}}, Raft: testRaftConfig()}
 }
 
 // child is a running helper process.

@@ -19,8 +19,12 @@ import (
 //     service.
 //   - HeartbeatTimeout, ElectionTimeout, CommitTimeout, MaxAppendEntries,
 //     LeaderLeaseTimeout, TrailingLogs, SnapshotInterval, SnapshotThreshold,
-//     ShutdownOnRemove, PreVoteDisabled, NoLegacyTelemetry: honoured as
-//     raft honours them (raft validates the timeouts).
+//     PreVoteDisabled, NoLegacyTelemetry: honoured as raft honours them
+//     (raft validates the timeouts).
+//   - ShutdownOnRemove: set to false by the node. raft leaves unanswered
+//     what waits in its queues when it shuts down, and the node needs
+//     every entry it proposed answered; a removed node stays up, outside
+//     the configuration, until Close.
 //   - BatchApplyCh: set by the node (its batcher is the only proposer); a
 //     false here cannot be told from the default and is overridden.
 //   - LocalID: refused unless empty or equal to Config.ID, which the node
@@ -61,6 +65,9 @@ func raftConfig(cfg *Config) (*raft.Config, error) {
 	// raft's leader loop take several of its entries into one write to
 	// the log store (one fsync) instead of one each.
 	rc.BatchApplyCh = true
+	// A removed node keeps raft running until Close, so that raft answers
+	// every entry the node proposed before its removal.
+	rc.ShutdownOnRemove = false
 	if rc.Logger == nil {
 		out, level := rc.LogOutput, hclog.LevelFromString(rc.LogLevel)
 		if out == nil {

@@ -67,7 +67,7 @@ func TestLinearizableReadAfterLeaderlessPeriod(t *testing.T) {
 		"the node left alone steps down")
 	held := heldLease{ID: l.ID, Key: l.Keys[0], ExpiresAt: l.ExpiresAt}
 	outlast(t, held.ExpiresAt)
-	got, err := lone.Info(ctxT(t), l.ID, Stale())
+	got, err := lone.Stale().Info(ctxT(t), l.ID)
 	require.NoError(t, err, "nobody led to end the lease")
 	assert.Equal(t, l.ExpiresAt, got.ExpiresAt)
 	c.start((li + 1) % 3)
@@ -135,7 +135,7 @@ func TestLinearizableReadNeverShowsALeasePastItsExpiry(t *testing.T) {
 			}
 			require.True(t, got.ExpiresAt.After(start), "a read that began at %v saw the lease live, expiring at %v", start, got.ExpiresAt)
 		}
-		_, _, ok, err := n.Get(ctx, "k", Stale())
+		_, _, ok, err := n.Stale().Get(ctx, "k")
 		require.NoError(t, err)
 		require.False(t, ok, "the key went with its lease")
 	}

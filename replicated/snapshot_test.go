@@ -123,10 +123,10 @@ func testInstallSnapshot(t *testing.T, stores storeKind) {
 
 	want, err := ldr.List(ctx)
 	require.NoError(t, err)
-	got, err := fol.List(ctx, Stale())
+	got, err := fol.Stale().List(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
-	v, id, ok, err := fol.Get(ctx, last.Keys[0], Stale())
+	v, id, ok, err := fol.Stale().Get(ctx, last.Keys[0])
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, last.ID, id)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,13 +117,13 @@ func (a *api) info(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, a, invalid("id", err.Error()))
 		return
 	}
-	l, err := a.node.Info(r.Context(), lease.ID(id), readOptions(r)...)
+	l, err := a.reads(r).Info(r.Context(), lease.ID(id))
 	respond(w, r, a, l, err)
 }
 
 func (a *api) get(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
-	value, id, ok, err := a.node.Get(r.Context(), key, readOptions(r)...)
+	value, id, ok, err := a.reads(r).Get(r.Context(), key)
 	switch {
 	case err != nil:
 		fail(w, r, a, err)
@@ -138,12 +139,19 @@ func (a *api) leader(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"id": id, "raft": addr, "http": a.httpOf[id], "self": a.self})
 }
 
-// readOptions makes a read stale, served by this node, with ?stale=1.
-func readOptions(r *http.Request) []replicated.ReadOption {
+// reader is what the read handlers need of a node.
+type reader interface {
+	Info(ctx context.Context, id lease.ID) (lease.Lease, error)
+	Get(ctx context.Context, key string) (value []byte, id lease.ID, ok bool, err error)
+}
+
+// reads serves a read from this node's own state with ?stale=1, and
+// linearizably otherwise.
+func (a *api) reads(r *http.Request) reader {
 	if r.URL.Query().Get("stale") == "1" {
-		return []replicated.ReadOption{replicated.Stale()}
+		return a.node.Stale()
 	}
-	return nil
+	return a.node
 }
 
 // decode reads the JSON body into v, or answers 400 and returns false.
@@ -173,18 +181,13 @@ type errorBody struct {
 	LeaderHTTP string     `json:"leader_http,omitempty"`
 }
 
-// fail answers err: a write or read that needs the leader is redirected to
-// it, and lease errors get a status that fits their code.
-func fail(w http.ResponseWriter, r *http.Request, a *api, err error) {
+// fail answers err: a call no leader could serve in time gets 503 naming
+// the leader this node knows of, and lease errors get a status that fits
+// their code.
+func fail(w http.ResponseWriter, _ *http.Request, a *api, err error) {
 	var nl *replicated.NotLeaderError
 	if errors.As(err, &nl) {
-		body := errorBody{Error: err.Error(), LeaderID: nl.LeaderID, LeaderHTTP: a.httpOf[nl.LeaderID]}
-		if body.LeaderHTTP == "" || nl.LeaderID == a.self {
-			writeJSON(w, http.StatusServiceUnavailable, body)
-			return
-		}
-		w.Header().Set("Location", "http://"+body.LeaderHTTP+r.URL.RequestURI())
-		writeJSON(w, http.StatusTemporaryRedirect, body)
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: err.Error(), LeaderID: nl.LeaderID, LeaderHTTP: a.httpOf[nl.LeaderID]})
 		return
 	}
 	if errors.Is(err, replicated.ErrNotLeader) {

@@ -7,24 +7,34 @@
 // Start three nodes, each in its own terminal, with its own data directory:
 //
 //	peers=n1=127.0.0.1:7001,n2=127.0.0.1:7002,n3=127.0.0.1:7003
-//	go run . -id n1 -raft 127.0.0.1:7001 -http 127.0.0.1:8001 -dir /tmp/n1 -peers $peers
-//	go run . -id n2 -raft 127.0.0.1:7002 -http 127.0.0.1:8002 -dir /tmp/n2 -peers $peers
-//	go run . -id n3 -raft 127.0.0.1:7003 -http 127.0.0.1:8003 -dir /tmp/n3 -peers $peers
+//	tls="-tls-ca ca.pem -tls-cert node.pem -tls-key node-key.pem"
+//	go run . -id n1 -raft 127.0.0.1:7001 -http 127.0.0.1:8001 -dir /tmp/n1 -peers $peers $tls
+//	go run . -id n2 -raft 127.0.0.1:7002 -http 127.0.0.1:8002 -dir /tmp/n2 -peers $peers $tls
+//	go run . -id n3 -raft 127.0.0.1:7003 -http 127.0.0.1:8003 -dir /tmp/n3 -peers $peers $tls
+//
+// Raft traffic, and the calls a follower forwards to the leader, run on
+// mutual TLS: -tls-ca is the cluster's CA (PEM), and -tls-cert and
+// -tls-key are the node's certificate and key, which the CA signed for
+// the host of the node's -raft address, for both server and client
+// authentication. A node without a certificate from that CA cannot join,
+// read or write. -insecure runs plain TCP instead, for a try on one
+// machine; anyone who can reach the raft port then controls the cluster.
 //
 // -peers lists the raft members (ID=host:port of the raft transport); a node
 // whose directory is empty bootstraps the cluster with them, and one that
 // has state ignores the list. -peers-http maps the same IDs to their HTTP
-// addresses, so that a follower can send clients to the leader. It may be
-// left out when every node's HTTP port is its raft port shifted by the same
-// amount, as above (7001 to 8001): a peer missing from it is assumed to
-// follow this node's shift.
+// addresses, which GET /leader reports. It may be left out when every
+// node's HTTP port is its raft port shifted by the same amount, as above
+// (7001 to 8001): a peer missing from it is assumed to follow this node's
+// shift.
 //
 // # The API
 //
-// Writes, and reads unless ?stale=1, are served by the leader. Any other
-// node answers them with 307 Temporary Redirect to the same path on the
-// leader's HTTP address (which Go's http.Client follows, body included),
-// and a JSON body naming the leader; with no leader known it answers 503.
+// Any node serves every call. Writes, and reads unless ?stale=1, are
+// served by the leader: a follower forwards them to it over the raft
+// port and answers with the leader's answer. With no leader elected in
+// time a node answers 503, with a JSON body naming the leader it knows
+// of, if any.
 //
 //	POST /grant   {"holder":"alice","ttl":"10s","key":"jobs/1","value":"..."}   key and value optional
 //	POST /renew   {"id":7}
@@ -41,8 +51,8 @@
 //
 // Try it:
 //
-//	curl -s -L -d '{"holder":"alice","ttl":"30s","key":"jobs/1","value":"hello"}' 127.0.0.1:8002/grant
-//	curl -s -L '127.0.0.1:8003/get?key=jobs/1'
+//	curl -s -d '{"holder":"alice","ttl":"30s","key":"jobs/1","value":"hello"}' 127.0.0.1:8002/grant
+//	curl -s '127.0.0.1:8003/get?key=jobs/1'
 //
 // Kill the leader (its /leader shows "self" equal to "id") with kill -9: the
 // others elect a new one within a few seconds, and the lease, its key and
@@ -52,6 +62,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -95,6 +107,8 @@ type config struct {
 	dir       string
 	peers     []replicated.Server
 	peersHTTP map[string]string // raft ID -> HTTP address
+	tls       *tls.Config       // nil with insecure
+	insecure  bool
 }
 
 // parseFlags reads the command line. Bad input gets a *lease.Error naming
@@ -109,6 +123,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.dir, "dir", "", "directory for this node's raft log and snapshots")
 	peers := fs.String("peers", "", "the raft members: ID=host:port,...")
 	peersHTTP := fs.String("peers-http", "", "the members' HTTP addresses: ID=host:port,... (default: each raft port shifted as this node's)")
+	tlsCA := fs.String("tls-ca", "", "PEM file of the cluster's CA")
+	tlsCert := fs.String("tls-cert", "", "PEM file of this node's certificate, signed by -tls-ca")
+	tlsKey := fs.String("tls-key", "", "PEM file of this node's private key")
+	fs.BoolVar(&cfg.insecure, "insecure", false, "plain TCP between nodes instead of mutual TLS")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -124,6 +142,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		if _, _, err := net.SplitHostPort(f.value); err != nil {
 			return config{}, invalid(f.name, err.Error())
 		}
+	}
+	var err error
+	if cfg.tls, err = loadTLS(cfg.insecure, *tlsCA, *tlsCert, *tlsKey); err != nil {
+		return config{}, err
 	}
 	list, err := parsePairs("peers", *peers)
 	if err != nil {
@@ -151,6 +173,35 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// loadTLS reads the node's certificate and the cluster's CA, or returns nil
+// for an explicitly insecure node.
+func loadTLS(insecure bool, caFile, certFile, keyFile string) (*tls.Config, error) {
+	if insecure {
+		if caFile != "" || certFile != "" || keyFile != "" {
+			return nil, invalid("insecure", "-insecure excludes -tls-ca, -tls-cert and -tls-key")
+		}
+		return nil, nil
+	}
+	for _, f := range []struct{ name, value string }{{"tls-ca", caFile}, {"tls-cert", certFile}, {"tls-key", keyFile}} {
+		if f.value == "" {
+			return nil, invalid(f.name, "-"+f.name+" is required, or -insecure for plain TCP")
+		}
+	}
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, invalid("tls-cert", err.Error())
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, invalid("tls-ca", err.Error())
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, invalid("tls-ca", caFile+" holds no PEM certificate")
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS13}, nil
 }
 
 // shiftPort guesses a peer's HTTP address from its raft address: the same
@@ -207,6 +258,8 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		Dir:       cfg.dir,
 		Bind:      cfg.raftAddr,
 		Bootstrap: cfg.peers,
+		TLS:       cfg.tls,
+		Insecure:  cfg.insecure,
 	})
 	if err != nil {
 		return err
