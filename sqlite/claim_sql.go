@@ -8,20 +8,22 @@ import "strings"
 // without anyone writing it so: every statement reads the row that way, and
 // the next Claim to come across it writes it.
 const (
-	rowWaiting = 1
-	rowClaimed = 3
-	rowDead    = 4
+	rowWaiting   = 1
+	rowClaimed   = 3
+	rowDead      = 4
+	rowCompleted = 5 // kept for its retention
+	rowCancelled = 6 // likewise
 )
 
 // Every statement takes now, in nanoseconds since the Unix epoch on the
 // store's clock, as the parameter :now.
 
 // claimColumns are the columns itemRow scans.
-const claimColumns = `id, queue, key, payload, state, attempts, max_attempts, priority, timeout_ns,
-  enqueued_at, due, owner, dead_at, history`
+const claimColumns = `id, queue, kind, key, payload, state, attempts, max_attempts, priority, timeout_ns,
+  enqueued_at, due, owner, dead_at, finished_at, history, tags, metadata`
 
 // effectiveState is the claim.State of a row as of :now.
-const effectiveState = `(CASE WHEN state = 4 THEN 4
+const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
   WHEN state = 3 AND due > :now THEN 3
   WHEN state = 3 AND attempts >= max_attempts THEN 4
   WHEN due <= :now THEN 1
@@ -35,8 +37,9 @@ const lostEntry = `json_insert(history, '$[#]', json_object('a', attempts, 'o', 
 var claimSQL = strings.NewReplacer("{COLS}", claimColumns, "{STATE}", effectiveState, "{LOST}", lostEntry)
 
 var (
-	sqlInsert = `INSERT INTO lease_claims (queue, key, payload, state, max_attempts, priority, timeout_ns, enqueued_at, due)
-VALUES (:queue, :key, :payload, 1, :max, :prio, :timeout, :now, :due)
+	sqlInsert = `INSERT INTO lease_claims (queue, kind, key, payload, state, max_attempts, priority, timeout_ns,
+  enqueued_at, due, tags, metadata)
+VALUES (:queue, :kind, :key, :payload, 1, :max, :prio, :timeout, :now, :due, :tags, :metadata)
 ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING id`
 	sqlByKey = claimSQL.Replace(`SELECT {COLS} FROM lease_claims WHERE queue = :queue AND key = :key`)
@@ -53,7 +56,7 @@ ORDER BY priority, due, id LIMIT :limit`
   history = CASE WHEN state = 3 THEN {LOST} ELSE history END,
   state = 3, attempts = attempts + 1, token = token + 1, owner = :owner, due = :due
 WHERE id = :id
-RETURNING attempts, max_attempts, priority, timeout_ns, enqueued_at, token, payload`)
+RETURNING attempts, max_attempts, priority, timeout_ns, enqueued_at, token, payload, kind, tags, metadata`)
 
 	sqlExtend = `UPDATE lease_claims SET due = :due
 WHERE id = :id AND token = :token AND state = 3 AND due > :now
@@ -88,12 +91,14 @@ RETURNING {COLS}`)
 	sqlLookup = claimSQL.Replace(`SELECT {COLS} FROM lease_claims WHERE id = :id`)
 
 	sqlList = claimSQL.Replace(`SELECT {COLS} FROM lease_claims
-WHERE queue = :queue AND id > :after AND (:state = 0 OR {STATE} = :state)
+WHERE queue = :queue AND id > :after AND (:state = 0 OR {STATE} = :state) AND (:kind = '' OR kind = :kind)
+  AND (:tag = '' OR EXISTS (SELECT 1 FROM json_each(tags) WHERE value = :tag))
 ORDER BY id LIMIT :limit`)
 
 	sqlCounts = claimSQL.Replace(`SELECT
   coalesce(sum({STATE} = 1), 0), coalesce(sum({STATE} = 2), 0),
-  coalesce(sum({STATE} = 3), 0), coalesce(sum({STATE} = 4), 0)
+  coalesce(sum({STATE} = 3), 0), coalesce(sum({STATE} = 4), 0),
+  coalesce(sum(state = 5), 0), coalesce(sum(state = 6), 0)
 FROM lease_claims WHERE queue = :queue`)
 
 	// The earliest instant after :now at which a row becomes due: a delay

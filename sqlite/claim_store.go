@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -125,8 +127,10 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 				key = it.Key
 			}
 			var id int64
-			err := ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("key", key),
-				sql.Named("payload", payloadArg(it.Payload)), sql.Named("max", it.MaxAttempts),
+			err := ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("kind", it.Kind),
+				sql.Named("key", key), sql.Named("payload", payloadArg(it.Payload)),
+				sql.Named("tags", tagsJSON(it.Tags)), sql.Named("metadata", payloadArg(it.Metadata)),
+				sql.Named("max", it.MaxAttempts),
 				sql.Named("prio", it.Priority), sql.Named("timeout", int64(it.Timeout)),
 				sql.Named("now", now), sql.Named("due", due)).Scan(&id)
 			if errors.Is(err, sql.ErrNoRows) {
@@ -140,13 +144,15 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 				if out[i], err = r.item(now); err != nil {
 					return err
 				}
+				out[i].Duplicate = true
 				continue
 			}
 			if err != nil {
 				return err
 			}
 			out[i] = claim.Item{
-				ID: claim.ItemID(id), Queue: it.Queue, Key: it.Key, Payload: clonePayload(it.Payload),
+				ID: claim.ItemID(id), Queue: it.Queue, Kind: it.Kind, Tags: slices.Clone(it.Tags),
+				Metadata: clonePayload(it.Metadata), Key: it.Key, Payload: clonePayload(it.Payload),
 				State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
 				Timeout: it.Timeout, EnqueuedAt: at(now), VisibleAt: at(due),
 			}
@@ -233,14 +239,18 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 				}
 				cl := claim.Claim{Queue: req.Queue, Item: claim.ItemID(c.id), Owner: req.Owner, ExpiresAt: at(due)}
 				var timeout, enqueued, token int64
-				var payload []byte
+				var payload, metadata []byte
+				var tags string
 				if err := take.QueryRowContext(ctx, sql.Named("owner", req.Owner), sql.Named("due", due),
 					sql.Named("id", c.id)).Scan(&cl.Attempt, &cl.MaxAttempts, &cl.Priority, &timeout,
-					&enqueued, &token, &payload); err != nil {
+					&enqueued, &token, &payload, &cl.Kind, &tags, &metadata); err != nil {
 					return err
 				}
+				if cl.Tags, err = parseTags(tags); err != nil {
+					return fmt.Errorf("item %d: %w", c.id, err)
+				}
 				cl.Timeout, cl.EnqueuedAt = time.Duration(timeout), at(enqueued)
-				cl.Payload = clonePayload(payload)
+				cl.Payload, cl.Metadata = clonePayload(payload), clonePayload(metadata)
 				cl.Ref = claim.Ref{Item: cl.Item, Token: uint64(token)}
 				out = append(out, cl)
 			}
