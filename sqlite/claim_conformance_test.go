@@ -38,3 +38,11 @@ func TestClaimStoreConformance(t *testing.T) {
 		return newClaimStore(t, tempFile(t), testOptions(clk)...), clk
 	})
 }
+
+// The retention contract on a fake clock.
+func TestClaimStoreCleanerConformance(t *testing.T) {
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+		clk := leasetest.NewFakeClock(epoch)
+		return newClaimStore(t, tempFile(t), append(testOptions(clk), sqlite.WithRetention(r))...), clk
+	})
+}

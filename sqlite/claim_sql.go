@@ -63,6 +63,9 @@ WHERE id = :id AND token = :token AND state = 3 AND due > :now
 RETURNING due`
 
 	sqlComplete = `DELETE FROM lease_claims WHERE id = :id AND token = :token AND state = 3 AND due > :now`
+	// A completed item kept for its retention.
+	sqlCompleteKeep = `UPDATE lease_claims SET state = 5, finished_at = :now, owner = NULL
+WHERE id = :id AND token = :token AND state = 3 AND due > :now`
 	// :how 2 retry, 3 dead, 4 snooze.
 	sqlMove = `UPDATE lease_claims SET
   history = CASE WHEN :how = 4 THEN history
@@ -74,8 +77,31 @@ RETURNING due`
   owner = NULL
 WHERE id = :id AND token = :token AND state = 3 AND due > :now`
 
-	sqlCancel = `DELETE FROM lease_claims WHERE id = :id AND queue = :queue
-RETURNING token, state = 3 AND due > :now`
+	// The item Cancel finds: its token, its state, and whether its claim
+	// is live.
+	sqlCancelFind = `SELECT token, state, state = 3 AND due > :now FROM lease_claims WHERE id = :id AND queue = :queue`
+	sqlCancel     = `DELETE FROM lease_claims WHERE id = :id`
+	// A cancelled item kept for its retention.
+	sqlCancelKeep = `UPDATE lease_claims SET state = 6, finished_at = :now, owner = NULL, dead_at = NULL WHERE id = :id`
+
+	// Up to :limit finished rows whose retention has passed: completed
+	// (:done ns after finishing), cancelled (:gone), then dead letters
+	// (:dead after their death; 0 keeps them), each state oldest first by
+	// its index. A claim on its last attempt whose lease ended is a dead
+	// letter since that end.
+	sqlClean = `DELETE FROM lease_claims WHERE id IN (
+  SELECT id FROM (SELECT id FROM lease_claims WHERE state = 5 AND finished_at <= :now - :done
+    ORDER BY finished_at, id LIMIT :limit)
+  UNION ALL
+  SELECT id FROM (SELECT id FROM lease_claims WHERE state = 6 AND finished_at <= :now - :gone
+    ORDER BY finished_at, id LIMIT :limit)
+  UNION ALL
+  SELECT id FROM (SELECT id FROM lease_claims WHERE state = 4 AND :dead > 0 AND dead_at <= :now - :dead
+    ORDER BY dead_at, id LIMIT :limit)
+  UNION ALL
+  SELECT id FROM (SELECT id FROM lease_claims WHERE state = 3 AND :dead > 0 AND attempts >= max_attempts
+    AND due <= :now - :dead ORDER BY due, id LIMIT :limit)
+  LIMIT :limit)`
 
 	// A dead item, or a claim on its last attempt whose lease ended (its
 	// loss joins the history), made visible with no attempts used.

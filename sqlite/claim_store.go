@@ -323,7 +323,11 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 		id, token := sql.Named("id", int64(st.Ref.Item)), sql.Named("token", int64(st.Ref.Token))
 		var res sql.Result
 		if st.How == claim.SettleComplete {
-			stmt, err := s.txStmt(ctx, tx, sqlComplete)
+			q := sqlComplete
+			if s.d.cfg.retention.Completed > 0 {
+				q = sqlCompleteKeep
+			}
+			stmt, err := s.txStmt(ctx, tx, q)
 			if err != nil {
 				return err
 			}
@@ -359,12 +363,14 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	return nil
 }
 
-// Cancel deletes the item id of queue whatever its state. If it was
-// claimed, its claim ends: later calls on it are stale, and, if this store
-// made the claim, the claim's Lost function is called with a cause
-// matching claim.ErrCancelled and lease.ErrStaleUse. A claim made by
-// another process learns of it on its next call. An item that is not in
-// queue gets an error matching claim.ErrNotFound.
+// Cancel cancels the item id of queue whatever its state: it is deleted,
+// or kept as Cancelled when the store keeps cancelled items
+// ([WithRetention]). If it was claimed, its claim ends: later calls on it
+// are stale, and, if this store made the claim, the claim's Lost function
+// is called with a cause matching claim.ErrCancelled and
+// lease.ErrStaleUse. A claim made by another process learns of it on its
+// next call. An item already completed or cancelled is left as it is. An
+// item that is not in queue gets an error matching claim.ErrNotFound.
 func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) error {
 	const op = "cancel"
 	if err := s.begin(ctx, op); err != nil {
@@ -377,12 +383,24 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 	var token int64
 	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found, live = false, false
-		err := tx.QueryRowContext(ctx, sqlCancel, sql.Named("id", int64(id)), sql.Named("queue", queue),
-			sql.Named("now", now)).Scan(&token, &live)
+		var state int
+		err := tx.QueryRowContext(ctx, sqlCancelFind, sql.Named("id", int64(id)), sql.Named("queue", queue),
+			sql.Named("now", now)).Scan(&token, &state, &live)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
-		found = err == nil
+		if err != nil {
+			return err
+		}
+		found = true
+		if state == rowCompleted || state == rowCancelled {
+			return nil
+		}
+		if s.d.cfg.retention.Cancelled > 0 {
+			_, err = tx.ExecContext(ctx, sqlCancelKeep, sql.Named("id", int64(id)), sql.Named("now", now))
+		} else {
+			_, err = tx.ExecContext(ctx, sqlCancel, sql.Named("id", int64(id)))
+		}
 		return err
 	}, nil)
 	if err != nil {
