@@ -46,3 +46,11 @@ func TestClaimStoreCleanerConformance(t *testing.T) {
 		return newClaimStore(t, tempFile(t), append(testOptions(clk), sqlite.WithRetention(r))...), clk
 	})
 }
+
+// Pausing and listing queues, on a fake clock.
+func TestClaimStoreQueuesConformance(t *testing.T) {
+	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
+		clk := leasetest.NewFakeClock(epoch)
+		return newClaimStore(t, tempFile(t), testOptions(clk)...), clk
+	})
+}

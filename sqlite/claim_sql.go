@@ -44,9 +44,11 @@ ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING id`
 	sqlByKey = claimSQL.Replace(`SELECT {COLS} FROM lease_claims WHERE queue = :queue AND key = :key`)
 
-	// The next claimable rows of a queue, in claim order.
+	// The next claimable rows of a queue, in claim order; none while the
+	// queue is paused.
 	sqlClaimable = `SELECT id, state, attempts, max_attempts FROM lease_claims
 WHERE queue = :queue AND state IN (1, 3) AND due <= :now
+  AND NOT EXISTS (SELECT 1 FROM lease_claim_queues WHERE queue = :queue)
 ORDER BY priority, due, id LIMIT :limit`
 	// An expired claim on its last attempt goes to the dead letters, its
 	// loss in the history.
@@ -126,6 +128,28 @@ ORDER BY id LIMIT :limit`)
   coalesce(sum({STATE} = 3), 0), coalesce(sum({STATE} = 4), 0),
   coalesce(sum(state = 5), 0), coalesce(sum(state = 6), 0)
 FROM lease_claims WHERE queue = :queue`)
+
+	// A row of lease_claim_queues is a paused queue.
+	sqlPause  = `INSERT INTO lease_claim_queues (queue, paused_at) VALUES (:queue, :now) ON CONFLICT (queue) DO NOTHING`
+	sqlResume = `DELETE FROM lease_claim_queues WHERE queue = :queue`
+	// The queues with rows or paused, in byte order (SQLite's BINARY
+	// collation), a page of :limit above :after, with their counts and
+	// pause. It reads every row of the queues listed.
+	sqlQueues = claimSQL.Replace(`WITH names AS (
+  SELECT queue FROM lease_claims WHERE queue > :after
+  UNION SELECT queue FROM lease_claim_queues WHERE queue > :after
+  ORDER BY queue LIMIT :limit
+)
+SELECT n.queue,
+  coalesce(sum(t.id IS NOT NULL AND {STATE} = 1), 0), coalesce(sum(t.id IS NOT NULL AND {STATE} = 2), 0),
+  coalesce(sum(t.id IS NOT NULL AND {STATE} = 3), 0), coalesce(sum(t.id IS NOT NULL AND {STATE} = 4), 0),
+  coalesce(sum(t.state = 5), 0), coalesce(sum(t.state = 6), 0),
+  p.paused_at
+FROM names AS n
+LEFT JOIN lease_claims AS t ON t.queue = n.queue
+LEFT JOIN lease_claim_queues AS p ON p.queue = n.queue
+GROUP BY n.queue, p.paused_at
+ORDER BY n.queue`)
 
 	// The earliest instant after :now at which a row becomes due: a delay
 	// that ends, or a lease.
