@@ -19,13 +19,14 @@ import (
 // multiple goroutines, and by several processes opening the same file.
 //
 // An item is one row. Every write (Enqueue, Claim, Extend, Settle, Cancel,
-// RequeueDead, DeleteDead) runs in a write transaction begun with BEGIN
-// IMMEDIATE on the store's one writer connection, and the writes of many
-// goroutines share one transaction (group commit): a call returns once the
-// transaction holding it committed. Another process's write transaction
-// makes this one wait (the busy timeout) and try again; a busy file never
-// reaches the caller. Reads (Lookup, List, Counts) use a small pool of
-// reader connections and never wait for writes.
+// RequeueDead, DeleteDead, Clean, Pause, Resume) runs in a write
+// transaction begun with BEGIN IMMEDIATE on the store's one writer
+// connection, and the writes of many goroutines share one transaction
+// (group commit): a call returns once the transaction holding it
+// committed. Another process's write transaction makes this one wait (the
+// busy timeout) and try again; a busy file never reaches the caller. Reads
+// (Lookup, List, Counts, Queues) use a small pool of reader connections and
+// never wait for writes.
 //
 // Deadlines are instants of the store's clock ([WithClock]; the host's wall
 // clock by default), which every process of the host shares. Each claim
@@ -180,8 +181,9 @@ func payloadArg(b []byte) any {
 }
 
 // Claim claims up to req.Limit claimable items of req.Queue, in claim
-// order, in one write transaction. An expired claim on its last attempt
-// that it comes across goes to the dead letters instead.
+// order, in one write transaction; none while the queue is paused. An
+// expired claim on its last attempt that it comes across goes to the dead
+// letters instead.
 func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
 	const op = "claim"
 	if err := s.begin(ctx, op); err != nil {
@@ -307,7 +309,9 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 }
 
 // Settle ends the live claim st.Ref as st says, in one write transaction
-// shared with other calls; it returns once that transaction committed.
+// shared with other calls; it returns once that transaction committed. A
+// completed item is deleted, or kept as Completed when the store keeps
+// completed items ([WithRetention]).
 func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	const op = "settle"
 	if err := s.begin(ctx, op); err != nil {
