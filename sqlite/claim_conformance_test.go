@@ -38,3 +38,23 @@ func TestClaimStoreConformance(t *testing.T) {
 		return newClaimStore(t, tempFile(t), testOptions(clk)...), clk
 	})
 }
+
+// The retention contract on a fake clock. It has no concurrent clause, so
+// it runs with the parallel tests.
+func TestClaimStoreCleanerConformance(t *testing.T) {
+	t.Parallel()
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+		clk := leasetest.NewFakeClock(epoch)
+		return newClaimStore(t, tempFile(t), append(testOptions(clk), sqlite.WithRetention(r))...), clk
+	})
+}
+
+// Pausing and listing queues, on a fake clock; with the parallel tests
+// too.
+func TestClaimStoreQueuesConformance(t *testing.T) {
+	t.Parallel()
+	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
+		clk := leasetest.NewFakeClock(epoch)
+		return newClaimStore(t, tempFile(t), testOptions(clk)...), clk
+	})
+}

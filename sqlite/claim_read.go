@@ -37,8 +37,9 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 	return it, nil
 }
 
-// List returns the items of q.Queue in q.State (every state when zero)
-// with IDs above q.After, in ID order, at most q.Limit of them, as of now
+// List returns the items of q.Queue in q.State (every state when zero),
+// of q.Kind (every kind when "") and with q.Tag (any when ""), with IDs
+// above q.After, in ID order, at most q.Limit of them, as of now
 // on the store's clock.
 func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
 	const op = "list"
@@ -48,12 +49,18 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	switch {
 	case q.Queue == "":
 		return nil, invalid("claims."+op, "queue", "must not be empty")
-	case q.State > claim.Dead:
+	case q.State > claim.Cancelled:
 		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
 	case q.Limit < 1:
 		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
 	}
 	if err := checkName("claims."+op, "queue", q.Queue); err != nil {
+		return nil, err
+	}
+	if err := checkText("claims."+op, "kind", q.Kind); err != nil {
+		return nil, err
+	}
+	if err := checkText("claims."+op, "tag", q.Tag); err != nil {
 		return nil, err
 	}
 	now := s.d.now()
@@ -62,7 +69,8 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	err := s.d.reading(ctx, func() error {
 		out = []claim.Item{}
 		rows, err := s.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
-			sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now))
+			sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now),
+			sql.Named("kind", q.Kind), sql.Named("tag", q.Tag))
 		if err != nil {
 			return err
 		}
@@ -99,7 +107,7 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 	var c claim.Counts
 	err := s.d.reading(ctx, func() error {
 		return s.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", s.d.now())).
-			Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead)
+			Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead, &c.Completed, &c.Cancelled)
 	})
 	if err != nil {
 		return claim.Counts{}, s.fail(op, err)

@@ -8,26 +8,25 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 )
 
 // itemRow is a row as claimColumns lists it.
 type itemRow struct {
 	id, timeout           int64
-	queue                 string
+	queue, kind           string
 	key, owner            sql.NullString
-	payload               []byte
-	history               string
+	payload, metadata     []byte
+	history, tags         string
 	state, priority       int
 	attempts, maxAttempts int
 	enqueued, due         int64
-	deadAt                sql.NullInt64
+	deadAt, finishedAt    sql.NullInt64
 }
 
 func (r *itemRow) dest() []any {
-	return []any{&r.id, &r.queue, &r.key, &r.payload, &r.state, &r.attempts, &r.maxAttempts, &r.priority,
-		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.history}
+	return []any{&r.id, &r.queue, &r.kind, &r.key, &r.payload, &r.state, &r.attempts, &r.maxAttempts, &r.priority,
+		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.finishedAt, &r.history, &r.tags, &r.metadata}
 }
 
 // failureJSON is a history entry as the statements write it.
@@ -44,10 +43,15 @@ type failureJSON struct {
 // next Claim will write it.
 func (r *itemRow) item(now int64) (claim.Item, error) {
 	it := claim.Item{
-		ID: claim.ItemID(r.id), Queue: r.queue, Key: r.key.String, Payload: clonePayload(r.payload),
-		Attempts: r.attempts, MaxAttempts: r.maxAttempts, Priority: r.priority,
+		ID: claim.ItemID(r.id), Queue: r.queue, Kind: r.kind, Key: r.key.String, Payload: clonePayload(r.payload),
+		Metadata: clonePayload(r.metadata), Attempts: r.attempts, MaxAttempts: r.maxAttempts, Priority: r.priority,
 		Timeout: time.Duration(r.timeout), EnqueuedAt: at(r.enqueued),
 	}
+	tags, err := parseTags(r.tags)
+	if err != nil {
+		return it, fmt.Errorf("item %d: %w", r.id, err)
+	}
+	it.Tags = tags
 	var hist []failureJSON
 	if err := json.Unmarshal([]byte(r.history), &hist); err != nil {
 		return it, fmt.Errorf("item %d: history: %w", r.id, err)
@@ -60,6 +64,14 @@ func (r *itemRow) item(now int64) (claim.Item, error) {
 		it.History = append(it.History, x)
 	}
 	switch {
+	case r.state == rowCompleted || r.state == rowCancelled:
+		it.State = claim.Completed
+		if r.state == rowCancelled {
+			it.State = claim.Cancelled
+		}
+		if r.finishedAt.Valid {
+			it.FinishedAt = at(r.finishedAt.Int64)
+		}
 	case r.state == rowDead:
 		it.State = claim.Dead
 		if r.deadAt.Valid {
@@ -83,18 +95,28 @@ func (r *itemRow) item(now int64) (claim.Item, error) {
 	return it, nil
 }
 
-// checkNewItem checks items[i].
+// checkNewItem checks items[i], naming a field with the item, as in
+// "items[2].queue", as the Broker does.
 func checkNewItem(i int, it claim.NewItem) error {
 	const op = "claims.enqueue"
-	at := fmt.Sprintf("items[%d]: ", i)
-	bad := func(field, detail string) error { return invalid(op, field, at+detail) }
-	if err := checkName(op, "queue", it.Queue); err != nil {
-		return bad("queue", err.(*lease.Error).Detail)
+	at := "items[" + strconv.Itoa(i) + "]."
+	bad := func(field, detail string) error { return invalid(op, at+field, detail) }
+	if err := checkName(op, at+"queue", it.Queue); err != nil {
+		return err
 	}
 	if it.Key != "" {
-		if err := checkName(op, "key", it.Key); err != nil {
-			return bad("key", err.(*lease.Error).Detail)
+		if err := checkName(op, at+"key", it.Key); err != nil {
+			return err
 		}
+	}
+	if len(it.Kind) > MaxNameLen {
+		return bad("kind", fmt.Sprintf("is %d bytes, more than %d", len(it.Kind), MaxNameLen))
+	}
+	if err := checkText(op, at+"kind", it.Kind); err != nil {
+		return err
+	}
+	if err := checkTags(op, at, it.Tags); err != nil {
+		return err
 	}
 	switch {
 	case it.Delay < 0:
@@ -105,6 +127,10 @@ func checkNewItem(i int, it claim.NewItem) error {
 		return bad("priority", fmt.Sprintf("%d is not between 0 and %d", it.Priority, claim.MaxPriority))
 	case it.Timeout < 0:
 		return bad("timeout", it.Timeout.String()+" is negative")
+	case it.Timeout > claim.MaxTimeout:
+		// Every store refuses it, so that a timeout comes back as given
+		// from whichever store holds it.
+		return bad("timeout", it.Timeout.String()+" is more than claim.MaxTimeout, "+claim.MaxTimeout.String())
 	}
 	return nil
 }

@@ -8,20 +8,22 @@ import "strings"
 // without anyone writing it so: every statement reads the row that way, and
 // the next Claim to come across it writes it.
 const (
-	rowWaiting = 1
-	rowClaimed = 3
-	rowDead    = 4
+	rowWaiting   = 1
+	rowClaimed   = 3
+	rowDead      = 4
+	rowCompleted = 5 // kept for its retention
+	rowCancelled = 6 // likewise
 )
 
 // Every statement takes now, in nanoseconds since the Unix epoch on the
 // store's clock, as the parameter :now.
 
 // claimColumns are the columns itemRow scans.
-const claimColumns = `id, queue, key, payload, state, attempts, max_attempts, priority, timeout_ns,
-  enqueued_at, due, owner, dead_at, history`
+const claimColumns = `id, queue, kind, key, payload, state, attempts, max_attempts, priority, timeout_ns,
+  enqueued_at, due, owner, dead_at, finished_at, history, tags, metadata`
 
 // effectiveState is the claim.State of a row as of :now.
-const effectiveState = `(CASE WHEN state = 4 THEN 4
+const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
   WHEN state = 3 AND due > :now THEN 3
   WHEN state = 3 AND attempts >= max_attempts THEN 4
   WHEN due <= :now THEN 1
@@ -35,15 +37,18 @@ const lostEntry = `json_insert(history, '$[#]', json_object('a', attempts, 'o', 
 var claimSQL = strings.NewReplacer("{COLS}", claimColumns, "{STATE}", effectiveState, "{LOST}", lostEntry)
 
 var (
-	sqlInsert = `INSERT INTO lease_claims (queue, key, payload, state, max_attempts, priority, timeout_ns, enqueued_at, due)
-VALUES (:queue, :key, :payload, 1, :max, :prio, :timeout, :now, :due)
+	sqlInsert = `INSERT INTO lease_claims (queue, kind, key, payload, state, max_attempts, priority, timeout_ns,
+  enqueued_at, due, tags, metadata)
+VALUES (:queue, :kind, :key, :payload, 1, :max, :prio, :timeout, :now, :due, :tags, :metadata)
 ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING id`
 	sqlByKey = claimSQL.Replace(`SELECT {COLS} FROM lease_claims WHERE queue = :queue AND key = :key`)
 
-	// The next claimable rows of a queue, in claim order.
+	// The next claimable rows of a queue, in claim order; none while the
+	// queue is paused.
 	sqlClaimable = `SELECT id, state, attempts, max_attempts FROM lease_claims
 WHERE queue = :queue AND state IN (1, 3) AND due <= :now
+  AND NOT EXISTS (SELECT 1 FROM lease_claim_queues WHERE queue = :queue)
 ORDER BY priority, due, id LIMIT :limit`
 	// An expired claim on its last attempt goes to the dead letters, its
 	// loss in the history.
@@ -53,13 +58,16 @@ ORDER BY priority, due, id LIMIT :limit`
   history = CASE WHEN state = 3 THEN {LOST} ELSE history END,
   state = 3, attempts = attempts + 1, token = token + 1, owner = :owner, due = :due
 WHERE id = :id
-RETURNING attempts, max_attempts, priority, timeout_ns, enqueued_at, token, payload`)
+RETURNING attempts, max_attempts, priority, timeout_ns, enqueued_at, token, payload, kind, tags, metadata`)
 
 	sqlExtend = `UPDATE lease_claims SET due = :due
 WHERE id = :id AND token = :token AND state = 3 AND due > :now
 RETURNING due`
 
 	sqlComplete = `DELETE FROM lease_claims WHERE id = :id AND token = :token AND state = 3 AND due > :now`
+	// A completed item kept for its retention.
+	sqlCompleteKeep = `UPDATE lease_claims SET state = 5, finished_at = :now, owner = NULL
+WHERE id = :id AND token = :token AND state = 3 AND due > :now`
 	// :how 2 retry, 3 dead, 4 snooze.
 	sqlMove = `UPDATE lease_claims SET
   history = CASE WHEN :how = 4 THEN history
@@ -71,8 +79,31 @@ RETURNING due`
   owner = NULL
 WHERE id = :id AND token = :token AND state = 3 AND due > :now`
 
-	sqlCancel = `DELETE FROM lease_claims WHERE id = :id AND queue = :queue
-RETURNING token, state = 3 AND due > :now`
+	// The item Cancel finds: its token, its state, and whether its claim
+	// is live.
+	sqlCancelFind = `SELECT token, state, state = 3 AND due > :now FROM lease_claims WHERE id = :id AND queue = :queue`
+	sqlCancel     = `DELETE FROM lease_claims WHERE id = :id`
+	// A cancelled item kept for its retention.
+	sqlCancelKeep = `UPDATE lease_claims SET state = 6, finished_at = :now, owner = NULL, dead_at = NULL WHERE id = :id`
+
+	// Up to :limit finished rows whose retention has passed: completed
+	// (:done ns after finishing), cancelled (:gone), then dead letters
+	// (:dead after their death; 0 keeps them), each state oldest first by
+	// its index. A claim on its last attempt whose lease ended is a dead
+	// letter since that end.
+	sqlClean = `DELETE FROM lease_claims WHERE id IN (
+  SELECT id FROM (SELECT id FROM lease_claims WHERE state = 5 AND finished_at <= :now - :done
+    ORDER BY finished_at, id LIMIT :limit)
+  UNION ALL
+  SELECT id FROM (SELECT id FROM lease_claims WHERE state = 6 AND finished_at <= :now - :gone
+    ORDER BY finished_at, id LIMIT :limit)
+  UNION ALL
+  SELECT id FROM (SELECT id FROM lease_claims WHERE state = 4 AND :dead > 0 AND dead_at <= :now - :dead
+    ORDER BY dead_at, id LIMIT :limit)
+  UNION ALL
+  SELECT id FROM (SELECT id FROM lease_claims WHERE state = 3 AND :dead > 0 AND attempts >= max_attempts
+    AND due <= :now - :dead ORDER BY due, id LIMIT :limit)
+  LIMIT :limit)`
 
 	// A dead item, or a claim on its last attempt whose lease ended (its
 	// loss joins the history), made visible with no attempts used.
@@ -88,13 +119,37 @@ RETURNING {COLS}`)
 	sqlLookup = claimSQL.Replace(`SELECT {COLS} FROM lease_claims WHERE id = :id`)
 
 	sqlList = claimSQL.Replace(`SELECT {COLS} FROM lease_claims
-WHERE queue = :queue AND id > :after AND (:state = 0 OR {STATE} = :state)
+WHERE queue = :queue AND id > :after AND (:state = 0 OR {STATE} = :state) AND (:kind = '' OR kind = :kind)
+  AND (:tag = '' OR EXISTS (SELECT 1 FROM json_each(tags) WHERE value = :tag))
 ORDER BY id LIMIT :limit`)
 
 	sqlCounts = claimSQL.Replace(`SELECT
   coalesce(sum({STATE} = 1), 0), coalesce(sum({STATE} = 2), 0),
-  coalesce(sum({STATE} = 3), 0), coalesce(sum({STATE} = 4), 0)
+  coalesce(sum({STATE} = 3), 0), coalesce(sum({STATE} = 4), 0),
+  coalesce(sum(state = 5), 0), coalesce(sum(state = 6), 0)
 FROM lease_claims WHERE queue = :queue`)
+
+	// A row of lease_claim_queues is a paused queue.
+	sqlPause  = `INSERT INTO lease_claim_queues (queue, paused_at) VALUES (:queue, :now) ON CONFLICT (queue) DO NOTHING`
+	sqlResume = `DELETE FROM lease_claim_queues WHERE queue = :queue`
+	// The queues with rows or paused, in byte order (SQLite's BINARY
+	// collation), a page of :limit above :after, with their counts and
+	// pause. It reads every row of the queues listed.
+	sqlQueues = claimSQL.Replace(`WITH names AS (
+  SELECT queue FROM lease_claims WHERE queue > :after
+  UNION SELECT queue FROM lease_claim_queues WHERE queue > :after
+  ORDER BY queue LIMIT :limit
+)
+SELECT n.queue,
+  coalesce(sum(t.id IS NOT NULL AND {STATE} = 1), 0), coalesce(sum(t.id IS NOT NULL AND {STATE} = 2), 0),
+  coalesce(sum(t.id IS NOT NULL AND {STATE} = 3), 0), coalesce(sum(t.id IS NOT NULL AND {STATE} = 4), 0),
+  coalesce(sum(t.state = 5), 0), coalesce(sum(t.state = 6), 0),
+  p.paused_at
+FROM names AS n
+LEFT JOIN lease_claims AS t ON t.queue = n.queue
+LEFT JOIN lease_claim_queues AS p ON p.queue = n.queue
+GROUP BY n.queue, p.paused_at
+ORDER BY n.queue`)
 
 	// The earliest instant after :now at which a row becomes due: a delay
 	// that ends, or a lease.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,13 +19,14 @@ import (
 // multiple goroutines, and by several processes opening the same file.
 //
 // An item is one row. Every write (Enqueue, Claim, Extend, Settle, Cancel,
-// RequeueDead, DeleteDead) runs in a write transaction begun with BEGIN
-// IMMEDIATE on the store's one writer connection, and the writes of many
-// goroutines share one transaction (group commit): a call returns once the
-// transaction holding it committed. Another process's write transaction
-// makes this one wait (the busy timeout) and try again; a busy file never
-// reaches the caller. Reads (Lookup, List, Counts) use a small pool of
-// reader connections and never wait for writes.
+// RequeueDead, DeleteDead, Clean, Pause, Resume) runs in a write
+// transaction begun with BEGIN IMMEDIATE on the store's one writer
+// connection, and the writes of many goroutines share one transaction
+// (group commit): a call returns once the transaction holding it
+// committed. Another process's write transaction makes this one wait (the
+// busy timeout) and try again; a busy file never reaches the caller. Reads
+// (Lookup, List, Counts, Queues) use a small pool of reader connections and
+// never wait for writes.
 //
 // Deadlines are instants of the store's clock ([WithClock]; the host's wall
 // clock by default), which every process of the host shares. Each claim
@@ -125,8 +128,10 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 				key = it.Key
 			}
 			var id int64
-			err := ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("key", key),
-				sql.Named("payload", payloadArg(it.Payload)), sql.Named("max", it.MaxAttempts),
+			err := ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("kind", it.Kind),
+				sql.Named("key", key), sql.Named("payload", payloadArg(it.Payload)),
+				sql.Named("tags", tagsJSON(it.Tags)), sql.Named("metadata", payloadArg(it.Metadata)),
+				sql.Named("max", it.MaxAttempts),
 				sql.Named("prio", it.Priority), sql.Named("timeout", int64(it.Timeout)),
 				sql.Named("now", now), sql.Named("due", due)).Scan(&id)
 			if errors.Is(err, sql.ErrNoRows) {
@@ -140,13 +145,15 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 				if out[i], err = r.item(now); err != nil {
 					return err
 				}
+				out[i].Duplicate = true
 				continue
 			}
 			if err != nil {
 				return err
 			}
 			out[i] = claim.Item{
-				ID: claim.ItemID(id), Queue: it.Queue, Key: it.Key, Payload: clonePayload(it.Payload),
+				ID: claim.ItemID(id), Queue: it.Queue, Kind: it.Kind, Tags: slices.Clone(it.Tags),
+				Metadata: clonePayload(it.Metadata), Key: it.Key, Payload: clonePayload(it.Payload),
 				State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
 				Timeout: it.Timeout, EnqueuedAt: at(now), VisibleAt: at(due),
 			}
@@ -174,8 +181,9 @@ func payloadArg(b []byte) any {
 }
 
 // Claim claims up to req.Limit claimable items of req.Queue, in claim
-// order, in one write transaction. An expired claim on its last attempt
-// that it comes across goes to the dead letters instead.
+// order, in one write transaction; none while the queue is paused. An
+// expired claim on its last attempt that it comes across goes to the dead
+// letters instead.
 func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
 	const op = "claim"
 	if err := s.begin(ctx, op); err != nil {
@@ -233,14 +241,18 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 				}
 				cl := claim.Claim{Queue: req.Queue, Item: claim.ItemID(c.id), Owner: req.Owner, ExpiresAt: at(due)}
 				var timeout, enqueued, token int64
-				var payload []byte
+				var payload, metadata []byte
+				var tags string
 				if err := take.QueryRowContext(ctx, sql.Named("owner", req.Owner), sql.Named("due", due),
 					sql.Named("id", c.id)).Scan(&cl.Attempt, &cl.MaxAttempts, &cl.Priority, &timeout,
-					&enqueued, &token, &payload); err != nil {
+					&enqueued, &token, &payload, &cl.Kind, &tags, &metadata); err != nil {
 					return err
 				}
+				if cl.Tags, err = parseTags(tags); err != nil {
+					return fmt.Errorf("item %d: %w", c.id, err)
+				}
 				cl.Timeout, cl.EnqueuedAt = time.Duration(timeout), at(enqueued)
-				cl.Payload = clonePayload(payload)
+				cl.Payload, cl.Metadata = clonePayload(payload), clonePayload(metadata)
 				cl.Ref = claim.Ref{Item: cl.Item, Token: uint64(token)}
 				out = append(out, cl)
 			}
@@ -297,7 +309,9 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 }
 
 // Settle ends the live claim st.Ref as st says, in one write transaction
-// shared with other calls; it returns once that transaction committed.
+// shared with other calls; it returns once that transaction committed. A
+// completed item is deleted, or kept as Completed when the store keeps
+// completed items ([WithRetention]).
 func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	const op = "settle"
 	if err := s.begin(ctx, op); err != nil {
@@ -313,7 +327,11 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 		id, token := sql.Named("id", int64(st.Ref.Item)), sql.Named("token", int64(st.Ref.Token))
 		var res sql.Result
 		if st.How == claim.SettleComplete {
-			stmt, err := s.txStmt(ctx, tx, sqlComplete)
+			q := sqlComplete
+			if s.d.cfg.retention.Completed > 0 {
+				q = sqlCompleteKeep
+			}
+			stmt, err := s.txStmt(ctx, tx, q)
 			if err != nil {
 				return err
 			}
@@ -349,12 +367,14 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	return nil
 }
 
-// Cancel deletes the item id of queue whatever its state. If it was
-// claimed, its claim ends: later calls on it are stale, and, if this store
-// made the claim, the claim's Lost function is called with a cause
-// matching claim.ErrCancelled and lease.ErrStaleUse. A claim made by
-// another process learns of it on its next call. An item that is not in
-// queue gets an error matching claim.ErrNotFound.
+// Cancel cancels the item id of queue whatever its state: it is deleted,
+// or kept as Cancelled when the store keeps cancelled items
+// ([WithRetention]). If it was claimed, its claim ends: later calls on it
+// are stale, and, if this store made the claim, the claim's Lost function
+// is called with a cause matching claim.ErrCancelled and
+// lease.ErrStaleUse. A claim made by another process learns of it on its
+// next call. An item already completed or cancelled is left as it is. An
+// item that is not in queue gets an error matching claim.ErrNotFound.
 func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) error {
 	const op = "cancel"
 	if err := s.begin(ctx, op); err != nil {
@@ -367,12 +387,24 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 	var token int64
 	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found, live = false, false
-		err := tx.QueryRowContext(ctx, sqlCancel, sql.Named("id", int64(id)), sql.Named("queue", queue),
-			sql.Named("now", now)).Scan(&token, &live)
+		var state int
+		err := tx.QueryRowContext(ctx, sqlCancelFind, sql.Named("id", int64(id)), sql.Named("queue", queue),
+			sql.Named("now", now)).Scan(&token, &state, &live)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
-		found = err == nil
+		if err != nil {
+			return err
+		}
+		found = true
+		if state == rowCompleted || state == rowCancelled {
+			return nil
+		}
+		if s.d.cfg.retention.Cancelled > 0 {
+			_, err = tx.ExecContext(ctx, sqlCancelKeep, sql.Named("id", int64(id)), sql.Named("now", now))
+		} else {
+			_, err = tx.ExecContext(ctx, sqlCancel, sql.Named("id", int64(id)))
+		}
 		return err
 	}, nil)
 	if err != nil {

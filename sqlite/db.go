@@ -187,7 +187,7 @@ func (d *db) reading(ctx context.Context, f func() error) error {
 
 // preparedWrites are the statements prepared once on the writer
 // connection.
-var preparedWrites = []string{sqlInsert, sqlClaimable, sqlTake, sqlExtend, sqlComplete, sqlMove,
+var preparedWrites = []string{sqlInsert, sqlClaimable, sqlTake, sqlExtend, sqlComplete, sqlCompleteKeep, sqlMove,
 	sqlAcquire, sqlRenew, sqlRelease, sqlSavepoint, sqlRollbackTo, sqlReleaseSavepoint}
 
 // The savepoint around each write of a batch.

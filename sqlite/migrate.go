@@ -49,10 +49,63 @@ var migrations = [][]string{
 		`CREATE UNIQUE INDEX lease_claims_key ON lease_claims (queue, key) WHERE key IS NOT NULL`,
 		`CREATE INDEX lease_claims_dead ON lease_claims (queue, id) WHERE state = 4`,
 	},
+	{
+		// An item's kind, tags (a JSON array of strings) and metadata (the
+		// caller's bytes); the finished states, 5 completed and 6
+		// cancelled, kept for their retention; finished_at, when such an
+		// item finished, the start of its retention. SQLite cannot widen
+		// a CHECK in place, so the table is made again and the rows
+		// copied, their IDs with them. The AUTOINCREMENT counter is
+		// carried over too: it may be above every ID left, and an ID must
+		// never be used twice.
+		`CREATE TABLE lease_claims_v2 (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  queue        TEXT    NOT NULL,
+  kind         TEXT    NOT NULL DEFAULT '',
+  key          TEXT,
+  payload      BLOB,
+  state        INTEGER NOT NULL CHECK (state IN (1, 3, 4, 5, 6)),
+  attempts     INTEGER NOT NULL DEFAULT 0,
+  max_attempts INTEGER NOT NULL CHECK (max_attempts > 0),
+  priority     INTEGER NOT NULL,
+  timeout_ns   INTEGER NOT NULL DEFAULT 0,
+  enqueued_at  INTEGER NOT NULL,
+  due          INTEGER NOT NULL,
+  token        INTEGER NOT NULL DEFAULT 0,
+  owner        TEXT,
+  dead_at      INTEGER,
+  finished_at  INTEGER,
+  history      TEXT    NOT NULL DEFAULT '[]',
+  tags         TEXT    NOT NULL DEFAULT '[]',
+  metadata     BLOB
+)`,
+		`INSERT INTO lease_claims_v2 (id, queue, key, payload, state, attempts, max_attempts, priority, timeout_ns,
+  enqueued_at, due, token, owner, dead_at, history)
+SELECT id, queue, key, payload, state, attempts, max_attempts, priority, timeout_ns,
+  enqueued_at, due, token, owner, dead_at, history FROM lease_claims`,
+		`DELETE FROM sqlite_sequence WHERE name = 'lease_claims_v2'`,
+		`INSERT INTO sqlite_sequence (name, seq) SELECT 'lease_claims_v2', seq FROM sqlite_sequence WHERE name = 'lease_claims'`,
+		`DROP TABLE lease_claims`,
+		`ALTER TABLE lease_claims_v2 RENAME TO lease_claims`,
+		`CREATE INDEX lease_claims_ready ON lease_claims (queue, priority, due, id) WHERE state IN (1, 3)`,
+		`CREATE INDEX lease_claims_due ON lease_claims (due) WHERE state IN (1, 3)`,
+		`CREATE UNIQUE INDEX lease_claims_key ON lease_claims (queue, key) WHERE key IS NOT NULL`,
+		`CREATE INDEX lease_claims_dead ON lease_claims (queue, id) WHERE state = 4`,
+		// The cleaner's order, over the rows it may delete: the finished
+		// ones by state and finishing time, the dead letters by death.
+		`CREATE INDEX lease_claims_finished ON lease_claims (state, finished_at) WHERE state IN (5, 6)`,
+		`CREATE INDEX lease_claims_dead_at ON lease_claims (dead_at) WHERE state = 4`,
+		// The paused queues: a row per queue paused, shared by every
+		// process that opens the file.
+		`CREATE TABLE lease_claim_queues (
+  queue     TEXT    NOT NULL PRIMARY KEY,
+  paused_at INTEGER NOT NULL
+) WITHOUT ROWID`,
+	},
 }
 
 // SchemaVersion is the version of the file's schema this package writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the file's schema up to SchemaVersion. It runs in one
 // write transaction begun with BEGIN IMMEDIATE, which holds the file's

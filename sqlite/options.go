@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
 )
 
 // Synchronous is how hard SQLite works to get a commit onto the disk before
@@ -76,6 +78,8 @@ type config struct {
 	readers int
 	clock   lease.Clock
 	maxPage int64
+	// retention is how long the claim store keeps finished items.
+	retention claim.Retention
 }
 
 func defaultConfig() config {
@@ -132,7 +136,27 @@ func WithMaxPages(n int64) Option {
 	return optionFunc(func(c *config) { c.maxPage = n })
 }
 
+// WithRetention makes a claim store keep finished items for r (see
+// claim.Retention): a completed or cancelled item stays, as Completed or
+// Cancelled, instead of being deleted, and [ClaimStore.Clean] deletes the
+// items whose retention has passed, dead letters included when r.Dead is
+// set. The default, the zero Retention, keeps nothing finished and keeps
+// dead letters until DeleteDead. Stores sharing a file should share a
+// retention: each applies its own to the items it settles, cancels and
+// cleans. A negative field is refused with an error naming it. A lock
+// provider ignores it.
+func WithRetention(r claim.Retention) Option {
+	return optionFunc(func(c *config) { c.retention = r })
+}
+
 func (c config) check(op string) error {
+	if err := c.retention.Check(); err != nil {
+		var le *lease.Error
+		if errors.As(err, &le) {
+			return invalid(op, le.Field, le.Detail)
+		}
+		return err
+	}
 	switch {
 	case c.sync != SyncFull && c.sync != SyncNormal:
 		return invalid(op, "synchronous", c.sync.String()+" is not SyncFull or SyncNormal")

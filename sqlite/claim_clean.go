@@ -1,0 +1,44 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+
+	"github.com/leasehold/lease/claim"
+)
+
+var _ claim.Cleaner = (*ClaimStore)(nil)
+
+// Clean deletes up to limit finished items whose retention
+// ([WithRetention]) has passed on the store's clock, completed first, then
+// cancelled, then dead letters (when a Dead retention is set), each oldest
+// first, and returns how many it deleted. It is one statement in a write
+// transaction, which holds the file's write lock: cleaners in several
+// processes take turns, each deleting rows the one before left, and never
+// contend for the same rows. Call it in a loop (claim.Broker's RunCleaner
+// does) until it returns less than limit.
+func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
+	const op = "clean"
+	if err := s.begin(ctx, op); err != nil {
+		return 0, err
+	}
+	if limit < 1 {
+		return 0, invalid("claims."+op, "limit", strconv.Itoa(limit)+" is less than 1")
+	}
+	r := s.d.cfg.retention
+	var n int64
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		res, err := tx.ExecContext(ctx, sqlClean, sql.Named("now", now), sql.Named("done", int64(r.Completed)),
+			sql.Named("gone", int64(r.Cancelled)), sql.Named("dead", int64(r.Dead)), sql.Named("limit", limit))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	}, nil)
+	if err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}

@@ -1,0 +1,89 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/leasehold/lease/claim"
+)
+
+var (
+	_ claim.Pauser      = (*ClaimStore)(nil)
+	_ claim.QueueLister = (*ClaimStore)(nil)
+)
+
+// Pause pauses queue for every store and process that opens the file, and
+// for those that open it later: a row of the file's paused queues, which
+// each Claim reads in its transaction, so that it takes nothing from the
+// queue. Enqueue, settlements and the inspection calls go on; their
+// commits still wake waiters, which find nothing and wait again. Claims
+// made before the pause stay live. Pausing a paused queue changes nothing.
+func (s *ClaimStore) Pause(ctx context.Context, queue string) error {
+	return s.pauseOrResume(ctx, "pause", sqlPause, queue)
+}
+
+// Resume resumes queue. Its commit wakes the waiters of this store at
+// once, and those of other processes within the poll ([WithPoll]).
+// Resuming a queue that is not paused changes nothing.
+func (s *ClaimStore) Resume(ctx context.Context, queue string) error {
+	return s.pauseOrResume(ctx, "resume", sqlResume, queue)
+}
+
+func (s *ClaimStore) pauseOrResume(ctx context.Context, op, query, queue string) error {
+	if err := s.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := checkName("claims."+op, "queue", queue); err != nil {
+		return err
+	}
+	return s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		_, err := tx.ExecContext(ctx, query, sql.Named("queue", queue), sql.Named("now", now))
+		return err
+	}, nil)
+}
+
+// Queues lists the queues with items in any state and the paused ones, in
+// byte order, with their counts as of now on the store's clock: a page of
+// at most q.Limit above q.After. It reads every row of the queues listed:
+// an inspection call, not one for a hot path.
+func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
+	const op = "queues"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if q.Limit < 1 {
+		return nil, invalid("claims."+op, "limit", "is less than 1")
+	}
+	if err := checkText("claims."+op, "after", q.After); err != nil {
+		return nil, err
+	}
+	now := s.d.now()
+	var out []claim.QueueInfo
+	err := s.d.reading(ctx, func() error {
+		out = []claim.QueueInfo{}
+		rows, err := s.d.read.QueryContext(ctx, sqlQueues, sql.Named("after", q.After), sql.Named("limit", q.Limit),
+			sql.Named("now", now))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var info claim.QueueInfo
+			var pausedAt sql.NullInt64
+			c := &info.Counts
+			if err := rows.Scan(&info.Name, &c.Visible, &c.Delayed, &c.Claimed, &c.Dead, &c.Completed, &c.Cancelled,
+				&pausedAt); err != nil {
+				return err
+			}
+			if pausedAt.Valid {
+				info.Paused, info.PausedAt = true, at(pausedAt.Int64)
+			}
+			out = append(out, info)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return out, nil
+}

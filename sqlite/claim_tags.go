@@ -1,0 +1,50 @@
+package sqlite
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/leasehold/lease/claim"
+)
+
+// tagsJSON is tags as the JSON array of the tags column.
+func tagsJSON(tags []string) string {
+	if len(tags) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(tags) // strings always marshal
+	return string(b)
+}
+
+// parseTags reads the tags column: nil for none, as the memory store
+// gives them.
+func parseTags(s string) ([]string, error) {
+	if s == "" || s == "[]" {
+		return nil, nil
+	}
+	var tags []string
+	if err := json.Unmarshal([]byte(s), &tags); err != nil {
+		return nil, fmt.Errorf("tags: %w", err)
+	}
+	return tags, nil
+}
+
+// checkTags applies claim's limits on tags to the item named by prefix
+// ("items[i]."), and refuses what JSON text would not keep as given:
+// invalid UTF-8 and NUL bytes.
+func checkTags(op, prefix string, tags []string) error {
+	if len(tags) > claim.MaxTags {
+		return invalid(op, prefix+"tags", fmt.Sprintf("%d tags, more than %d", len(tags), claim.MaxTags))
+	}
+	for j, tag := range tags {
+		field := prefix + "tags[" + strconv.Itoa(j) + "]"
+		if tag == "" || len(tag) > claim.MaxTagLen {
+			return invalid(op, field, fmt.Sprintf("is %d bytes, not between 1 and %d", len(tag), claim.MaxTagLen))
+		}
+		if err := checkText(op, field, tag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
