@@ -136,14 +136,52 @@ func (e *entry) due() int64 {
 // expires returns the instant the lease expires unless renewed.
 func (e *entry) expires() int64 { return addSat(e.renewed, e.ttl) }
 
-// New returns a Service configured by opts. Options that are programmer
-// errors (a nil clock, inverted TTL bounds, negative capacities) panic in the
-// option constructors, not here.
-func New(opts ...Option) *Service {
+// New returns a Service configured by opts. An option given a value it can
+// never take (a nil clock or function, inverted TTL bounds, a negative
+// capacity) gets an *Error with Code CodeInvalidArgument whose Field names
+// the first such option, and no Service. Use Must for a configuration
+// fixed in the source, such as a test's.
+func New(opts ...Option) (*Service, error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newService(o), nil
+}
+
+// buildOptions applies opts to the defaults and reports the first refused.
+func buildOptions(opts []Option) (options, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
+		if opt == nil {
+			o.refuse("Option", "option must not be nil")
+			continue
+		}
 		opt.apply(&o)
 	}
+	if o.bad != nil {
+		return options{}, o.bad
+	}
+	return o, nil
+}
+
+// Must returns v, or panics with err if err is not nil. It is for
+// configurations fixed in the source, tests and package-level variables,
+// where a bad option is a bug found on the first run:
+//
+//	svc := lease.Must(lease.New(lease.WithClock(clock)))
+//	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
+//
+// Code configured at run time checks the error instead.
+func Must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// newService returns a Service with the options o, already checked.
+func newService(o options) *Service {
 	clock := MonotonicClock(o.clock).(*baseClock)
 	s := &Service{
 		opts:  o,
