@@ -227,7 +227,7 @@ func TestBlockedSinkIsBounded(t *testing.T) {
 // still delivered. Before, the service stayed marked as delivering and
 // queued every later notification without delivering any.
 func TestDeliveryGoesOnAfterAPanickingPanicHandler(t *testing.T) {
-	s := lease.New(lease.WithPanicHandler(func(*lease.PanicError) { panic("handler") }))
+	s := lease.Must(lease.New(lease.WithPanicHandler(func(*lease.PanicError) { panic("handler") })))
 	defer s.Close()
 	var ended []lease.ID
 	first := true

@@ -50,7 +50,7 @@ func (c lateClock) AfterFunc(d time.Duration, f func()) lease.Timer {
 func TestObserverSeesGrantsRenewalsEndsAndDenials(t *testing.T) {
 	rec := &events{}
 	fake := leasetest.NewFakeClock(t0)
-	s := lease.New(lease.WithClock(lateClock{fake}), lease.WithObserver(rec))
+	s := lease.Must(lease.New(lease.WithClock(lateClock{fake}), lease.WithObserver(rec)))
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 
 	a := grant(t, s, lease.Operation, 10*time.Second)

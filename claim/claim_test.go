@@ -450,8 +450,8 @@ func TestClaimRespectsServiceTTLBoundsAndChangesNothing(t *testing.T) {
 
 func newBoundedBroker(t *testing.T) (*claim.Broker, *lease.Service) {
 	t.Helper()
-	svc := lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithTTLBounds(time.Second, time.Minute))
-	b := claim.New(claim.NewMemory(svc))
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithTTLBounds(time.Second, time.Minute)))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -541,7 +541,7 @@ func TestStateAndOutcomeStrings(t *testing.T) {
 }
 
 func TestNewPanicsOnProgrammerErrors(t *testing.T) {
-	assert.Panics(t, func() { claim.New(nil) })
+	assert.Panics(t, func() { lease.Must(claim.New(nil)) })
 	assert.Panics(t, func() { claim.WithMaxAttempts(0) })
 	assert.Panics(t, func() { claim.WithJitter(nil) })
 }

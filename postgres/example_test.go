@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/postgres"
@@ -112,7 +113,7 @@ func ExampleClaimStore() {
 	}
 	defer pool.Exec(ctx, "DROP TABLE example_jobs") // leave the database as it was
 	// The Broker owns the store: its Close closes both.
-	b := claim.New(store)
+	b := lease.Must(claim.New(store))
 	defer b.Close()
 
 	if _, err := b.Enqueue(ctx, "emails", []byte("welcome alice"), claim.Key("alice")); err != nil {

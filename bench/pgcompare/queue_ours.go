@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/postgres"
 )
@@ -65,7 +66,7 @@ func openClaimStore(ctx context.Context, pool *pgxpool.Pool, workers int) (Syste
 	if err := store.Migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	return &claimSystem{store: store, broker: claim.New(store), workers: workers}, nil
+	return &claimSystem{store: store, broker: lease.Must(claim.New(store)), workers: workers}, nil
 }
 
 // Enqueue adds n items with one EnqueueMany.

@@ -204,8 +204,8 @@ type inMemory struct {
 
 // startInMemory starts alice and bob as goroutines.
 func startInMemory(ctx context.Context, d time.Duration) (*inMemory, error) {
-	svc := lease.New()
-	el, err := election.New(lock.NewMemory(svc), electionName, election.WithLeaseDuration(d))
+	svc := lease.Must(lease.New())
+	el, err := election.New(lease.Must(lock.NewMemory(svc)), electionName, election.WithLeaseDuration(d))
 	if err != nil {
 		_ = svc.Close()
 		return nil, err

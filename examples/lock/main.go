@@ -32,9 +32,9 @@ func (s *store) write(l lock.Lease, v string) error {
 func main() {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	newWorker := func(id string) *lock.Manager {
 		// A Manager over a Memory times its renewals on the service's clock.
 		m, err := lock.NewManager(mem, lock.WithExecutionID(id), lock.WithLeaseDuration(30*time.Second))

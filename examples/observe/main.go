@@ -70,17 +70,17 @@ func NewApp(clock lease.Clock) (*App, error) {
 	// The service counts its leases and the Telemetry reads the counts
 	// when Prometheus scrapes: the observer is given only the events the
 	// counts leave out, so grants, renewals and revocations cost no event.
-	svc := lease.New(lease.WithClock(clock), lease.WithObserverOf(tel.Lease(), otel.LeaseEvents),
-		lease.WithTraceIDFunc(otel.TraceID))
+	svc := lease.Must(lease.New(lease.WithClock(clock), lease.WithObserverOf(tel.Lease(), otel.LeaseEvents),
+		lease.WithTraceIDFunc(otel.TraceID)))
 	if err := tel.ObserveService(svc); err != nil {
 		return nil, errors.Join(err, svc.Close(), mp.Shutdown(context.Background()))
 	}
-	locks := lock.NewMemory(svc)
+	locks := lease.Must(lock.NewMemory(svc))
 	manager, err := lock.NewManager(locks, lock.WithObserver(tel.Lock()))
 	if err != nil {
 		return nil, errors.Join(err, svc.Close(), mp.Shutdown(context.Background()))
 	}
-	broker := claim.New(claim.NewMemory(svc), claim.WithObserver(tel.Claim()))
+	broker := lease.Must(claim.New(lease.Must(claim.NewMemory(svc)), claim.WithObserver(tel.Claim())))
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

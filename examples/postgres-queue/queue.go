@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/postgres"
 )
@@ -45,7 +46,7 @@ func openQueue(ctx context.Context, dsn string) (*queueConn, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &queueConn{pool: pool, broker: claim.New(store)}, nil
+	return &queueConn{pool: pool, broker: lease.Must(claim.New(store))}, nil
 }
 
 func (q *queueConn) close() {

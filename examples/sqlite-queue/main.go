@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/sqlite"
 )
@@ -56,7 +57,7 @@ func run(ctx context.Context, db string, enqueue int, worker string, work time.D
 	if err != nil {
 		return err
 	}
-	b := claim.New(store)
+	b := lease.Must(claim.New(store))
 	defer b.Close()
 	if enqueue > 0 {
 		items := make([]claim.NewItem, enqueue)
