@@ -19,7 +19,11 @@ import (
 // work runs, checked before each write, and its key gone once it ends.
 func Example() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	svc := lease.Must(lease.New(lease.WithClock(clk))) // lease.New() in a real program
+	svc, err := lease.New(lease.WithClock(clk)) // lease.New() in a real program
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer svc.Close()
 	ctx := context.Background()
 

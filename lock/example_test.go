@@ -12,9 +12,18 @@ import (
 )
 
 func ExampleManager_TryLock() {
-	svc := lease.Must(lease.New())
+	svc, err := lease.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer svc.Close()
-	m, err := lock.NewManager(lease.Must(lock.NewMemory(svc)))
+	mem, err := lock.NewMemory(svc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := lock.NewManager(mem)
 	if err != nil {
 		fmt.Println(err)
 		return

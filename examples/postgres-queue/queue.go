@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/postgres"
 )
@@ -42,11 +41,15 @@ func openQueue(ctx context.Context, dsn string) (*queueConn, error) {
 	if err == nil {
 		err = store.Migrate(ctx) // safe to run from every process
 	}
+	var broker *claim.Broker
+	if err == nil {
+		broker, err = claim.New(store)
+	}
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	return &queueConn{pool: pool, broker: lease.Must(claim.New(store))}, nil
+	return &queueConn{pool: pool, broker: broker}, nil
 }
 
 func (q *queueConn) close() {

@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/sqlite"
 )
@@ -57,7 +56,11 @@ func run(ctx context.Context, db string, enqueue int, worker string, work time.D
 	if err != nil {
 		return err
 	}
-	b := lease.Must(claim.New(store))
+	b, err := claim.New(store)
+	if err != nil {
+		_ = store.Close()
+		return err
+	}
 	defer b.Close()
 	if enqueue > 0 {
 		items := make([]claim.NewItem, enqueue)

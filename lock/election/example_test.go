@@ -12,9 +12,18 @@ import (
 // Two candidates: the first leads, the second waits in Campaign until the
 // first resigns, then leads with a greater fencing token.
 func Example() {
-	svc := lease.Must(lease.New())
+	svc, err := lease.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer svc.Close()
-	el, err := election.New(lease.Must(lock.NewMemory(svc)), "scheduler")
+	mem, err := lock.NewMemory(svc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	el, err := election.New(mem, "scheduler")
 	if err != nil {
 		fmt.Println(err)
 		return
