@@ -540,12 +540,6 @@ func TestStateAndOutcomeStrings(t *testing.T) {
 	assert.Equal(t, "Outcome(0)", claim.Outcome(0).String())
 }
 
-func TestNewPanicsOnProgrammerErrors(t *testing.T) {
-	assert.Panics(t, func() { lease.Must(claim.New(nil)) })
-	assert.Panics(t, func() { claim.WithMaxAttempts(0) })
-	assert.Panics(t, func() { claim.WithJitter(nil) })
-}
-
 func TestHugeDelaySaturatesInsteadOfOverflowing(t *testing.T) {
 	b, _, clk := newBroker(t)
 	it := enqueue(t, b, q, "p", claim.Delay(time.Duration(math.MaxInt64)))

@@ -103,13 +103,6 @@ func TestMemoryKeyPrefixAndPurpose(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-func TestMemoryPanics(t *testing.T) {
-	assert.Panics(t, func() { lease.Must(lock.NewMemory(nil)) })
-	assert.Panics(t, func() { lock.WithKeyPrefix("") })
-	assert.Panics(t, func() { lock.WithPurpose(0) })
-	assert.Panics(t, func() { lock.WithLockDelay(-1) })
-}
-
 // A closed service is a provider failure, not contention nor a lock lost
 // or freed: Acquire, Renew and Release all fail with an error matching
 // lease.ErrClosed (code LS_CLOSED), with or without a lock-delay, whether
