@@ -55,7 +55,8 @@ type Config struct {
 	Raft *raft.Config
 	// Options configure the lease.Service each node applies the log to
 	// (TTL bounds, capacities). Clocks are the node's own: WithClock is
-	// refused.
+	// refused. An option lease.New refuses is refused by Open, the Field
+	// of its error naming it within Options ("Options.WithTTLBounds").
 	Options []lease.Option
 
 	// stores, when set (by tests), replaces the bolt and file stores in Dir.

@@ -35,6 +35,8 @@ func TestOpenRefusesBadConfig(t *testing.T) {
 		{"Raft.NotifyCh", func(c *Config) { r := testRaftConfig(); r.NotifyCh = notify; c.Raft = r }},
 		{"Raft", func(c *Config) { c.Raft = badRaft }},
 		{"Options", func(c *Config) { c.Options = []lease.Option{lease.WithClock(lease.SystemClock())} }},
+		{"Options.WithTTLBounds", func(c *Config) { c.Options = []lease.Option{lease.WithTTLBounds(time.Second, 0)} }},
+		{"Options.WithClock", func(c *Config) { c.Options = []lease.Option{lease.WithClock(nil)} }},
 	} {
 		t.Run(tt.field, func(t *testing.T) {
 			cfg := good
