@@ -237,7 +237,10 @@ func TestOnEndSubscribers(t *testing.T) {
 	stopA()
 	assert.NotPanics(t, func() { n.dispatchEnd(l, lease.EndRevoked) })
 	assert.Equal(t, []string{"k expired", "k revoked"}, got)
-	assert.Panics(t, func() { n.OnEnd(nil) })
+	stopNil := n.OnEnd(nil) // subscribes nothing
+	assert.NotPanics(t, func() { n.dispatchEnd(l, lease.EndRevoked) })
+	assert.Equal(t, []string{"k expired", "k revoked", "k revoked"}, got)
+	stopNil()
 }
 
 func TestNotLeaderErrorText(t *testing.T) {
