@@ -73,19 +73,21 @@ type SlogLevels struct {
 var DefaultSlogLevels = SlogLevels{Routine: slog.LevelDebug, Ended: slog.LevelInfo, Denied: slog.LevelWarn}
 
 // SlogSink returns an audit sink for WithAuditSink that logs every Decision
-// to logger at DefaultSlogLevels. It panics if logger is nil.
+// to logger at DefaultSlogLevels. A nil logger logs to slog.Default(), as
+// LogPanic does, read when each decision is logged.
 func SlogSink(logger *slog.Logger) func(Decision) {
 	return SlogSinkLevels(logger, DefaultSlogLevels)
 }
 
 // SlogSinkLevels is SlogSink with the levels given. A decision whose level
-// the logger does not enable costs a level check and nothing more. It panics
-// if logger is nil.
+// the logger does not enable costs a level check and nothing more. A nil
+// logger logs to slog.Default().
 func SlogSinkLevels(logger *slog.Logger, levels SlogLevels) func(Decision) {
-	if logger == nil {
-		panic("lease: SlogSink: nil logger")
-	}
 	return func(d Decision) {
+		logger := logger
+		if logger == nil {
+			logger = slog.Default()
+		}
 		level := levels.Routine
 		switch {
 		case !d.Allowed:

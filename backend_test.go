@@ -15,7 +15,7 @@ import (
 // own Get, List and Scan answer empty, and honour their context.
 func TestAsBackendReads(t *testing.T) {
 	clock := leasetest.NewFakeClock(time.Unix(1_700_000_000, 0))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	b := lease.AsBackend(svc)
 	ctx := context.Background()
 	l, err := b.GrantWithKey(ctx, "a", lease.Operation, time.Minute, "k", []byte("v"))

@@ -43,7 +43,7 @@ func BenchmarkGrantRevokeObserved(b *testing.B) {
 }
 
 func benchUse(b *testing.B, opts ...lease.Option) {
-	s := lease.New(opts...)
+	s := lease.Must(lease.New(opts...))
 	defer s.Close()
 	ctx := context.Background()
 	l, _ := s.Grant(ctx, "h", lease.Operation, time.Hour)
@@ -56,7 +56,7 @@ func benchUse(b *testing.B, opts ...lease.Option) {
 }
 
 func benchGrantRevoke(b *testing.B, opts ...lease.Option) {
-	s := lease.New(opts...)
+	s := lease.Must(lease.New(opts...))
 	defer s.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -109,9 +109,9 @@ func BenchmarkObserverOverhead(b *testing.B) {
 		{"use-rare", fn, rare, use},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			plain := lease.New()
+			plain := lease.Must(lease.New())
 			defer plain.Close()
-			observed := lease.New(lease.WithObserverOf(bc.obs, bc.set))
+			observed := lease.Must(lease.New(lease.WithObserverOf(bc.obs, bc.set)))
 			defer observed.Close()
 			pl, err := plain.Grant(ctx, "h", lease.Operation, time.Hour)
 			require.NoError(b, err)
@@ -171,7 +171,7 @@ func grantMany(b *testing.B, s *lease.Service, n int) []lease.ID {
 // BenchmarkRenew1M renews leases among a million live ones, round-robin (the
 // pattern of keep-alive traffic: every lease in turn) and at random.
 func BenchmarkRenew1M(b *testing.B) {
-	s := lease.New()
+	s := lease.Must(lease.New())
 	defer s.Close()
 	ids := grantMany(b, s, 1_000_000)
 	ctx := context.Background()
@@ -200,7 +200,7 @@ func BenchmarkRenew1M(b *testing.B) {
 func BenchmarkKeepAliveRenewals(b *testing.B) {
 	const n = 10_000
 	clk := leasetest.NewFakeClock(time.Unix(0, 0))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -233,7 +233,7 @@ func BenchmarkMemoryPerLease1M(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		s := lease.New(lease.WithClock(leasetest.NewFakeClock(time.Unix(0, 0))))
+		s := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(time.Unix(0, 0)))))
 		grantMany(b, s, 1_000_000)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
@@ -248,7 +248,7 @@ func BenchmarkExpire1MAtOnce(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		clk := leasetest.NewFakeClock(time.Unix(0, 0))
-		s := lease.New(lease.WithClock(clk)) // default audit ring: expiries are audited too
+		s := lease.Must(lease.New(lease.WithClock(clk))) // default audit ring: expiries are audited too
 		for range 1_000_000 {
 			if _, err := s.Grant(ctx, "h", lease.Operation, time.Minute); err != nil {
 				b.Fatal(err)
@@ -284,7 +284,7 @@ func benchBurstDelivered(b *testing.B, after time.Duration, grant func(s *lease.
 	for b.Loop() {
 		b.StopTimer()
 		clk := leasetest.NewFakeClock(time.Unix(0, 0))
-		s := lease.New(lease.WithClock(clk))
+		s := lease.Must(lease.New(lease.WithClock(clk)))
 		ended := 0
 		stop := s.OnEnd(func(lease.Lease, lease.EndReason) { ended++ })
 		grant(s)
@@ -310,7 +310,7 @@ func BenchmarkExpire1MKeyed(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		clk := leasetest.NewFakeClock(time.Unix(0, 0))
-		s := lease.New(lease.WithClock(clk))
+		s := lease.Must(lease.New(lease.WithClock(clk)))
 		for i := range 1_000_000 {
 			l, err := s.Grant(ctx, "h", lease.Operation, time.Minute)
 			if err != nil {
@@ -363,7 +363,7 @@ func BenchmarkExpire1MKeyed(b *testing.B) {
 // BenchmarkParallelMixed is a grant, a renew and a revoke of a goroutine's
 // own lease per op; run with -cpu 1,2 to compare one goroutine with two.
 func BenchmarkParallelMixed(b *testing.B) {
-	s := lease.New()
+	s := lease.Must(lease.New())
 	defer s.Close()
 	benchMixed(b, always(func() *lease.Service { return s }), nil)
 }
@@ -382,7 +382,7 @@ func BenchmarkParallelMixed(b *testing.B) {
 // 1,2 beside BenchmarkParallelMixed.
 func BenchmarkParallelCeiling(b *testing.B) {
 	own := func() (func() *lease.Service, func()) {
-		s := lease.New()
+		s := lease.Must(lease.New())
 		return func() *lease.Service { return s }, func() { s.Close() }
 	}
 	b.Run("own", func(b *testing.B) { benchMixed(b, own, nil) })
@@ -415,7 +415,7 @@ func BenchmarkParallelCeiling(b *testing.B) {
 func ceilingServices(b *testing.B) []*lease.Service {
 	shards := make([]*lease.Service, 16)
 	for i := range shards {
-		shards[i] = lease.New()
+		shards[i] = lease.Must(lease.New())
 		b.Cleanup(func() { shards[i].Close() })
 	}
 	return shards
@@ -473,7 +473,7 @@ func BenchmarkMemoryAfterChurn(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		s := lease.New(memOpts()...)
+		s := lease.Must(lease.New(memOpts()...))
 		ids := grantMany(b, s, total)
 		for i, id := range ids {
 			if i%every != 0 {

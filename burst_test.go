@@ -41,7 +41,7 @@ type heldBurst struct {
 func holdBurst(t *testing.T, extra func(s *lease.Service) lease.Lease, opts ...lease.Option) *heldBurst {
 	t.Helper()
 	opts = append([]lease.Option{lease.WithAuditCapacity(4 * burstSize)}, opts...)
-	b := &heldBurst{s: lease.New(opts...), gate: make(chan struct{})}
+	b := &heldBurst{s: lease.Must(lease.New(opts...)), gate: make(chan struct{})}
 	t.Cleanup(func() { require.NoError(t, b.s.Close()) })
 	b.live = grant(t, b.s, lease.Operation, time.Hour)
 	for range burstSize {
@@ -217,7 +217,7 @@ func TestMemoryIsGivenBackAfterABurst(t *testing.T) {
 	const n = 1 << 18
 	base := heapBytes()
 	clk := leasetest.NewFakeClock(t0)
-	s := lease.New(lease.WithClock(clk), lease.WithAuditCapacity(16), lease.WithEndedCapacity(16))
+	s := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditCapacity(16), lease.WithEndedCapacity(16)))
 	defer s.Close()
 	grant(t, s, lease.Operation, time.Hour)
 	for range n {

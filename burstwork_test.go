@@ -15,7 +15,7 @@ import (
 // lock no longer.
 func TestFireBatchCountsKeys(t *testing.T) {
 	const keysEach = 8
-	s := New()
+	s := Must(New())
 	defer s.Close()
 	ctx := context.Background()
 	const n = 1000

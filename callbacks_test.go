@@ -145,20 +145,6 @@ func TestNothingDeliveredAfterClose(t *testing.T) {
 	assert.Len(t, ran, 1, "hooks queued before Close must not run after it returned")
 }
 
-// TestNilCallbacksAreRefusedWhereGiven checks every callback option and
-// OnEnd panic at once, naming the option, rather than with a nil-pointer
-// panic later on the timer goroutine.
-func TestNilCallbacksAreRefusedWhereGiven(t *testing.T) {
-	s, _ := newService(t)
-	assert.PanicsWithValue(t, "lease: OnEnd: nil func", func() { s.OnEnd(nil) })
-	assert.PanicsWithValue(t, "lease: WithAuditSink: nil sink", func() { lease.WithAuditSink(nil) })
-	assert.PanicsWithValue(t, "lease: WithOnExpire: nil func", func() { lease.WithOnExpire(nil) })
-	assert.PanicsWithValue(t, "lease: WithPanicHandler: nil handler", func() { lease.WithPanicHandler(nil) })
-	assert.PanicsWithValue(t, "lease: WithTraceIDFunc: nil func", func() { lease.WithTraceIDFunc(nil) })
-	assert.PanicsWithValue(t, "lease: WithSinkBuffer(0): need n >= 1", func() { lease.WithSinkBuffer(0) })
-	assert.PanicsWithValue(t, "lease: MonotonicClock: nil clock", func() { lease.MonotonicClock(nil) })
-}
-
 // TestRevokedKeysAreNotShared edits the Keys that Revoke returned and that
 // the first of two subscribers received: neither edit reaches the other
 // subscriber, and none reaches the caller.
@@ -227,7 +213,7 @@ func TestBlockedSinkIsBounded(t *testing.T) {
 // still delivered. Before, the service stayed marked as delivering and
 // queued every later notification without delivering any.
 func TestDeliveryGoesOnAfterAPanickingPanicHandler(t *testing.T) {
-	s := lease.New(lease.WithPanicHandler(func(*lease.PanicError) { panic("handler") }))
+	s := lease.Must(lease.New(lease.WithPanicHandler(func(*lease.PanicError) { panic("handler") })))
 	defer s.Close()
 	var ended []lease.ID
 	first := true

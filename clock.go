@@ -39,11 +39,12 @@ func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.Afte
 // back of c reads as time standing still until c catches up, a step forward
 // is honoured, and AfterFunc(d, f) runs f once that time has advanced by d.
 // A Service's Clock is one; use MonotonicClock for code that keeps time
-// without a Service, such as a lock manager over a remote provider. The
+// without a Service, such as a lock manager over a remote provider. A nil c
+// reads as SystemClock(), the default everywhere a Clock is optional. The
 // returned Clock is safe for concurrent use.
 func MonotonicClock(c Clock) Clock {
 	if c == nil {
-		panic("lease: MonotonicClock: nil clock")
+		c = SystemClock()
 	}
 	if bc, ok := c.(*baseClock); ok {
 		return bc // already one; a second base would disagree with it

@@ -81,7 +81,7 @@ func requireVoice(t *testing.T, err error, pkg string) {
 
 // How a caller tells the errors apart: by class first, then by code.
 func ExampleError_matching() {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
 	ctx := context.Background()
 	l, _ := svc.Grant(ctx, "worker-1", lease.Operation, time.Minute)

@@ -19,7 +19,11 @@ import (
 // work runs, checked before each write, and its key gone once it ends.
 func Example() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clk)) // lease.New() in a real program
+	svc, err := lease.New(lease.WithClock(clk)) // lease.New() in a real program
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer svc.Close()
 	ctx := context.Background()
 
@@ -61,7 +65,7 @@ func Example() {
 
 func ExampleService_Grant() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 
 	l, err := s.Grant(context.Background(), "worker-1", lease.StateWrite, 30*time.Second)
@@ -83,7 +87,7 @@ func ExampleService_Grant() {
 
 func ExampleService_Renew() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	ctx := context.Background()
 
@@ -102,7 +106,7 @@ func ExampleService_Renew() {
 
 func ExampleService_Use() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	ctx := context.Background()
 
@@ -126,7 +130,7 @@ func ExampleService_Use() {
 
 func ExampleService_Revoke() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	ctx := context.Background()
 
@@ -151,7 +155,7 @@ func ExampleService_Revoke() {
 
 func ExampleService_KeepAlive() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 
 	l, _ := s.Grant(context.Background(), "worker-1", lease.Operation, 3*time.Second)
@@ -186,7 +190,7 @@ func ExampleService_KeepAlive() {
 
 func ExampleService_Put() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	ctx := context.Background()
 
@@ -214,7 +218,7 @@ func ExampleService_Put() {
 }
 
 func ExampleService_Scan() {
-	s := lease.New(lease.WithClock(leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))))
+	s := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)))))
 	defer s.Close()
 	ctx := context.Background()
 
@@ -235,7 +239,7 @@ func ExampleService_Scan() {
 
 func ExampleService_OnEnd() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	ctx := context.Background()
 
@@ -256,7 +260,7 @@ func ExampleService_OnEnd() {
 
 func ExampleService_Audit() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	ctx := lease.WithTraceID(context.Background(), "req-17")
 
@@ -280,9 +284,9 @@ func ExampleService_Audit() {
 
 func ExampleWithOnExpire() {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
+	s := lease.Must(lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
 		fmt.Println("expired:", l.ID, l.Holder, "at", l.ExpiresAt.Format(time.TimeOnly), "deleting", l.Keys)
-	}))
+	})))
 	defer s.Close()
 	ctx := context.Background()
 
@@ -313,7 +317,7 @@ func ExampleSlogSink() {
 		},
 	})
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.New(lease.WithClock(clk), lease.WithAuditSink(lease.SlogSink(slog.New(handler))))
+	s := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(lease.SlogSink(slog.New(handler)))))
 	defer s.Close()
 	ctx := context.Background()
 

@@ -35,7 +35,7 @@ func TestExpiryIsExactAtTheBoundary(t *testing.T) {
 func TestExpiryWithoutTimer(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var expired []lease.ID
-	s := lease.New(lease.WithClock(leasetest.Stalled(clk)), lease.WithOnExpire(func(l lease.Lease) { expired = append(expired, l.ID) }))
+	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk)), lease.WithOnExpire(func(l lease.Lease) { expired = append(expired, l.ID) })))
 	defer s.Close()
 	a := grant(t, s, lease.Operation, time.Second)
 	b := grant(t, s, lease.Operation, time.Hour)
@@ -279,7 +279,7 @@ func (noTimer) Stop() bool { return true }
 
 func TestTimeNeverRunsBackwards(t *testing.T) {
 	clk := &backwardsClock{now: t0}
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	clk.set(t0.Add(10 * time.Second))
 	l := grant(t, s, lease.Operation, 5*time.Second)

@@ -200,7 +200,7 @@ func newFuzzRun(t *testing.T, in []byte) *fuzzRun {
 			r.expirings = append(r.expirings, fzSnap(l))
 		}))
 	}
-	r.svc = lease.New(opts...)
+	r.svc = lease.Must(lease.New(opts...))
 	if r.cfg.subscribe {
 		r.stopSub = r.svc.OnEnd(func(l lease.Lease, reason lease.EndReason) {
 			// Called outside the lock, so it may call back in.

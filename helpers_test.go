@@ -20,7 +20,7 @@ var (
 func newService(t *testing.T, opts ...lease.Option) (*lease.Service, *leasetest.FakeClock) {
 	t.Helper()
 	clk := leasetest.NewFakeClock(t0)
-	s := lease.New(append([]lease.Option{lease.WithClock(clk)}, opts...)...)
+	s := lease.Must(lease.New(append([]lease.Option{lease.WithClock(clk)}, opts...)...))
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s, clk
 }

@@ -20,7 +20,7 @@ func TestGrantRefusesHolderTooLong(t *testing.T) {
 	mem, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ, syscall.MAP_ANON|syscall.MAP_PRIVATE|syscall.MAP_NORESERVE)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, syscall.Munmap(mem)) }()
-	s := New()
+	s := Must(New())
 	defer s.Close()
 	_, err = s.Grant(context.Background(), unsafe.String(&mem[0], n), Operation, time.Minute)
 	require.ErrorIs(t, err, ErrInvalidArgument)

@@ -194,15 +194,6 @@ func TestTTLBoundsAccepted(t *testing.T) {
 	}
 }
 
-func TestOptionsPanicOnProgrammerErrors(t *testing.T) {
-	require.Panics(t, func() { lease.WithClock(nil) })
-	require.Panics(t, func() { lease.WithTTLBounds(0, time.Second) })
-	require.Panics(t, func() { lease.WithTTLBounds(time.Second, time.Millisecond) })
-	require.Panics(t, func() { lease.WithAuditCapacity(-1) })
-	require.Panics(t, func() { lease.WithEndedCapacity(-1) })
-	require.Panics(t, func() { lease.WithTraceIDFunc(nil) })
-}
-
 func TestUseWithAnInvalidPurposeIsBadInput(t *testing.T) {
 	s, _ := newService(t)
 	l := grant(t, s, lease.Operation, time.Minute)

@@ -138,7 +138,7 @@ func TestKeepAliveIsAudited(t *testing.T) {
 func TestKeepAliveRenewalsDueBeforeTheCancelStillHappen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := leasetest.NewFakeClock(t0)
-		s := lease.New(lease.WithClock(leasetest.Stalled(clk)))
+		s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk))))
 		defer s.Close()
 		l := grant(t, s, lease.Operation, 3*time.Second)
 		parent, cancel := context.WithCancel(ctx)
@@ -162,7 +162,7 @@ func TestKeepAliveRenewalsDueBeforeTheCancelStillHappen(t *testing.T) {
 // million of them under the service's lock.
 func TestKeepAliveCatchUpIsOneRenewal(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
-	s := lease.New(lease.WithClock(leasetest.Stalled(clk)))
+	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk))))
 	defer s.Close()
 	l := grant(t, s, lease.Operation, 3) // renewed every 1ns
 	kctx, cancel := context.WithCancel(ctx)

@@ -37,7 +37,7 @@ func TestMemoryFollowsLiveLeasesAfterChurn(t *testing.T) {
 	const live = total / every
 
 	base := heapBytes()
-	churned := lease.New(memOpts()...)
+	churned := lease.Must(lease.New(memOpts()...))
 	defer churned.Close()
 	ids := make([]lease.ID, 0, total)
 	for range total {
@@ -56,7 +56,7 @@ func TestMemoryFollowsLiveLeasesAfterChurn(t *testing.T) {
 	churnedPer := float64(heapBytes()-base) / live
 
 	base = heapBytes()
-	fresh := lease.New(memOpts()...)
+	fresh := lease.Must(lease.New(memOpts()...))
 	defer fresh.Close()
 	for range live {
 		_, err := fresh.Grant(ctx, "holder", lease.Operation, time.Hour)

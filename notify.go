@@ -51,12 +51,13 @@ type subscriber struct {
 // recovered and reported to the service's panic handler, and the other
 // subscribers still see the ending. The returned stop function
 // unsubscribes; fn is not called after stop returns unless a call is
-// already under way. It panics if fn is nil.
+// already under way. A nil fn subscribes nothing: the stop returned does
+// nothing.
 //
 // The claim package is built on OnEnd.
 func (s *Service) OnEnd(fn func(l Lease, reason EndReason)) (stop func()) {
 	if fn == nil {
-		panic("lease: OnEnd: nil func")
+		return func() {}
 	}
 	sub := &subscriber{fn: fn}
 	s.mu.Lock()

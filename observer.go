@@ -120,12 +120,9 @@ const (
 
 // WithObserver makes the service tell o about all its events (see
 // Observer); it is WithObserverOf(o, AllEvents). Without an observer an
-// event costs a nil check. It panics if o is nil.
+// event costs a nil check. New returns an error if o is nil.
 func WithObserver(o Observer) Option {
-	if o == nil {
-		panic("lease: WithObserver: nil observer")
-	}
-	return WithObserverOf(o, AllEvents)
+	return observerOption("WithObserver", o, AllEvents)
 }
 
 // WithObserverOf makes the service tell o about the events in set only, and
@@ -134,18 +131,27 @@ func WithObserver(o Observer) Option {
 // queued nor delivered, nor counted as dropped when o's buffer is full.
 // The events selected arrive as WithObserver would give them, in the same
 // order. An observer that needs only the rare events (expiries, denials)
-// next to counts read from Stats leaves the frequent ones out. It panics if
-// o is nil or set holds anything but the EventSet constants.
+// next to counts read from Stats leaves the frequent ones out. New returns
+// an error if o is nil or set holds anything but the EventSet constants.
 func WithObserverOf(o Observer, set EventSet) Option {
-	if o == nil {
-		panic("lease: WithObserverOf: nil observer")
-	}
-	if set&^AllEvents != 0 {
-		panic("lease: WithObserverOf: unknown events in set " + strconv.Itoa(int(set)))
-	}
-	f, _ := o.(ObserverFunc) // called directly: one copy of the Event fewer per call
-	// Each Service built with the option gets hooks of its own.
-	return optionFunc(func(opts *options) { opts.observer, opts.observed = &observerHook{obs: o, fn: f}, set })
+	return observerOption("WithObserverOf", o, set)
+}
+
+// observerOption is WithObserverOf, refusals named after option.
+func observerOption(option string, o Observer, set EventSet) Option {
+	return optionFunc(func(opts *options) {
+		switch {
+		case o == nil:
+			opts.refuse(option, "observer must not be nil")
+			return
+		case set&^AllEvents != 0:
+			opts.refuse(option, "unknown events in set "+strconv.Itoa(int(set)))
+			return
+		}
+		f, _ := o.(ObserverFunc) // called directly: one copy of the Event fewer per call
+		// Each Service built with the option gets hooks of its own.
+		opts.observer, opts.observed = &observerHook{obs: o, fn: f}, set
+	})
 }
 
 // observerHook is one Service's observer and its queue. Events wait in the

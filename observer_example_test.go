@@ -21,7 +21,7 @@ func ExampleWithObserver() {
 			fmt.Printf("lease %d (%s) %s\n", e.LeaseID, e.Purpose, e.Kind)
 		}
 	})
-	svc := lease.New(lease.WithClock(clock), lease.WithObserver(observer))
+	svc := lease.Must(lease.New(lease.WithClock(clock), lease.WithObserver(observer)))
 	defer svc.Close()
 
 	ctx := context.Background()
@@ -43,7 +43,7 @@ func ExampleWithObserverOf() {
 	observer := lease.ObserverFunc(func(e lease.Event) {
 		fmt.Printf("lease %d (%s) %s %s\n", e.LeaseID, e.Purpose, e.Kind, e.Reason)
 	})
-	svc := lease.New(lease.WithClock(clock), lease.WithObserverOf(observer, lease.ExpireEvents|lease.DenyEvents))
+	svc := lease.Must(lease.New(lease.WithClock(clock), lease.WithObserverOf(observer, lease.ExpireEvents|lease.DenyEvents)))
 	defer svc.Close()
 
 	ctx := context.Background()

@@ -2,11 +2,17 @@ package lease
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"time"
 )
 
 // Option configures a Service. Options are applied in order by New.
+//
+// An option constructor never panics: it records what it is given, and New
+// (or Restore) returns a *Error with Code CodeInvalidArgument whose Field
+// names the first option given a value it can never take, such as a nil
+// function or a negative capacity. Options are plain values, safe to share
+// and reuse across calls.
 type Option interface {
 	apply(*options)
 }
@@ -36,6 +42,15 @@ type options struct {
 	sinkBuffer    int
 	observer      *observerHook // nil: no observer (WithObserver)
 	observed      EventSet      // the events the observer is given (WithObserverOf)
+	bad           *Error        // the first option refused, reported by New
+}
+
+// refuse records that option was given a value it can never take, unless
+// an earlier option was refused already: New reports the first.
+func (o *options) refuse(option, detail string) {
+	if o.bad == nil {
+		o.bad = invalidArgument(option, "New", 0, detail)
+	}
 }
 
 func defaultOptions() options {
@@ -52,83 +67,109 @@ func defaultOptions() options {
 }
 
 // WithClock sets the clock the service reads time from and arms its timer on.
-// The default is SystemClock(). It panics if c is nil.
+// The default is SystemClock(). New returns an error if c is nil.
 func WithClock(c Clock) Option {
-	if c == nil {
-		panic("lease: WithClock: nil clock")
-	}
-	return optionFunc(func(o *options) { o.clock = c })
+	return optionFunc(func(o *options) {
+		if c == nil {
+			o.refuse("WithClock", "clock must not be nil")
+			return
+		}
+		o.clock = c
+	})
 }
 
 // WithTTLBounds restricts the TTLs Grant accepts to [min, max]. TTLs outside
-// get LS_INVALID_ARGUMENT. It panics unless 0 < min <= max.
+// get LS_INVALID_ARGUMENT. New returns an error unless 0 < min <= max.
 func WithTTLBounds(min, max time.Duration) Option {
-	if min <= 0 || max < min {
-		panic(fmt.Sprintf("lease: WithTTLBounds(%v, %v): need 0 < min <= max", min, max))
-	}
-	return optionFunc(func(o *options) { o.minTTL, o.maxTTL = min, max })
+	return optionFunc(func(o *options) {
+		if min <= 0 || max < min {
+			o.refuse("WithTTLBounds", "bounds ["+min.String()+", "+max.String()+"] need 0 < min <= max")
+			return
+		}
+		o.minTTL, o.maxTTL = min, max
+	})
 }
 
 // WithAuditCapacity sets how many Decisions Audit retains (default 4096).
-// 0 retains none; the sink, if any, still sees every decision. It panics if
-// n < 0.
+// 0 retains none; the sink, if any, still sees every decision. New returns
+// an error if n < 0.
 func WithAuditCapacity(n int) Option {
-	if n < 0 {
-		panic(fmt.Sprintf("lease: WithAuditCapacity(%d): negative", n))
-	}
-	return optionFunc(func(o *options) { o.auditCapacity = n })
+	return optionFunc(func(o *options) {
+		if n < 0 {
+			o.refuse("WithAuditCapacity", "capacity "+strconv.Itoa(n)+" is negative")
+			return
+		}
+		o.auditCapacity = n
+	})
 }
 
 // WithEndedCapacity sets how many ended leases the service remembers (default
 // 4096) to tell an expired lease from a revoked one. Past that, an ended
-// lease is reported as expired (LS_STALE_USE for Use), never as unknown. It
-// panics if n < 0.
+// lease is reported as expired (LS_STALE_USE for Use), never as unknown.
+// New returns an error if n < 0.
 func WithEndedCapacity(n int) Option {
-	if n < 0 {
-		panic(fmt.Sprintf("lease: WithEndedCapacity(%d): negative", n))
-	}
-	return optionFunc(func(o *options) { o.endedCapacity = n })
+	return optionFunc(func(o *options) {
+		if n < 0 {
+			o.refuse("WithEndedCapacity", "capacity "+strconv.Itoa(n)+" is negative")
+			return
+		}
+		o.endedCapacity = n
+	})
 }
 
 // WithAuditSink streams every Decision to sink, in order, outside the
 // service's lock. The sink may call back into the service. Decisions wait
 // for a slow sink in a buffer of WithSinkBuffer's size; when it is full,
 // further decisions skip the sink (the audit ring still records them) and
-// are counted by DroppedDecisions. It panics if sink is nil.
+// are counted by DroppedDecisions. New returns an error if sink is nil.
 func WithAuditSink(sink func(Decision)) Option {
-	if sink == nil {
-		panic("lease: WithAuditSink: nil sink")
-	}
-	return optionFunc(func(o *options) { o.auditSink = sink })
+	return optionFunc(func(o *options) {
+		if sink == nil {
+			o.refuse("WithAuditSink", "sink must not be nil")
+			return
+		}
+		o.auditSink = sink
+	})
 }
 
 // WithSinkBuffer sets how many decisions may wait for the audit sink
 // (default DefaultSinkBuffer) before further ones are dropped for the sink
 // and counted by DroppedDecisions. The bound keeps a blocked or slow sink
-// from growing the service's memory without limit. It panics if n < 1.
+// from growing the service's memory without limit. New returns an error if
+// n < 1.
 func WithSinkBuffer(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("lease: WithSinkBuffer(%d): need n >= 1", n))
-	}
-	return optionFunc(func(o *options) { o.sinkBuffer = n })
+	return optionFunc(func(o *options) {
+		if n < 1 {
+			o.refuse("WithSinkBuffer", "buffer "+strconv.Itoa(n)+" is less than 1")
+			return
+		}
+		o.sinkBuffer = n
+	})
 }
 
 // WithOnExpire calls f with every lease that expires, in deadline order,
 // outside the service's lock. The Lease's Keys are the keys that were
-// deleted with it. f may call back into the service. It panics if f is nil.
+// deleted with it. f may call back into the service. New returns an error
+// if f is nil.
 func WithOnExpire(f func(Lease)) Option {
-	if f == nil {
-		panic("lease: WithOnExpire: nil func")
-	}
-	return optionFunc(func(o *options) { o.onExpire = f })
+	return optionFunc(func(o *options) {
+		if f == nil {
+			o.refuse("WithOnExpire", "func must not be nil")
+			return
+		}
+		o.onExpire = f
+	})
 }
 
 // WithTraceIDFunc sets how a trace ID is read from an operation's context
 // for its Decision, for example from an OpenTelemetry span. The default
-// reads the value set by WithTraceID. It panics if f is nil.
+// reads the value set by WithTraceID. New returns an error if f is nil.
 func WithTraceIDFunc(f func(context.Context) string) Option {
-	if f == nil {
-		panic("lease: WithTraceIDFunc: nil func")
-	}
-	return optionFunc(func(o *options) { o.traceID, o.customTrace = f, true })
+	return optionFunc(func(o *options) {
+		if f == nil {
+			o.refuse("WithTraceIDFunc", "func must not be nil")
+			return
+		}
+		o.traceID, o.customTrace = f, true
+	})
 }

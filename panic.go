@@ -54,12 +54,15 @@ func LogPanic(p *PanicError) {
 // WithPanicHandler sets the function that receives the panics recovered from
 // the service's callbacks (default LogPanic). It runs on the goroutine of
 // the callback that panicked, outside the service's lock; it must not panic
-// itself. It panics if h is nil.
+// itself. New returns an error if h is nil.
 func WithPanicHandler(h func(*PanicError)) Option {
-	if h == nil {
-		panic("lease: WithPanicHandler: nil handler")
-	}
-	return optionFunc(func(o *options) { o.onPanic = h })
+	return optionFunc(func(o *options) {
+		if h == nil {
+			o.refuse("WithPanicHandler", "handler must not be nil")
+			return
+		}
+		o.onPanic = h
+	})
 }
 
 // reportPanic adapts the service's panic handler to the callback package.

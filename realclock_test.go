@@ -43,7 +43,7 @@ func TestRealClockExpiresOnItsOwnTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 10 * time.Second
 		log := &expiryLog{}
-		s := lease.New(lease.WithOnExpire(log.hook))
+		s := lease.Must(lease.New(lease.WithOnExpire(log.hook)))
 		defer s.Close()
 		l, err := s.Grant(ctx, "h", lease.Operation, ttl)
 		require.NoError(t, err)
@@ -81,11 +81,11 @@ func TestRealClockKeepAlive(t *testing.T) {
 		const ttl = 3 * time.Second
 		log := &expiryLog{}
 		var renewals atomic.Int64
-		s := lease.New(lease.WithOnExpire(log.hook), lease.WithAuditSink(func(d lease.Decision) {
+		s := lease.Must(lease.New(lease.WithOnExpire(log.hook), lease.WithAuditSink(func(d lease.Decision) {
 			if d.Action == lease.ActionRenew && d.Allowed {
 				renewals.Add(1)
 			}
-		}))
+		})))
 		defer s.Close()
 		l, err := s.Grant(ctx, "h", lease.Operation, ttl)
 		require.NoError(t, err)
@@ -147,7 +147,7 @@ func TestRealClockCloseStopsTimer(t *testing.T) {
 	t.Run("default clock", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			log := &expiryLog{}
-			s := lease.New(lease.WithOnExpire(log.hook))
+			s := lease.Must(lease.New(lease.WithOnExpire(log.hook)))
 			l, err := s.Grant(ctx, "h", lease.Operation, time.Minute)
 			require.NoError(t, err)
 			alive, err := s.KeepAlive(ctx, l.ID)
@@ -166,7 +166,7 @@ func TestRealClockCloseStopsTimer(t *testing.T) {
 	t.Run("timer stopped", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			clk := &countingClock{Clock: lease.SystemClock()}
-			s := lease.New(lease.WithClock(clk))
+			s := lease.Must(lease.New(lease.WithClock(clk)))
 			_, err := s.Grant(ctx, "h", lease.Operation, time.Minute)
 			require.NoError(t, err)
 			require.NoError(t, s.Close())
@@ -179,7 +179,7 @@ func TestRealClockCloseStopsTimer(t *testing.T) {
 		// The counterpart of the case above, so that one can fail.
 		synctest.Test(t, func(t *testing.T) {
 			clk := &countingClock{Clock: lease.SystemClock()}
-			s := lease.New(lease.WithClock(clk))
+			s := lease.Must(lease.New(lease.WithClock(clk)))
 			defer s.Close()
 			_, err := s.Grant(ctx, "h", lease.Operation, time.Minute)
 			require.NoError(t, err)

@@ -136,14 +136,37 @@ func (e *entry) due() int64 {
 // expires returns the instant the lease expires unless renewed.
 func (e *entry) expires() int64 { return addSat(e.renewed, e.ttl) }
 
-// New returns a Service configured by opts. Options that are programmer
-// errors (a nil clock, inverted TTL bounds, negative capacities) panic in the
-// option constructors, not here.
-func New(opts ...Option) *Service {
+// New returns a Service configured by opts. An option given a value it can
+// never take (a nil clock or function, inverted TTL bounds, a negative
+// capacity) gets an *Error with Code CodeInvalidArgument whose Field names
+// the first such option, and no Service. Use Must for a configuration
+// fixed in the source, such as a test's.
+func New(opts ...Option) (*Service, error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newService(o), nil
+}
+
+// buildOptions applies opts to the defaults and reports the first refused.
+func buildOptions(opts []Option) (options, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
+		if opt == nil {
+			o.refuse("Option", "option must not be nil")
+			continue
+		}
 		opt.apply(&o)
 	}
+	if o.bad != nil {
+		return options{}, o.bad
+	}
+	return o, nil
+}
+
+// newService returns a Service with the options o, already checked.
+func newService(o options) *Service {
 	clock := MonotonicClock(o.clock).(*baseClock)
 	s := &Service{
 		opts:  o,

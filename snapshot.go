@@ -136,10 +136,15 @@ func (s *Service) Snapshot() (*Snapshot, error) {
 //
 // Purposes travel by name; a name this process has not defined is defined
 // as by NewPurpose. A snapshot naming more purposes than a process may
-// define gets an *Error with CodeInvalidArgument, and no Service.
+// define gets an *Error with CodeInvalidArgument, and no Service; so does
+// a bad option, as for New.
 func Restore(sn *Snapshot, opts ...Option) (*Service, error) {
 	if sn == nil {
 		return nil, invalidArgument("snapshot", "restore", 0, "must not be nil")
+	}
+	o, err := buildOptions(opts) // before any purpose is defined: a refusal changes nothing
+	if err != nil {
+		return nil, err
 	}
 	purposes := make([]Purpose, len(sn.purposes))
 	for i, name := range sn.purposes {
@@ -151,7 +156,7 @@ func Restore(sn *Snapshot, opts ...Option) (*Service, error) {
 		}
 		purposes[i] = p
 	}
-	s := New(opts...)
+	s := newService(o)
 	s.mu.Lock()
 	defer s.unlock()
 	now := s.now()

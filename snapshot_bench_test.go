@@ -16,7 +16,7 @@ import (
 // hour, every fourth one holding a key.
 func bigService(b *testing.B, n int) (*lease.Service, *leasetest.FakeClock) {
 	clk := leasetest.NewFakeClock(t0)
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	b.Cleanup(func() { _ = s.Close() })
 	for i := range n {
 		ttl := time.Minute + time.Duration(i%3600)*time.Second

@@ -16,7 +16,7 @@ import (
 func ExampleRestore() {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	short, _ := svc.GrantWithKey(ctx, "worker-1", lease.Operation, 10*time.Second, "jobs/7", []byte("running"))
 	long, _ := svc.Grant(ctx, "worker-2", lease.Operation, time.Hour)
 

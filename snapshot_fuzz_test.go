@@ -27,7 +27,7 @@ func FuzzSnapshot(f *testing.F) {
 		}
 		capacity := lease.WithEndedCapacity(int(data[0] % 8))
 		clk := leasetest.NewFakeClock(t0)
-		s := lease.New(lease.WithClock(clk), capacity)
+		s := lease.Must(lease.New(lease.WithClock(clk), capacity))
 		defer func() { _ = s.Close() }()
 		var lastID lease.ID
 		next := func() byte {
@@ -108,7 +108,7 @@ func FuzzSnapshot(f *testing.F) {
 // whatever it accepts restores and writes back in the same form.
 func FuzzReadSnapshot(f *testing.F) {
 	clk := leasetest.NewFakeClock(t0)
-	s := lease.New(lease.WithClock(clk), lease.WithEndedCapacity(3))
+	s := lease.Must(lease.New(lease.WithClock(clk), lease.WithEndedCapacity(3)))
 	for i := range 6 {
 		l, err := s.GrantWithKey(ctx, "h", lease.Operation, time.Duration(i+1)*time.Second, "k"+strconv.Itoa(i), []byte{byte(i)})
 		require.NoError(f, err)

@@ -178,7 +178,7 @@ func TestStats(t *testing.T) {
 func TestStatsSettlesWhatIsDue(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var ended []lease.ID
-	s := lease.New(lease.WithClock(leasetest.Stalled(clk)), lease.WithOnExpire(func(l lease.Lease) { ended = append(ended, l.ID) }))
+	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk)), lease.WithOnExpire(func(l lease.Lease) { ended = append(ended, l.ID) })))
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	l := grant(t, s, lease.Operation, time.Second)
 	clk.Advance(time.Second)
@@ -238,7 +238,7 @@ func TestStatsConcurrentWithDecisions(t *testing.T) {
 
 func ExampleService_Stats() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
 
 	ctx := context.Background()

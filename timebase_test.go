@@ -26,7 +26,7 @@ func (c *wallClock) Now() time.Time { return c.FakeClock.Now().Add(time.Duration
 // gains time) until the clock catches up, and a step forward is honoured.
 func TestClockStepBackIsTimeStandingStill(t *testing.T) {
 	clk := &wallClock{FakeClock: leasetest.NewFakeClock(t0)}
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	l := grant(t, s, lease.Operation, 30*time.Second)
 	clk.Advance(10 * time.Second)
@@ -50,7 +50,7 @@ func TestClockStepBackIsTimeStandingStill(t *testing.T) {
 // by the whole delay.
 func TestClockTimersCountOnTheTimeBase(t *testing.T) {
 	clk := &wallClock{FakeClock: leasetest.NewFakeClock(t0)}
-	s := lease.New(lease.WithClock(clk))
+	s := lease.Must(lease.New(lease.WithClock(clk)))
 	defer s.Close()
 	fired := false
 	s.Clock().AfterFunc(10*time.Second, func() { fired = true })

@@ -15,7 +15,7 @@ import (
 func TestService(t *testing.T) {
 	backendtest.TestBackend(t, func(t *testing.T) (lease.Backend, lease.Clock) {
 		clock := leasetest.NewFakeClock(time.Unix(1_700_000_000, 0))
-		svc := lease.New(lease.WithClock(clock))
+		svc := lease.Must(lease.New(lease.WithClock(clock)))
 		t.Cleanup(func() { require.NoError(t, svc.Close()) })
 		return lease.AsBackend(svc), clock
 	})
@@ -25,7 +25,7 @@ func TestService(t *testing.T) {
 // Service shared by all of them.
 func TestServiceShared(t *testing.T) {
 	clock := leasetest.NewFakeClock(time.Unix(1_700_000_000, 0))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	backendtest.TestBackend(t, func(*testing.T) (lease.Backend, lease.Clock) { return lease.AsBackend(svc), clock })
 }

@@ -18,7 +18,7 @@ type Ours struct {
 
 // NewOurs returns an adapter over a fresh lease.Service.
 func NewOurs() *Ours {
-	return &Ours{svc: lease.New(lease.WithClock(lease.SystemClock())), ctx: context.Background()}
+	return &Ours{svc: lease.Must(lease.New(lease.WithClock(lease.SystemClock()))), ctx: context.Background()}
 }
 
 // OursPeer describes lease.Service.

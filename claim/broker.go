@@ -32,15 +32,25 @@ type clocked interface{ Clock() lease.Clock }
 // New returns a Broker over store, which it owns from then on: Close
 // closes it. Work runs its heartbeats and timers on the store's clock if
 // the store has a Clock method returning a lease.Clock (Memory has), else
-// on the WithClock option's, else on lease.SystemClock. It
-// panics if store is nil.
-func New(store Store, opts ...Option) *Broker {
+// on the WithClock option's, else on lease.SystemClock. A nil store or a
+// bad option (see Option) gets a *lease.Error with Code
+// lease.CodeInvalidArgument naming it, and no Broker; the store is then
+// not closed, since the Broker never owned it. Use lease.Must for a
+// configuration fixed in the source.
+func New(store Store, opts ...Option) (*Broker, error) {
 	if store == nil {
-		panic("claim: New: nil store")
+		return nil, invalid("New", "store", "must not be nil")
 	}
 	o := defaultOptions()
 	for _, opt := range opts {
+		if opt == nil {
+			o.refuse("Option", "option must not be nil")
+			continue
+		}
 		opt.apply(&o)
+	}
+	if o.bad != nil {
+		return nil, o.bad
 	}
 	clock := o.clock
 	if c, ok := store.(clocked); ok {
@@ -49,7 +59,7 @@ func New(store Store, opts ...Option) *Broker {
 	if clock == nil {
 		clock = lease.SystemClock()
 	}
-	return &Broker{store: store, clock: clock, opts: o, runs: make(map[*run]struct{}), done: make(chan struct{})}
+	return &Broker{store: store, clock: clock, opts: o, runs: make(map[*run]struct{}), done: make(chan struct{})}, nil
 }
 
 // Close stops the Broker and closes its store. When it returns, nothing of

@@ -19,8 +19,8 @@ import (
 // timer, the handler's heartbeat) is left to fire.
 func TestCloseStopsEverythingOfTheBroker(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(clk))
-	b := claim.New(claim.NewMemory(svc))
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	release := make(chan struct{})
 	runs := make(chan handlerRun, 1)
 	wctx, cancel := context.WithCancel(ctx)
@@ -61,13 +61,13 @@ func TestNoHandlerStartsAfterClose(t *testing.T) {
 		b      *claim.Broker
 		closed atomic.Bool
 	)
-	svc := lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
 		if d.Action == lease.ActionGrant && closed.CompareAndSwap(false, true) {
 			assert.NoError(t, b.Close())
 		}
-	}))
+	})))
 	defer func() { require.NoError(t, svc.Close()) }()
-	b = claim.New(claim.NewMemory(svc))
+	b = lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	enqueue(t, b, q, "p")
 	var ran atomic.Bool
 	done := make(chan error, 1)
@@ -89,13 +89,13 @@ func TestNoHandlerStartsAfterClose(t *testing.T) {
 func TestClaimDuringCloseIsRefused(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var b *claim.Broker
-	svc := lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
 		if d.Action == lease.ActionGrant {
 			assert.NoError(t, b.Close())
 		}
-	}))
+	})))
 	defer func() { require.NoError(t, svc.Close()) }()
-	b = claim.New(claim.NewMemory(svc))
+	b = lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	enqueue(t, b, q, "a")
 	enqueue(t, b, q, "b")
 	cs, err := b.Claim(ctx, q, "w", 2, ttl)

@@ -11,7 +11,8 @@
 // [NewMemory], is the in-process store: each claim is a lease of one
 // lease.Service, held by the owner with purpose lease.Operation. The
 // PostgreSQL store, postgres.ClaimStore in the postgres module, keeps them
-// in a database. Create a Broker with New(NewMemory(svc)); it owns its store.
+// in a database. Create a Broker with New over a store (NewMemory(svc)); it
+// owns its store.
 //
 // A worker (an owner) claims claimable items for a lease duration, lower
 // Priority first, then earliest visible. While the owner works it sends

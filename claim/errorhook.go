@@ -33,13 +33,16 @@ type HandlerFailure struct {
 // a context that carries the handler's values but is never cancelled; its
 // slot takes the next item meanwhile, so a slow hook delays only the next
 // settlement. A panic in h is reported to the panic handler (Callback
-// "error hook", see WithPanicHandler) and Work goes on. It panics if h is
-// nil.
+// "error hook", see WithPanicHandler) and Work goes on. New returns an
+// error if h is nil.
 func WithErrorHook(h func(ctx context.Context, f HandlerFailure)) Option {
-	if h == nil {
-		panic("claim: WithErrorHook: nil hook")
-	}
-	return optionFunc(func(o *options) { o.onError = h })
+	return optionFunc(func(o *options) {
+		if h == nil {
+			o.refuse("WithErrorHook", "hook must not be nil")
+			return
+		}
+		o.onError = h
+	})
 }
 
 // hookFailure tells the error hook, if any, of f under the panic policy.

@@ -128,7 +128,3 @@ func TestErrorHookThatPanicsFollowsThePanicPolicy(t *testing.T) {
 		assert.Equal(t, counts(0, 0, 0, 1), countsOf(t, b, q))
 	})
 }
-
-func TestWithErrorHookRefusesNil(t *testing.T) {
-	assert.Panics(t, func() { claim.WithErrorHook(nil) })
-}

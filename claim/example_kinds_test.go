@@ -31,9 +31,9 @@ func (Invoice) Kind() string { return "invoice" }
 func ExampleAddWorker() {
 	ctx, stop := context.WithCancel(context.Background())
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer b.Close()
 
 	handled := 0
@@ -73,9 +73,9 @@ func ExampleAddWorker() {
 func ExampleDiscard() {
 	ctx, stop := context.WithCancel(context.Background())
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer b.Close()
 
 	_, _ = b.Enqueue(ctx, "orders", []byte("not a number"), claim.MaxAttempts(10))

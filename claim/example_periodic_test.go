@@ -20,14 +20,14 @@ type Sweep struct {
 func (Sweep) Kind() string { return "sweep" }
 
 func ExamplePeriodic() {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer b.Close()
 
 	// Every process runs the same Periodic; the leader of the election
 	// enqueues each tick, once.
-	e, _ := election.New(lock.NewMemory(svc), "periodic", election.WithLeaseDuration(time.Second))
+	e, _ := election.New(lease.Must(lock.NewMemory(svc)), "periodic", election.WithLeaseDuration(time.Second))
 	p, _ := claim.NewPeriodic(b, e, claim.PeriodicJob{
 		Name:     "sweep",
 		Schedule: claim.Every(20 * time.Millisecond),

@@ -14,9 +14,9 @@ import (
 func Example() {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer b.Close()
 
 	_, _ = b.Enqueue(ctx, "emails", []byte("welcome alice"))
@@ -49,9 +49,9 @@ func Example() {
 func ExampleBroker_Fail() {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer b.Close()
 
 	it, _ := b.Enqueue(ctx, "reports", []byte("q3"), claim.MaxAttempts(3))
@@ -81,9 +81,9 @@ func ExampleBroker_Fail() {
 
 func ExampleBroker_Work() {
 	ctx, cancel := context.WithCancel(context.Background())
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer b.Close()
 
 	for _, name := range []string{"a.png", "b.png", "c.png"} {
@@ -125,9 +125,9 @@ func ExampleBackoff() {
 func ExampleBroker_Snooze() {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer b.Close()
 
 	_, _ = b.Enqueue(ctx, "mail", []byte("newsletter"), claim.Priority(5))

@@ -245,9 +245,9 @@ func (s *countingStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]cl
 // fetches min(idle, BatchSize) items per claim.
 func TestWorkClaimsABatchPerRoundTrip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
-		store := &countingStore{Store: claim.NewMemory(svc), limits: make(chan int, 100)}
-		b := claim.New(store)
+		svc := lease.Must(lease.New())
+		store := &countingStore{Store: lease.Must(claim.NewMemory(svc)), limits: make(chan int, 100)}
+		b := lease.Must(claim.New(store))
 		t.Cleanup(func() {
 			require.NoError(t, b.Close())
 			require.NoError(t, svc.Close())
@@ -368,14 +368,14 @@ func TestWorkClaimLostBeforeItsJobExistsIsNotRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := leasetest.NewFakeClock(t0)
 		var grants int
-		svc := lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+		svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
 			if d.Action == lease.ActionGrant {
 				grants++
 				if grants == 1 {
 					clk.Advance(ttl)
 				}
 			}
-		}))
+		})))
 		b := newBrokerOn(t, svc)
 		attempts := make(chan int, 2)
 		stop := startWork(t, b, claim.Worker{Queue: q, LeaseDuration: ttl, Handler: func(_ context.Context, c claim.Claim) error {
@@ -396,8 +396,8 @@ func TestWorkClaimLostBeforeItsJobExistsIsNotRun(t *testing.T) {
 // input itself, naming the field, and changes nothing.
 func TestMemoryChecksItsOwnInput(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(clk))
-	m := claim.NewMemory(svc)
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	m := lease.Must(claim.NewMemory(svc))
 	t.Cleanup(func() {
 		require.NoError(t, m.Close())
 		require.NoError(t, svc.Close())
@@ -439,8 +439,8 @@ func TestMemoryChecksItsOwnInput(t *testing.T) {
 // at once once the Memory is closed.
 func TestMemoryNotify(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(clk))
-	m := claim.NewMemory(svc)
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	m := lease.Must(claim.NewMemory(svc))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	ready, stop := m.Notify(q)
 	other, stopOther := m.Notify("other")
@@ -486,9 +486,9 @@ func (s *flakyStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 func TestWorkRetriesAClaimThatFailed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := leasetest.NewFakeClock(t0)
-		svc := lease.New(lease.WithClock(clk))
-		store := &flakyStore{Store: claim.NewMemory(svc), fails: 2, calls: make(chan struct{}, 100)}
-		b := claim.New(store, claim.WithClock(clk)) // the wrapper hides Memory's Clock
+		svc := lease.Must(lease.New(lease.WithClock(clk)))
+		store := &flakyStore{Store: lease.Must(claim.NewMemory(svc)), fails: 2, calls: make(chan struct{}, 100)}
+		b := lease.Must(claim.New(store, claim.WithClock(clk))) // the wrapper hides Memory's Clock
 		t.Cleanup(func() {
 			require.NoError(t, b.Close())
 			require.NoError(t, svc.Close())
@@ -530,9 +530,9 @@ func (s *slowSettleStore) Settle(ctx context.Context, st claim.Settlement) error
 // slow commit does not idle the handlers.
 func TestWorkHandlesTheNextItemWhileSettling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
-		store := &slowSettleStore{Store: claim.NewMemory(svc), release: make(chan struct{})}
-		b := claim.New(store)
+		svc := lease.Must(lease.New())
+		store := &slowSettleStore{Store: lease.Must(claim.NewMemory(svc)), release: make(chan struct{})}
+		b := lease.Must(claim.New(store))
 		t.Cleanup(func() {
 			require.NoError(t, b.Close())
 			require.NoError(t, svc.Close())

@@ -28,14 +28,14 @@ const (
 func newBroker(t testing.TB, opts ...claim.Option) (*claim.Broker, *lease.Service, *leasetest.FakeClock) {
 	t.Helper()
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(clk))
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
 	return newBrokerOn(t, svc, opts...), svc, clk
 }
 
 // newBrokerOn returns a Broker on svc, both closed when the test ends.
 func newBrokerOn(t testing.TB, svc *lease.Service, opts ...claim.Option) *claim.Broker {
 	t.Helper()
-	b := claim.New(claim.NewMemory(svc), opts...)
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc)), opts...))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())

@@ -60,11 +60,11 @@ var _ Store = (*Memory)(nil)
 // NewMemory returns a Memory whose claims are leases of svc. It subscribes
 // to the endings of svc's leases, and watches svc's Done channel, until
 // Close; when svc closes, claims fail with an error matching
-// lease.ErrClosed and every Notify channel is closed. It panics if svc is
-// nil.
-func NewMemory(svc *lease.Service) *Memory {
+// lease.ErrClosed and every Notify channel is closed. A nil svc gets a
+// *lease.Error with Code lease.CodeInvalidArgument, and no Memory.
+func NewMemory(svc *lease.Service) (*Memory, error) {
 	if svc == nil {
-		panic("claim: NewMemory: nil service")
+		return nil, invalid("NewMemory", "svc", "service must not be nil")
 	}
 	clock := svc.Clock()
 	m := &Memory{
@@ -77,7 +77,7 @@ func NewMemory(svc *lease.Service) *Memory {
 	m.kept[0].state, m.kept[1].state, m.kept[2].state = Completed, Cancelled, Dead
 	m.stopEnd = svc.OnEnd(m.leaseEnded)
 	go m.watchService()
-	return m
+	return m, nil
 }
 
 // watchService wakes every waiter when the service closes, since no claim

@@ -14,8 +14,8 @@ import (
 // its service when the test ends.
 func newConformanceMemory(t *testing.T) (*claim.Memory, *leasetest.FakeClock) {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
-	m := claim.NewMemory(svc)
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
+	m := lease.Must(claim.NewMemory(svc))
 	t.Cleanup(func() {
 		_ = m.Close()
 		_ = svc.Close()

@@ -19,13 +19,13 @@ func duringGrant(t *testing.T, hook func(m *claim.Memory)) *claim.Memory {
 	t.Helper()
 	var m *claim.Memory
 	armed := true
-	svc := lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithAuditSink(func(d lease.Decision) {
 		if d.Action == lease.ActionGrant && d.Allowed && armed {
 			armed = false
 			hook(m)
 		}
-	}))
-	m = claim.NewMemory(svc)
+	})))
+	m = lease.Must(claim.NewMemory(svc))
 	t.Cleanup(func() {
 		require.NoError(t, m.Close())
 		require.NoError(t, svc.Close())

@@ -140,9 +140,9 @@ func retainedPerLive(t testing.TB, s memScenario, churn bool) float64 {
 	clk := leasetest.NewFakeClock(t0)
 	// The service keeps no audit trail and few ended leases, so that its
 	// own memory is small; it is not counted anyway.
-	svc := lease.New(lease.WithClock(clk), lease.WithAuditCapacity(0), lease.WithEndedCapacity(1))
+	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditCapacity(0), lease.WithEndedCapacity(1)))
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	s.build(t, b, clk, churn)
 	with := liveHeap()
 	require.NoError(t, b.Close())

@@ -101,12 +101,15 @@ func (f ObserverFunc) Observe(e Event) { f(e) }
 
 // WithObserver makes the Broker tell o about its events (see Observer); if
 // o is also a HandlerTracer, it wraps every Work handler. Without it an
-// event costs a nil check. It panics if o is nil.
+// event costs a nil check. New returns an error if o is nil.
 func WithObserver(o Observer) Option {
-	if o == nil {
-		panic("claim: WithObserver: nil observer")
-	}
-	return optionFunc(func(opts *options) { opts.observer = o })
+	return optionFunc(func(opts *options) {
+		if o == nil {
+			opts.refuse("WithObserver", "observer must not be nil")
+			return
+		}
+		opts.observer = o
+	})
 }
 
 // emit calls the observer under the panic policy.

@@ -62,7 +62,7 @@ func TestRetryNowRefuses(t *testing.T) {
 func TestRetryNowUnsupported(t *testing.T) {
 	b, svc, _ := newBroker(t)
 	assert.Equal(t, claim.Capabilities{Pause: true, Queues: true, RetryNow: true, Clean: true}, b.Capabilities())
-	plain := claim.New(struct{ claim.Store }{claim.NewMemory(svc)})
+	plain := lease.Must(claim.New(struct{ claim.Store }{lease.Must(claim.NewMemory(svc))}))
 	t.Cleanup(func() { require.NoError(t, plain.Close()) })
 	assert.Equal(t, claim.Capabilities{}, plain.Capabilities())
 	_, err := plain.RetryNow(ctx, q, 1)

@@ -2,7 +2,7 @@ package claim
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -15,6 +15,11 @@ const DefaultMaxAttempts = 25
 // Option configures a Broker. Options are applied in order by New. An
 // Option holds only the setting it applies, so it may be shared between
 // goroutines and Brokers.
+//
+// An option constructor never panics: New returns a *lease.Error with Code
+// lease.CodeInvalidArgument whose Field names the first option given a
+// value it can never take (a nil function or clock, fewer than one
+// attempt).
 type Option interface {
 	apply(*options)
 }
@@ -30,6 +35,15 @@ type options struct {
 	onPanic     func(*lease.PanicError)
 	observer    Observer                              // nil: none (WithObserver)
 	onError     func(context.Context, HandlerFailure) // nil: none (WithErrorHook)
+	bad         error                                 // the first option refused, reported by New
+}
+
+// refuse records that option was given a value it can never take, unless
+// an earlier option was refused already: New reports the first.
+func (o *options) refuse(option, detail string) {
+	if o.bad == nil {
+		o.bad = invalid("New", option, detail)
+	}
 }
 
 func defaultOptions() options {
@@ -37,12 +51,15 @@ func defaultOptions() options {
 }
 
 // WithMaxAttempts sets the default number of attempts of an item (default
-// DefaultMaxAttempts). It panics if n < 1.
+// DefaultMaxAttempts). New returns an error if n < 1.
 func WithMaxAttempts(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("claim: WithMaxAttempts(%d): need n >= 1", n))
-	}
-	return optionFunc(func(o *options) { o.maxAttempts = n })
+	return optionFunc(func(o *options) {
+		if n < 1 {
+			o.refuse("WithMaxAttempts", strconv.Itoa(n)+" attempts is less than 1")
+			return
+		}
+		o.maxAttempts = n
+	})
 }
 
 // WithJitter makes Fail pass every backoff delay through f and use its
@@ -54,12 +71,16 @@ func WithMaxAttempts(n int) Option {
 // requeued and outside the Broker's lock, so it may call the Broker; it
 // must be safe for concurrent use. A panic in f is reported to the panic
 // handler (see WithPanicHandler) and the delay without jitter is used.
-// Without WithJitter delays are deterministic. It panics if f is nil.
+// Without WithJitter delays are deterministic. New returns an error if f
+// is nil.
 func WithJitter(f func(delay time.Duration) time.Duration) Option {
-	if f == nil {
-		panic("claim: WithJitter: nil func")
-	}
-	return optionFunc(func(o *options) { o.jitter = f })
+	return optionFunc(func(o *options) {
+		if f == nil {
+			o.refuse("WithJitter", "func must not be nil")
+			return
+		}
+		o.jitter = f
+	})
 }
 
 // WithPanicHandler sets the function that receives the panics recovered from
@@ -71,12 +92,15 @@ func WithJitter(f func(delay time.Duration) time.Duration) Option {
 // handler's item is failed with reason "panic: " and the value; a jitter
 // function's delay is not jittered). h runs on the goroutine of the
 // callback that panicked, outside the Broker's lock; it must not panic
-// itself. It panics if h is nil.
+// itself. New returns an error if h is nil.
 func WithPanicHandler(h func(*lease.PanicError)) Option {
-	if h == nil {
-		panic("claim: WithPanicHandler: nil handler")
-	}
-	return optionFunc(func(o *options) { o.onPanic = h })
+	return optionFunc(func(o *options) {
+		if h == nil {
+			o.refuse("WithPanicHandler", "handler must not be nil")
+			return
+		}
+		o.onPanic = h
+	})
 }
 
 // EnqueueOption configures one Enqueue call. Invalid values are reported by
@@ -143,10 +167,13 @@ func Timeout(d time.Duration) EnqueueOption {
 // WithClock sets the clock Work runs its heartbeats, handler timeouts and
 // stop timeout on, for a store that does not provide one (Memory does, its
 // service's, which takes precedence). The default is lease.SystemClock.
-// It panics if c is nil.
+// New returns an error if c is nil.
 func WithClock(c lease.Clock) Option {
-	if c == nil {
-		panic("claim: WithClock: nil clock")
-	}
-	return optionFunc(func(o *options) { o.clock = c })
+	return optionFunc(func(o *options) {
+		if c == nil {
+			o.refuse("WithClock", "clock must not be nil")
+			return
+		}
+		o.clock = c
+	})
 }

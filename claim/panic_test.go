@@ -43,10 +43,6 @@ func TestWorkHandlerPanicIsReportedAndFailsTheItem(t *testing.T) {
 	})
 }
 
-func TestWithPanicHandlerPanicsOnNil(t *testing.T) {
-	assert.Panics(t, func() { claim.WithPanicHandler(nil) })
-}
-
 // TestJitterIsCalledOutsideTheLock: a jitter function may call the Broker.
 // Called under the Broker's lock, the call below would wait for that lock
 // forever; the guard turns the wait into a failure instead of a hang.

@@ -79,9 +79,9 @@ func startProcess(t *testing.T, svc *lease.Service, mem *claim.Memory, jobs ...c
 // startProcessLeasing is startProcess with an election lease of d.
 func startProcessLeasing(t *testing.T, svc *lease.Service, mem *claim.Memory, d time.Duration, jobs ...claim.PeriodicJob) *process {
 	t.Helper()
-	p := &process{locks: &mortalLocks{Memory: lock.NewMemory(svc)}, done: make(chan error, 1)}
+	p := &process{locks: &mortalLocks{Memory: lease.Must(lock.NewMemory(svc))}, done: make(chan error, 1)}
 	p.store = &processStore{Store: mem, clock: mem.Clock(), dead: &p.locks.dead}
-	b := claim.New(p.store)
+	b := lease.Must(claim.New(p.store))
 	e, err := election.New(p.locks, "periodic", election.WithLeaseDuration(d))
 	require.NoError(t, err)
 	r, err := claim.NewPeriodic(b, e, jobs...)
@@ -128,9 +128,9 @@ func (r *tickRecorder) workers(t *testing.T) *claim.Workers {
 // the system clock (the bubble's), and a Broker over it for the workers.
 func newSharedStore(t *testing.T) (*lease.Service, *claim.Memory, *claim.Broker) {
 	t.Helper()
-	svc := lease.New()
-	mem := claim.NewMemory(svc)
-	b := claim.New(mem)
+	svc := lease.Must(lease.New())
+	mem := lease.Must(claim.NewMemory(svc))
+	b := lease.Must(claim.New(mem))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -292,7 +292,7 @@ func TestEveryTicksOnMultiplesOfItsInterval(t *testing.T) {
 
 func TestNewPeriodicRefusesBadInput(t *testing.T) {
 	b, svc, _ := newBroker(t)
-	e, err := election.New(lock.NewMemory(svc), "periodic")
+	e, err := election.New(lease.Must(lock.NewMemory(svc)), "periodic")
 	require.NoError(t, err)
 	good := everyTenSeconds()
 	with := func(f func(*claim.PeriodicJob)) claim.PeriodicJob {

@@ -18,9 +18,9 @@ var bg = context.Background()
 // its queue states once the retired ones are freed, as the next sweep would.
 func newQueueBroker(t *testing.T, opts ...Option) (*Broker, *leasetest.FakeClock, func() int) {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clk))
-	m := NewMemory(svc)
-	b := New(m, opts...)
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	m := lease.Must(NewMemory(svc))
+	b := lease.Must(New(m, opts...))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -137,14 +137,14 @@ func TestWorkerStoppedRightAfterItsClaimStillEndsItsWait(t *testing.T) {
 func TestLeaseExpiredBeforeItWasRecordedIsTakenBackAtOnce(t *testing.T) {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var once bool
-	svc := lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
 		if d.Action == lease.ActionGrant && !once {
 			once = true
 			clk.Advance(time.Second)
 		}
-	}))
-	m := NewMemory(svc)
-	b := New(m)
+	})))
+	m := lease.Must(NewMemory(svc))
+	b := lease.Must(New(m))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())

@@ -57,9 +57,9 @@ func TestBrokerQueuesAndPauseBadInput(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, claim.QueueInfo{Name: q, Counts: counts(1, 0, 0, 0), Paused: true, PausedAt: t0}, got[0])
 
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer func() { require.NoError(t, svc.Close()) }()
-	plain := claim.New(struct{ claim.Store }{claim.NewMemory(svc)})
+	plain := lease.Must(claim.New(struct{ claim.Store }{lease.Must(claim.NewMemory(svc))}))
 	defer func() { require.NoError(t, plain.Close()) }()
 	le = requireCode(t, plain.PauseQueue(ctx, q), lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 	assert.Equal(t, "store", le.Field)

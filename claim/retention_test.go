@@ -17,10 +17,10 @@ import (
 func newRetainingBroker(t *testing.T, r claim.Retention) (*claim.Broker, *leasetest.FakeClock) {
 	t.Helper()
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(clk))
-	m := claim.NewMemory(svc)
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	m := lease.Must(claim.NewMemory(svc))
 	require.NoError(t, m.SetRetention(r))
-	b := claim.New(m)
+	b := lease.Must(claim.New(m))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -42,9 +42,9 @@ func TestRetentionCheckNamesTheField(t *testing.T) {
 }
 
 func TestSetRetentionRefusesBadInputAndChangesNothing(t *testing.T) {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer func() { require.NoError(t, svc.Close()) }()
-	m := claim.NewMemory(svc)
+	m := lease.Must(claim.NewMemory(svc))
 	defer func() { require.NoError(t, m.Close()) }()
 	require.NoError(t, m.SetRetention(claim.Retention{Completed: time.Hour}))
 	err := m.SetRetention(claim.Retention{Completed: time.Minute, Dead: -1})
@@ -93,9 +93,9 @@ func TestBrokerCleanBadInput(t *testing.T) {
 	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 	assert.Equal(t, "batch", le.Field)
 
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer func() { require.NoError(t, svc.Close()) }()
-	plain := claim.New(struct{ claim.Store }{claim.NewMemory(svc)})
+	plain := lease.Must(claim.New(struct{ claim.Store }{lease.Must(claim.NewMemory(svc))}))
 	defer func() { require.NoError(t, plain.Close()) }()
 	_, err = plain.Clean(ctx, 1)
 	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
@@ -106,11 +106,11 @@ func TestBrokerCleanBadInput(t *testing.T) {
 // passed its retention, in batches, and returns when the Broker closes.
 func TestRunCleanerCleansInRoundsAndStopsAtClose(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(clk))
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
 	defer func() { require.NoError(t, svc.Close()) }()
-	m := claim.NewMemory(svc)
+	m := lease.Must(claim.NewMemory(svc))
 	require.NoError(t, m.SetRetention(claim.Retention{Completed: time.Minute}))
-	b := claim.New(m)
+	b := lease.Must(claim.New(m))
 	for range 5 {
 		enqueue(t, b, q, "x")
 		require.NoError(t, b.Complete(ctx, claimOne(t, b, q, "w")))

@@ -31,8 +31,8 @@ func TestCoreEndsTheLeaseFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := leasetest.NewFakeClock(t0)
-			svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
-			b := claim.New(claim.NewMemory(svc))
+			svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk)))) // timers never fire
+			b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 			defer func() {
 				require.NoError(t, b.Close())
 				require.NoError(t, svc.Close())
@@ -59,8 +59,8 @@ func TestCoreEndsTheLeaseFirst(t *testing.T) {
 // notification takes the item back.
 func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
-	b := claim.New(claim.NewMemory(svc))
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk)))) // timers never fire
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -81,8 +81,8 @@ func TestCoreEndingWhileIdleIsSeenAtOnce(t *testing.T) {
 // still never shows an expired claim as live.
 func TestExpiredClaimIsSettledWithoutANotification(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(leasetest.Stalled(clk))) // timers never fire
-	b := claim.New(claim.NewMemory(svc))
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk)))) // timers never fire
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -109,10 +109,10 @@ func TestHooksMayCallTheBroker(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var b *claim.Broker
 	var seen []claim.Counts
-	svc := lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
+	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
 		seen = append(seen, countsOf(t, b, q))
-	}))
-	b = claim.New(claim.NewMemory(svc))
+	})))
+	b = lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -152,13 +152,13 @@ func TestOverlappingHeartbeats(t *testing.T) {
 				errIn  error
 			)
 			clk := leasetest.NewFakeClock(t0)
-			svc := lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+			svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
 				if d.Action == lease.ActionRenew && !nested {
 					nested = true
 					_, errIn = b.Heartbeat(ctx, c, tt.inner)
 				}
-			}))
-			b = claim.New(claim.NewMemory(svc))
+			})))
+			b = lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 			defer func() {
 				require.NoError(t, b.Close())
 				require.NoError(t, svc.Close())

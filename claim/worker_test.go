@@ -36,8 +36,8 @@ func startWork(t *testing.T, b *claim.Broker, w claim.Worker) (stop func() error
 // bubble's fake time inside synctest).
 func newRealBroker(t *testing.T, opts ...claim.Option) (*claim.Broker, *lease.Service) {
 	t.Helper()
-	svc := lease.New()
-	b := claim.New(claim.NewMemory(svc), opts...)
+	svc := lease.Must(lease.New())
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc)), opts...))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())

@@ -16,9 +16,9 @@ import (
 // benchConsole is a console over a Memory holding n items in one queue
 // (a tenth of them dead) and a few other queues.
 func benchConsole(b *testing.B, n int) http.Handler {
-	svc := lease.New()
-	mem := claim.NewMemory(svc)
-	broker := claim.New(mem)
+	svc := lease.Must(lease.New())
+	mem := lease.Must(claim.NewMemory(svc))
+	broker := lease.Must(claim.New(mem))
 	b.Cleanup(func() {
 		require.NoError(b, broker.Close())
 		require.NoError(b, svc.Close())

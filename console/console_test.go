@@ -252,8 +252,8 @@ func TestActions(t *testing.T) {
 
 // A store without RetryNow or Pause gets neither offered nor done.
 func TestActionsHiddenWhenTheStoreLacksThem(t *testing.T) {
-	svc := lease.New()
-	b := claim.New(struct{ claim.Store }{claim.NewMemory(svc)})
+	svc := lease.Must(lease.New())
+	b := lease.Must(claim.New(struct{ claim.Store }{lease.Must(claim.NewMemory(svc))}))
 	defer func() { require.NoError(t, b.Close()); require.NoError(t, svc.Close()) }()
 	srv := httptest.NewServer(console.New(console.Config{Broker: b, Queues: []string{"q"}, Actions: true, Authorize: allow}))
 	defer srv.Close()
@@ -301,7 +301,7 @@ func TestMountedUnderAPrefix(t *testing.T) {
 // leases and audit pages page and filter.
 func TestLocksLeasesAudit(t *testing.T) {
 	e := newEnv(t, console.Config{})
-	locks := lock.NewMemory(e.svc)
+	locks := lease.Must(lock.NewMemory(e.svc))
 	l, err := locks.Acquire(ctx, "jobs/nightly", "exec-1", time.Minute)
 	require.NoError(t, err)
 	el, err := election.New(locks, "leader")

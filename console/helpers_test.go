@@ -38,11 +38,11 @@ type env struct {
 func newEnv(t testing.TB, cfg console.Config) *env {
 	t.Helper()
 	e := &env{clk: leasetest.NewFakeClock(t0)}
-	e.svc = lease.New(lease.WithClock(e.clk))
+	e.svc = lease.Must(lease.New(lease.WithClock(e.clk)))
 	e.rec = console.NewRecorder(e.clk)
-	mem := claim.NewMemory(e.svc)
+	mem := lease.Must(claim.NewMemory(e.svc))
 	require.NoError(t, mem.SetRetention(claim.StandardRetention))
-	e.broker = claim.New(mem, claim.WithObserver(e.rec), claim.WithMaxAttempts(2))
+	e.broker = lease.Must(claim.New(mem, claim.WithObserver(e.rec), claim.WithMaxAttempts(2)))
 	cfg.Service, cfg.Broker, cfg.Recorder = e.svc, e.broker, e.rec
 	e.srv = httptest.NewServer(console.New(cfg))
 	t.Cleanup(func() {

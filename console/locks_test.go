@@ -21,9 +21,9 @@ import (
 // The locks page shows who waits for each lock and who waits to lead.
 func TestLocksPageShowsWaitersAndCandidates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		defer svc.Close()
-		locks := lock.NewMemory(svc)
+		locks := lease.Must(lock.NewMemory(svc))
 		ctx := t.Context()
 		held, err := locks.Acquire(ctx, "nightly", "exec-1", time.Minute)
 		require.NoError(t, err)

@@ -31,9 +31,9 @@ func fixture(t *testing.T) (*httptest.Server, *lease.Service) {
 	t.Helper()
 	ctx := context.Background()
 	clk := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(clk))
-	locks := lock.NewMemory(svc)
-	broker := claim.New(claim.NewMemory(svc))
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	locks := lease.Must(lock.NewMemory(svc))
+	broker := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	t.Cleanup(func() {
 		require.NoError(t, broker.Close())
 		require.NoError(t, svc.Close())

@@ -22,9 +22,9 @@ func requireOperator(next http.Handler) http.Handler {
 }
 
 func Example() {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	locks := lock.NewMemory(svc)
+	locks := lease.Must(lock.NewMemory(svc))
 
 	mux := http.NewServeMux()
 	page := debugpage.New(debugpage.Config{Service: svc, Locks: locks})

@@ -68,9 +68,9 @@ func screenshotFixture(t *testing.T) http.Handler {
 	t.Helper()
 	ctx := context.Background()
 	clk := leasetest.NewFakeClock(time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clk))
-	locks := lock.NewMemory(svc)
-	broker := claim.New(claim.NewMemory(svc))
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	locks := lease.Must(lock.NewMemory(svc))
+	broker := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	t.Cleanup(func() {
 		require.NoError(t, broker.Close())
 		require.NoError(t, svc.Close())

@@ -12,7 +12,7 @@ import (
 func TestPanicRecorder(t *testing.T) {
 	var r leasetest.PanicRecorder
 	assert.Empty(t, r.Panics())
-	s := lease.New(lease.WithPanicHandler(r.Handle))
+	s := lease.Must(lease.New(lease.WithPanicHandler(r.Handle)))
 	defer s.Close()
 	s.OnEnd(func(lease.Lease, lease.EndReason) { panic("boom") })
 	l, err := s.Grant(t.Context(), "h", lease.Operation, 1<<40)

@@ -28,9 +28,9 @@ func BenchmarkMemoryAcquireRelease(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
-			svc := lease.New(c.opts...)
+			svc := lease.Must(lease.New(c.opts...))
 			defer svc.Close()
-			mem := lock.NewMemory(svc, c.mem...)
+			mem := lease.Must(lock.NewMemory(svc, c.mem...))
 			b.ReportAllocs()
 			for b.Loop() {
 				l, err := mem.Acquire(ctx, "job", "a", time.Minute)
@@ -51,9 +51,9 @@ func BenchmarkMemoryAcquireRelease(b *testing.B) {
 // once.
 func BenchmarkMemoryContention(b *testing.B) {
 	ctx := context.Background()
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	var inside, violations, acquired atomic.Int64
 	var ids atomic.Int64
 	b.ReportAllocs()
@@ -86,9 +86,9 @@ func BenchmarkMemoryContention(b *testing.B) {
 
 func BenchmarkTryLock(b *testing.B) {
 	ctx := context.Background()
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	m := newManager(b, lock.NewMemory(svc))
+	m := newManager(b, lease.Must(lock.NewMemory(svc)))
 	fn := func(context.Context, lock.Lease) error { return nil }
 	b.ReportAllocs()
 	for b.Loop() {
@@ -103,9 +103,9 @@ func BenchmarkTryLock(b *testing.B) {
 // the system clock. It reports the median and the 99th percentile.
 func BenchmarkHandOff(b *testing.B) {
 	ctx := context.Background()
-	svc := lease.New(lease.WithAuditCapacity(0))
+	svc := lease.Must(lease.New(lease.WithAuditCapacity(0)))
 	defer svc.Close()
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	got := make(chan time.Time)
 	released := make(chan struct{})
 	turn := make(chan struct{})

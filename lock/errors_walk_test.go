@@ -58,7 +58,7 @@ func TestEveryErrorIsALeaseError(t *testing.T) {
 		"ErrStaleToken": func() error { return lock.ErrStaleToken },
 	}
 	svc, _ := newFakeService(t)
-	closed := lock.NewMemory(svc)
+	closed := lease.Must(lock.NewMemory(svc))
 	require.NoError(t, svc.Close())
 	calls["Acquire closed"] = func() error { _, err := closed.Acquire(ctx, "a", "me", time.Second); return err }
 	calls["AcquireWait closed"] = func() error { _, err := closed.AcquireWait(ctx, "a", "me", time.Second, nil); return err }

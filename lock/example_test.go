@@ -12,9 +12,18 @@ import (
 )
 
 func ExampleManager_TryLock() {
-	svc := lease.New()
+	svc, err := lease.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer svc.Close()
-	m, err := lock.NewManager(lock.NewMemory(svc))
+	mem, err := lock.NewMemory(svc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := lock.NewManager(mem)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -31,9 +40,9 @@ func ExampleManager_TryLock() {
 }
 
 func ExampleDo() {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	m, err := lock.NewManager(lock.NewMemory(svc))
+	m, err := lock.NewManager(lease.Must(lock.NewMemory(svc)))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -50,10 +59,10 @@ func ExampleDo() {
 // A Manager's context tells the function when its lock is lost.
 func ExampleManager_TryLock_lost() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
 	// The Manager counts on the Memory's time: its service's clock.
-	m, err := lock.NewManager(lock.NewMemory(svc), lock.WithLeaseDuration(30*time.Second))
+	m, err := lock.NewManager(lease.Must(lock.NewMemory(svc)), lock.WithLeaseDuration(30*time.Second))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -91,9 +100,9 @@ func ExampleFence() {
 func ExampleWithLockDelay() {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	mem := lock.NewMemory(svc, lock.WithLockDelay(5*time.Second))
+	mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(5*time.Second)))
 
 	_, _ = mem.Acquire(ctx, "job", "a", 10*time.Second)
 	clock.Advance(12 * time.Second) // a's lease expired 2 s ago
@@ -111,9 +120,9 @@ func ExampleWithLockDelay() {
 // Holder tells who holds it, and what the holder attached with WithValue.
 func ExampleManager_Lock() {
 	ctx := context.Background()
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	m, err := lock.NewManager(mem, lock.WithExecutionID("worker-2"), lock.WithValue([]byte("10.0.0.2")))
 	if err != nil {
 		fmt.Println(err)

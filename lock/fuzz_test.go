@@ -56,9 +56,9 @@ func FuzzMemory(f *testing.F) {
 		if script[0]&2 != 0 {
 			clock = leasetest.Stalled(fake)
 		}
-		svc := lease.New(lease.WithClock(clock))
+		svc := lease.Must(lease.New(lease.WithClock(clock)))
 		defer svc.Close()
-		mem := lock.NewMemory(svc, lock.WithLockDelay(delay))
+		mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(delay)))
 
 		names, execs := [2]string{"x", "y"}, [2]string{"a", "b"}
 		ref := map[string]*refLock{"x": {}, "y": {}}

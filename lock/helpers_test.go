@@ -103,7 +103,7 @@ const testLease = 30 * time.Second
 func newFixture(t *testing.T, opts ...lock.Option) *fixture {
 	t.Helper()
 	svc, clock := newFakeService(t)
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	p := &scripted{Provider: mem}
 	mc := &countingClock{FakeClock: clock}
 	opts = append([]lock.Option{lock.WithClock(mc), lock.WithLeaseDuration(testLease), lock.WithExecutionID("me")}, opts...)

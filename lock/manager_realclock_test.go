@@ -18,9 +18,9 @@ import (
 // renewal.
 func TestTryLockSystemClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		defer svc.Close()
-		m := newManager(t, lock.NewMemory(svc), lock.WithLeaseDuration(3*time.Second))
+		m := newManager(t, lease.Must(lock.NewMemory(svc)), lock.WithLeaseDuration(3*time.Second))
 		start := time.Now()
 		acquired, err := m.TryLock(t.Context(), "job", func(ctx context.Context, l lock.Lease) error {
 			<-time.After(10500 * time.Millisecond) // between renewals, which come every second
@@ -50,9 +50,9 @@ func (hanging) Renew(ctx context.Context, _ []lock.Lease, _ time.Duration) ([]lo
 // abandoned and nothing left running.
 func TestTryLockHangingRenewal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		defer svc.Close()
-		m := newManager(t, hanging{lock.NewMemory(svc)}, lock.WithLeaseDuration(3*time.Second))
+		m := newManager(t, hanging{lease.Must(lock.NewMemory(svc))}, lock.WithLeaseDuration(3*time.Second))
 		start := time.Now()
 		_, err := m.TryLock(t.Context(), "job", func(ctx context.Context, l lock.Lease) error {
 			<-ctx.Done()

@@ -144,7 +144,7 @@ func TestTryLockRetrySucceeds(t *testing.T) {
 // the next renewal finds out.
 func TestTryLockLostToRevocation(t *testing.T) {
 	svc, clock := newFakeService(t)
-	m := newManager(t, lock.NewMemory(svc), lock.WithLeaseDuration(testLease))
+	m := newManager(t, lease.Must(lock.NewMemory(svc)), lock.WithLeaseDuration(testLease))
 	_, err := m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
 		_, err := svc.Revoke(context.Background(), lease.ID(l.Token))
 		require.NoError(t, err)
@@ -281,9 +281,9 @@ func TestBadOptionsRefusedByNewManager(t *testing.T) {
 		{"WithPanicHandler", func() lock.Option { return lock.WithPanicHandler(nil) }},
 		{"WithObserver", func() lock.Option { return lock.WithObserver(nil) }},
 	}
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer func() { require.NoError(t, svc.Close()) }()
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	for _, tc := range cases {
 		var opt lock.Option
 		require.NotPanics(t, func() { opt = tc.opt() }, tc.option)
@@ -300,7 +300,7 @@ func TestBadOptionsRefusedByNewManager(t *testing.T) {
 // argument or option at fault, with the values in its detail, as
 // client-go's leader election checks its durations.
 func TestNewManagerRejects(t *testing.T) {
-	mem := lock.NewMemory(lease.New())
+	mem := lease.Must(lock.NewMemory(lease.Must(lease.New())))
 	d := lock.WithLeaseDuration
 	cases := []struct {
 		name     string
@@ -341,7 +341,7 @@ func (nilBase) Clock() lease.Clock { return nil }
 
 // The edges of the rules are accepted.
 func TestNewManagerAccepts(t *testing.T) {
-	mem := lock.NewMemory(lease.New())
+	mem := lease.Must(lock.NewMemory(lease.Must(lease.New())))
 	for name, opts := range map[string][]lock.Option{
 		"defaults":                   nil,
 		"shortest lease":             {lock.WithLeaseDuration(3)},
@@ -355,7 +355,7 @@ func TestNewManagerAccepts(t *testing.T) {
 }
 
 func TestDefaultExecutionIDIsUnique(t *testing.T) {
-	mem := lock.NewMemory(lease.New())
+	mem := lease.Must(lock.NewMemory(lease.Must(lease.New())))
 	a, b := newManager(t, mem).ExecutionID(), newManager(t, mem).ExecutionID()
 	assert.Regexp(t, regexp.MustCompile(`^[0-9a-f]{32}$`), a)
 	assert.NotEqual(t, a, b)

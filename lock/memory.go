@@ -46,15 +46,23 @@ type Memory struct {
 	waits waitQueues
 }
 
-// NewMemory returns a Memory storing its locks in svc. It panics if svc is
-// nil.
-func NewMemory(svc *lease.Service, opts ...MemoryOption) *Memory {
+// NewMemory returns a Memory storing its locks in svc. A nil svc or a bad
+// option (see MemoryOption) gets a *lease.Error with Code
+// lease.CodeInvalidArgument naming it, and no Memory.
+func NewMemory(svc *lease.Service, opts ...MemoryOption) (*Memory, error) {
 	if svc == nil {
-		panic("lock: NewMemory: nil service")
+		return nil, invalid(opNewMemory, "svc", "service must not be nil")
 	}
 	o := memoryOptions{prefix: "lock/", purpose: lease.Operation}
 	for _, opt := range opts {
+		if opt == nil {
+			o.refuse("MemoryOption", "option must not be nil")
+			continue
+		}
 		opt.applyMemory(&o)
+	}
+	if o.bad != nil {
+		return nil, o.bad
 	}
 	return &Memory{
 		svc:     svc,
@@ -63,8 +71,10 @@ func NewMemory(svc *lease.Service, opts ...MemoryOption) *Memory {
 		delay:   o.delay,
 		ended:   newDelayRecord(),
 		waits:   newWaitQueues(),
-	}
+	}, nil
 }
+
+const opNewMemory = "NewMemory"
 
 // Clock returns the time base the Memory's locks expire on: its service's
 // Clock. It makes Memory a TimeBase, so a Manager over it counts on the

@@ -16,7 +16,7 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func newFakeService(t *testing.T, opts ...lease.Option) (*lease.Service, *leasetest.FakeClock) {
 	t.Helper()
 	clock := leasetest.NewFakeClock(epoch)
-	svc := lease.New(append([]lease.Option{lease.WithClock(clock)}, opts...)...)
+	svc := lease.Must(lease.New(append([]lease.Option{lease.WithClock(clock)}, opts...)...))
 	t.Cleanup(func() { _ = svc.Close() })
 	return svc, clock
 }
@@ -24,14 +24,14 @@ func newFakeService(t *testing.T, opts ...lease.Option) (*lease.Service, *leaset
 func TestMemoryConformance(t *testing.T) {
 	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		svc, clock := newFakeService(t)
-		return lock.NewMemory(svc), clock
+		return lease.Must(lock.NewMemory(svc)), clock
 	})
 }
 
 func TestMemoryConformanceRealClock(t *testing.T) {
 	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		t.Cleanup(func() { _ = svc.Close() })
-		return lock.NewMemory(svc), svc.Clock()
+		return lease.Must(lock.NewMemory(svc)), svc.Clock()
 	})
 }

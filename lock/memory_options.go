@@ -1,15 +1,15 @@
 package lock
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/leasehold/lease"
 )
 
 // MemoryOption configures a Memory. Options are plain values, safe to share
-// and reuse. A value that can never be valid makes the option constructor
-// panic.
+// and reuse. An option constructor never panics: NewMemory returns a
+// *lease.Error with Code lease.CodeInvalidArgument whose Field names the
+// first option given a value that can never be valid.
 type MemoryOption interface {
 	applyMemory(*memoryOptions)
 }
@@ -18,6 +18,15 @@ type memoryOptions struct {
 	prefix  string
 	purpose lease.Purpose
 	delay   time.Duration
+	bad     error // the first option refused, reported by NewMemory
+}
+
+// refuse records that option was given a value it can never take, unless
+// an earlier option was refused already: NewMemory reports the first.
+func (o *memoryOptions) refuse(option, detail string) {
+	if o.bad == nil {
+		o.bad = invalid(opNewMemory, option, detail)
+	}
 }
 
 type memoryOptionFunc func(*memoryOptions)
@@ -25,33 +34,43 @@ type memoryOptionFunc func(*memoryOptions)
 func (f memoryOptionFunc) applyMemory(o *memoryOptions) { f(o) }
 
 // WithKeyPrefix sets the prefix of the service keys that hold locks
-// (default "lock/"). It panics if prefix is empty: locks would then share
-// the key space with everything else.
+// (default "lock/"). NewMemory returns an error if prefix is empty: locks
+// would then share the key space with everything else.
 func WithKeyPrefix(prefix string) MemoryOption {
-	if prefix == "" {
-		panic("lock: WithKeyPrefix: empty prefix")
-	}
-	return memoryOptionFunc(func(o *memoryOptions) { o.prefix = prefix })
+	return memoryOptionFunc(func(o *memoryOptions) {
+		if prefix == "" {
+			o.refuse("WithKeyPrefix", "prefix must not be empty")
+			return
+		}
+		o.prefix = prefix
+	})
 }
 
 // WithPurpose sets the purpose of the leases that hold locks (default
 // lease.Operation), so that code holding the lease ID can check its use
-// with lease.Service.Use. It panics if p is not a valid purpose.
+// with lease.Service.Use. NewMemory returns an error if p is not a valid
+// purpose.
 func WithPurpose(p lease.Purpose) MemoryOption {
-	if !p.Valid() {
-		panic(fmt.Sprintf("lock: WithPurpose: %v is not a valid purpose", p))
-	}
-	return memoryOptionFunc(func(o *memoryOptions) { o.purpose = p })
+	return memoryOptionFunc(func(o *memoryOptions) {
+		if !p.Valid() {
+			o.refuse("WithPurpose", p.String()+" is not a valid purpose")
+			return
+		}
+		o.purpose = p
+	})
 }
 
 // WithLockDelay sets a lock-delay, as in Chubby: after a lease expires (not
 // after a release), its lock cannot be acquired again until the delay has
 // passed since the expiry, so a stalled holder's late writes land before
-// the next holder starts. The default is no delay. It panics if d is
-// negative.
+// the next holder starts. The default is no delay. NewMemory returns an
+// error if d is negative.
 func WithLockDelay(d time.Duration) MemoryOption {
-	if d < 0 {
-		panic(fmt.Sprintf("lock: WithLockDelay(%v): negative", d))
-	}
-	return memoryOptionFunc(func(o *memoryOptions) { o.delay = d })
+	return memoryOptionFunc(func(o *memoryOptions) {
+		if d < 0 {
+			o.refuse("WithLockDelay", "delay "+d.String()+" is negative")
+			return
+		}
+		o.delay = d
+	})
 }

@@ -43,9 +43,9 @@ func TestLockDelay(t *testing.T) {
 			if c.stalled {
 				clock = leasetest.Stalled(fake)
 			}
-			svc := lease.New(lease.WithClock(clock))
+			svc := lease.Must(lease.New(lease.WithClock(clock)))
 			defer svc.Close()
-			mem := lock.NewMemory(svc, lock.WithLockDelay(delay))
+			mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(delay)))
 			l, err := mem.Acquire(ctx, "job", "a", d)
 			require.NoError(t, err)
 			require.NotNil(t, l)
@@ -71,7 +71,7 @@ func TestLockDelay(t *testing.T) {
 func TestLockDelayManyNames(t *testing.T) {
 	ctx := context.Background()
 	svc, clock := newFakeService(t)
-	mem := lock.NewMemory(svc, lock.WithLockDelay(time.Second))
+	mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(time.Second)))
 	for i := range 1000 {
 		_, err := mem.Acquire(ctx, "n"+itoa(i), "a", time.Second)
 		require.NoError(t, err)
@@ -91,7 +91,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 func TestMemoryKeyPrefixAndPurpose(t *testing.T) {
 	ctx := context.Background()
 	svc, _ := newFakeService(t)
-	mem := lock.NewMemory(svc, lock.WithKeyPrefix("locks:"), lock.WithPurpose(lease.StateWrite))
+	mem := lease.Must(lock.NewMemory(svc, lock.WithKeyPrefix("locks:"), lock.WithPurpose(lease.StateWrite)))
 	l, err := mem.Acquire(ctx, "job", "a", time.Minute)
 	require.NoError(t, err)
 	kv := svc.Scan("locks:", 0)
@@ -103,13 +103,6 @@ func TestMemoryKeyPrefixAndPurpose(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-func TestMemoryPanics(t *testing.T) {
-	assert.Panics(t, func() { lock.NewMemory(nil) })
-	assert.Panics(t, func() { lock.WithKeyPrefix("") })
-	assert.Panics(t, func() { lock.WithPurpose(0) })
-	assert.Panics(t, func() { lock.WithLockDelay(-1) })
-}
-
 // A closed service is a provider failure, not contention nor a lock lost
 // or freed: Acquire, Renew and Release all fail with an error matching
 // lease.ErrClosed (code LS_CLOSED), with or without a lock-delay, whether
@@ -119,7 +112,7 @@ func TestMemoryClosedService(t *testing.T) {
 		t.Run("delay "+delay.String(), func(t *testing.T) {
 			ctx := context.Background()
 			svc, _ := newFakeService(t)
-			mem := lock.NewMemory(svc, lock.WithLockDelay(delay))
+			mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(delay)))
 			l, err := mem.Acquire(ctx, "job", "a", time.Minute)
 			require.NoError(t, err)
 			stale := *l
@@ -149,7 +142,7 @@ func assertClosed(t *testing.T, err error, op string) {
 func TestManagerClosedService(t *testing.T) {
 	svc, clock := newFakeService(t)
 	var releaseErr error
-	m := newManager(t, lock.NewMemory(svc), lock.WithLeaseDuration(testLease),
+	m := newManager(t, lease.Must(lock.NewMemory(svc)), lock.WithLeaseDuration(testLease),
 		lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { releaseErr = err }))
 	acquired, err := m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
 		require.NoError(t, svc.Close())
@@ -167,7 +160,7 @@ func TestManagerClosedService(t *testing.T) {
 func TestMemoryTTLBounds(t *testing.T) {
 	ctx := context.Background()
 	svc, _ := newFakeService(t, lease.WithTTLBounds(time.Second, time.Hour))
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	_, err := mem.Acquire(ctx, "job", "a", 2*time.Hour)
 	assert.ErrorIs(t, err, lease.ErrInvalidArgument)
 	l, err := mem.Acquire(ctx, "job", "a", time.Minute)

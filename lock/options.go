@@ -50,9 +50,9 @@ func (o *managerOptions) refuse(option, detail string) {
 }
 
 // WithLeaseDuration sets the duration of the leases the Manager acquires
-// and renews (default 30 s). It renews them every third of it. It panics if
-// NewManager returns an error if d is not positive or so short (under
-// 3 ns) that its third is zero.
+// and renews (default 30 s). It renews them every third of it. NewManager
+// returns an error if d is not positive or so short (under 3 ns) that its
+// third is zero.
 func WithLeaseDuration(d time.Duration) Option {
 	return optionFunc(func(o *managerOptions) {
 		if d <= 0 {

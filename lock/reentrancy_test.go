@@ -43,9 +43,9 @@ func TestMemoryReentrantFromOnEnd(t *testing.T) {
 			t.Run(trigger+" notifies, subscriber calls "+callee, func(t *testing.T) {
 				ctx := context.Background()
 				fake := leasetest.NewFakeClock(epoch)
-				svc := lease.New(lease.WithClock(leasetest.Stalled(fake)))
+				svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(fake))))
 				defer svc.Close()
-				mem := lock.NewMemory(svc, lock.WithLockDelay(5*time.Second))
+				mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(5*time.Second)))
 				a, err := mem.Acquire(ctx, "x", "a", 10*time.Second) // the lease whose end is notified
 				require.NoError(t, err)
 				c, err := mem.Acquire(ctx, "z", "c", time.Hour) // another, for the subscriber's Renew and Release
@@ -155,15 +155,15 @@ func TestMemoryLockDelayWhileARenewalIsUnderWay(t *testing.T) {
 	var inSink atomic.Bool
 	var got *lock.Lease
 	var sinkErr error
-	svc := lease.New(lease.WithClock(leasetest.Stalled(fake)), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(fake)), lease.WithAuditSink(func(d lease.Decision) {
 		if p == nil || d.LeaseID != lease.ID(p.Token) || d.Action != lease.ActionRenew || !inSink.CompareAndSwap(false, true) {
 			return
 		}
 		fake.Set(epoch.Add(19 * time.Second))
 		got, sinkErr = mem.Acquire(ctx, "x", "b", 10*time.Second)
-	}))
+	})))
 	defer svc.Close()
-	mem = lock.NewMemory(svc, lock.WithLockDelay(5*time.Second))
+	mem = lease.Must(lock.NewMemory(svc, lock.WithLockDelay(5*time.Second)))
 	p, err := mem.Acquire(ctx, "x", "a", 10*time.Second)
 	require.NoError(t, err)
 	fake.Set(epoch.Add(8 * time.Second))
@@ -196,13 +196,13 @@ func TestMemoryReleaseOfAnExpiredLeaseKeepsItsDelay(t *testing.T) {
 	fake := leasetest.NewFakeClock(epoch)
 	var q *lock.Lease
 	var moved atomic.Bool
-	svc := lease.New(lease.WithClock(leasetest.Stalled(fake)), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(fake)), lease.WithAuditSink(func(d lease.Decision) {
 		if q != nil && d.LeaseID == lease.ID(q.Token) && d.Action == lease.ActionExpire && moved.CompareAndSwap(false, true) {
 			fake.Set(epoch.Add(11 * time.Second))
 		}
-	}))
+	})))
 	defer svc.Close()
-	mem := lock.NewMemory(svc, lock.WithLockDelay(5*time.Second))
+	mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(5*time.Second)))
 	p, err := mem.Acquire(ctx, "x", "a", 10*time.Second)
 	require.NoError(t, err)
 	q, err = mem.Acquire(ctx, "y", "a", 5*time.Second)

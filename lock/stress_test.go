@@ -22,9 +22,9 @@ import (
 // times; their functions must never overlap, and every run must be either a
 // clean run or contention.
 func TestTryLockStress(t *testing.T) {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	const workers, tries = 8, 300
 	var inside, overlaps, ran atomic.Int32
 	var wg sync.WaitGroup
@@ -61,9 +61,9 @@ func TestTryLockStress(t *testing.T) {
 func TestLockDelayStress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const delay = 30 * time.Millisecond
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		defer svc.Close()
-		mem := lock.NewMemory(svc, lock.WithLockDelay(delay), lock.WithKeyPrefix("l/"))
+		mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(delay), lock.WithKeyPrefix("l/")))
 		type event struct {
 			name string
 			at   time.Time

@@ -30,7 +30,7 @@ func TestManagerClockSteppedBack(t *testing.T) {
 	for _, renewals := range []string{"fail", "succeed"} {
 		t.Run("renewals "+renewals, func(t *testing.T) {
 			svc, clock := newFakeService(t)
-			p := clocked{&scripted{Provider: lock.NewMemory(svc)}, svc}
+			p := clocked{&scripted{Provider: lease.Must(lock.NewMemory(svc))}, svc}
 			m := newManager(t, p, lock.WithLeaseDuration(testLease), lock.WithExecutionID("me"))
 			if renewals == "fail" {
 				p.setRenew(errFailing)

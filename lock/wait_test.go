@@ -31,9 +31,9 @@ type waitEnv struct {
 func newWaitEnv(t *testing.T, opts ...lock.MemoryOption) *waitEnv {
 	t.Helper()
 	clock := leasetest.NewFakeClock(epoch)
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	t.Cleanup(func() { _ = svc.Close() })
-	return &waitEnv{clock: clock, svc: svc, mem: lock.NewMemory(svc, opts...)}
+	return &waitEnv{clock: clock, svc: svc, mem: lease.Must(lock.NewMemory(svc, opts...))}
 }
 
 func (e *waitEnv) manager(t *testing.T, id string, opts ...lock.Option) *lock.Manager {
@@ -225,9 +225,9 @@ func TestLockFirstWaiterLeavingPassesTheTurn(t *testing.T) {
 // a waiter that returns an error does not hold the lock. On the system
 // clock, racing for real.
 func TestLockWaiterHoldsNothingAfterItsContextEnds(t *testing.T) {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	m := newManager(t, mem, lock.WithExecutionID("w"))
 	for i := 0; i < 200; i++ {
 		held, err := mem.Acquire(context.Background(), "x", "holder", time.Minute)

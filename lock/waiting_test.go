@@ -17,9 +17,9 @@ import (
 // offered the lock, with when each started, and forgets those that leave.
 func TestMemoryWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		defer svc.Close()
-		m := lock.NewMemory(svc)
+		m := lease.Must(lock.NewMemory(svc))
 		ctx := t.Context()
 		held, err := m.Acquire(ctx, "job", "holder", time.Minute)
 		require.NoError(t, err)

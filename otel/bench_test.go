@@ -34,11 +34,11 @@ func services(b *testing.B) map[string]*lease.Service {
 		b.Fatal(err)
 	}
 	out := map[string]*lease.Service{
-		"none":        lease.New(),
-		"otel":        lease.New(lease.WithObserverOf(tel.Lease(), otel.LeaseEvents)),
-		"otel-events": lease.New(lease.WithObserver(events.Lease())),
-		"noop":        lease.New(lease.WithObserver(lease.ObserverFunc(func(lease.Event) {}))),
-		"sink":        lease.New(lease.WithAuditSink(func(lease.Decision) {})),
+		"none":        lease.Must(lease.New()),
+		"otel":        lease.Must(lease.New(lease.WithObserverOf(tel.Lease(), otel.LeaseEvents))),
+		"otel-events": lease.Must(lease.New(lease.WithObserver(events.Lease()))),
+		"noop":        lease.Must(lease.New(lease.WithObserver(lease.ObserverFunc(func(lease.Event) {})))),
+		"sink":        lease.Must(lease.New(lease.WithAuditSink(func(lease.Decision) {}))),
 	}
 	if err := tel.ObserveService(out["otel"]); err != nil {
 		b.Fatal(err)

@@ -9,9 +9,10 @@
 // given only the events the counts do not cover (LeaseEvents):
 //
 //	tel, err := otel.New(meterProvider, tracerProvider)
-//	svc := lease.New(lease.WithObserverOf(tel.Lease(), otel.LeaseEvents), lease.WithTraceIDFunc(otel.TraceID))
+//	svc, err := lease.New(lease.WithObserverOf(tel.Lease(), otel.LeaseEvents), lease.WithTraceIDFunc(otel.TraceID))
 //	err = tel.ObserveService(svc)
-//	broker := claim.New(claim.NewMemory(svc), claim.WithObserver(tel.Claim()))
+//	queue, err := claim.NewMemory(svc)
+//	broker, err := claim.New(queue, claim.WithObserver(tel.Claim()))
 //	manager, err := lock.NewManager(provider, lock.WithObserver(tel.Lock()))
 //
 // A service observed with lease.WithObserver(tel.Lease()) alone still

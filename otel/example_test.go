@@ -30,17 +30,17 @@ func Example() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	// The service counts its leases itself, and the Telemetry reads the
 	// counts when it collects: the observer needs only LeaseEvents.
-	svc := lease.New(lease.WithClock(clock), lease.WithObserverOf(tel.Lease(), otel.LeaseEvents),
-		lease.WithTraceIDFunc(otel.TraceID))
+	svc := lease.Must(lease.New(lease.WithClock(clock), lease.WithObserverOf(tel.Lease(), otel.LeaseEvents),
+		lease.WithTraceIDFunc(otel.TraceID)))
 	defer svc.Close()
 	err = tel.ObserveService(svc)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	broker := claim.New(claim.NewMemory(svc), claim.WithObserver(tel.Claim()))
+	broker := lease.Must(claim.New(lease.Must(claim.NewMemory(svc)), claim.WithObserver(tel.Claim())))
 	defer broker.Close()
-	manager, err := lock.NewManager(lock.NewMemory(svc), lock.WithObserver(tel.Lock()))
+	manager, err := lock.NewManager(lease.Must(lock.NewMemory(svc)), lock.WithObserver(tel.Lock()))
 	if err != nil {
 		fmt.Println(err)
 		return

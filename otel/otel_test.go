@@ -132,7 +132,7 @@ var leaseSetups = []struct {
 // setup says, closed when the test ends.
 func observedService(t *testing.T, h *harness, clock lease.Clock, opt func(*otel.Telemetry) lease.Option, reg bool) *lease.Service {
 	t.Helper()
-	svc := lease.New(lease.WithClock(clock), opt(h.tel))
+	svc := lease.Must(lease.New(lease.WithClock(clock), opt(h.tel)))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	if reg {
 		require.NoError(t, h.tel.ObserveService(svc))
@@ -198,7 +198,7 @@ func TestObserveServiceAddsUpServices(t *testing.T) {
 	h := newHarness(t)
 	fake := leasetest.NewFakeClock(t0)
 	ctx := context.Background()
-	a := lease.New(lease.WithClock(fake), lease.WithObserver(h.tel.Lease()))
+	a := lease.Must(lease.New(lease.WithClock(fake), lease.WithObserver(h.tel.Lease())))
 	t.Cleanup(func() { require.NoError(t, a.Close()) })
 	_, err := a.Grant(ctx, "h", lease.Operation, time.Minute) // counted from the event first
 	require.NoError(t, err)
@@ -264,7 +264,7 @@ func TestObserveServiceCollectionRunsHooksUnlocked(t *testing.T) {
 	h := newHarness(t)
 	fake := leasetest.NewFakeClock(t0)
 	svc := observedService(t, h, leasetest.Stalled(fake), leaseSetups[1].opt, true)
-	other := lease.New(lease.WithClock(fake))
+	other := lease.Must(lease.New(lease.WithClock(fake)))
 	t.Cleanup(func() { require.NoError(t, other.Close()) })
 	var locked []bool
 	svc.OnEnd(func(lease.Lease, lease.EndReason) {
@@ -290,7 +290,7 @@ func TestObserveServiceRefusesNilAndIgnoresAClosedTelemetry(t *testing.T) {
 	h := newHarness(t)
 	require.Error(t, h.tel.ObserveService(nil))
 	require.NoError(t, h.tel.Close())
-	svc := lease.New(lease.WithObserver(h.tel.Lease()))
+	svc := lease.Must(lease.New(lease.WithObserver(h.tel.Lease())))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	require.NoError(t, h.tel.ObserveService(svc))
 	_, err := svc.Grant(context.Background(), "h", lease.Operation, time.Minute)
@@ -310,7 +310,7 @@ func TestLeaseDropsAreCounted(t *testing.T) {
 
 func TestTraceIDCarriesTheSpanIntoDecisions(t *testing.T) {
 	h := newHarness(t)
-	svc := lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithTraceIDFunc(otel.TraceID))
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithTraceIDFunc(otel.TraceID)))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	ctx, span := h.tp.Tracer("test").Start(context.Background(), "request")
 	_, err := svc.Grant(ctx, "a", lease.Operation, time.Minute)
@@ -329,8 +329,8 @@ func TestTraceIDCarriesTheSpanIntoDecisions(t *testing.T) {
 func TestClaimMetrics(t *testing.T) {
 	h := newHarness(t)
 	fake := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(fake))
-	b := claim.New(claim.NewMemory(svc), claim.WithObserver(h.tel.Claim()))
+	svc := lease.Must(lease.New(lease.WithClock(fake)))
+	b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc)), claim.WithObserver(h.tel.Claim())))
 	t.Cleanup(func() {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
@@ -363,8 +363,8 @@ func TestClaimMetrics(t *testing.T) {
 func TestClaimHandlerSpansAndDurations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
-		svc := lease.New()
-		b := claim.New(claim.NewMemory(svc), claim.WithObserver(h.tel.Claim()))
+		svc := lease.Must(lease.New())
+		b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc)), claim.WithObserver(h.tel.Claim())))
 		t.Cleanup(func() {
 			require.NoError(t, b.Close())
 			require.NoError(t, svc.Close())
@@ -411,9 +411,9 @@ func TestClaimHandlerSpansAndDurations(t *testing.T) {
 func TestLockMetricsAndSpans(t *testing.T) {
 	h := newHarness(t, otel.WithLockNames())
 	fake := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(fake))
+	svc := lease.Must(lease.New(lease.WithClock(fake)))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	m, err := lock.NewManager(lock.NewMemory(svc), lock.WithLeaseDuration(30*time.Second), lock.WithObserver(h.tel.Lock()))
+	m, err := lock.NewManager(lease.Must(lock.NewMemory(svc)), lock.WithLeaseDuration(30*time.Second), lock.WithObserver(h.tel.Lock()))
 	require.NoError(t, err)
 	ctx := context.Background()
 	ok, err := m.TryLock(ctx, "jobs", func(ctx context.Context, _ lock.Lease) error {
@@ -454,9 +454,9 @@ func TestLockMetricsAndSpans(t *testing.T) {
 func TestLockLossIsASpanError(t *testing.T) {
 	h := newHarness(t)
 	fake := leasetest.NewFakeClock(t0)
-	svc := lease.New(lease.WithClock(fake))
+	svc := lease.Must(lease.New(lease.WithClock(fake)))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	m, err := lock.NewManager(lock.NewMemory(svc), lock.WithLeaseDuration(30*time.Second), lock.WithObserver(h.tel.Lock()))
+	m, err := lock.NewManager(lease.Must(lock.NewMemory(svc)), lock.WithLeaseDuration(30*time.Second), lock.WithObserver(h.tel.Lock()))
 	require.NoError(t, err)
 	_, err = m.TryLock(context.Background(), "jobs", func(ctx context.Context, l lock.Lease) error {
 		_, err := svc.Revoke(context.Background(), lease.ID(l.Token)) // someone ends our lease
@@ -477,9 +477,9 @@ func TestLockLossIsASpanError(t *testing.T) {
 
 func TestElectionMetrics(t *testing.T) {
 	h := newHarness(t)
-	svc := lease.New(lease.WithClock(leasetest.NewFakeClock(t0)))
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(t0))))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	el, err := election.New(lock.NewMemory(svc), "scheduler", election.WithObserver(h.tel.Election()))
+	el, err := election.New(lease.Must(lock.NewMemory(svc)), "scheduler", election.WithObserver(h.tel.Election()))
 	require.NoError(t, err)
 	ctx := context.Background()
 	ld, err := el.Campaign(ctx, []byte("me"))

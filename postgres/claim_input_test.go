@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 )
 
@@ -153,7 +154,7 @@ func TestClaimStoreBadInput(t *testing.T) {
 // nothing is stored, not even the good first item.
 func TestClaimEnqueueManyNamesTheItem(t *testing.T) {
 	s := newTestClaimStore(t)
-	b := claim.New(s)
+	b := lease.Must(claim.New(s))
 	defer func() { require.NoError(t, b.Close()) }()
 	good := claim.NewItem{Queue: "q", Key: "good", Payload: []byte("good"), MaxAttempts: 1}
 	for _, tc := range []struct {
@@ -191,7 +192,7 @@ func TestClaimEnqueueManyNamesTheItem(t *testing.T) {
 // have cancelled the handler long before.
 func TestClaimWorkHonoursTheLargestItemTimeout(t *testing.T) {
 	s := newTestClaimStore(t)
-	b := claim.New(s)
+	b := lease.Must(claim.New(s))
 	_, err := b.Enqueue(ctx, "q", nil, claim.Timeout(math.MaxInt64))
 	requireInvalid(t, err, "timeout")
 	it, err := b.Enqueue(ctx, "q", []byte("p"), claim.Timeout(claim.MaxTimeout))

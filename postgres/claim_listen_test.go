@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 )
 
@@ -75,7 +76,7 @@ func terminateApp(t *testing.T, s *ClaimStore, app string) {
 // the claim the handler got, the causes and a stop for Work.
 func runningHandler(t *testing.T, s *ClaimStore, q string) (claim.Claim, <-chan error, func()) {
 	t.Helper()
-	b := claim.New(s)
+	b := lease.Must(claim.New(s))
 	started := make(chan claim.Claim, 1)
 	causes := make(chan error, 1)
 	ctx, cancel := context.WithCancel(ctx)

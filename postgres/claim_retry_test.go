@@ -44,6 +44,6 @@ func TestClaimStoreRetryNow(t *testing.T) {
 	_, err = s.RetryNow(ctx, "", items[0].ID)
 	require.ErrorIs(t, err, lease.ErrInvalidArgument)
 
-	b := claim.New(s)
+	b := lease.Must(claim.New(s))
 	assert.True(t, b.Capabilities().RetryNow)
 }

@@ -112,7 +112,10 @@ func ExampleClaimStore() {
 	}
 	defer pool.Exec(ctx, "DROP TABLE example_jobs") // leave the database as it was
 	// The Broker owns the store: its Close closes both.
-	b := claim.New(store)
+	b, err := claim.New(store)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer b.Close()
 
 	if _, err := b.Enqueue(ctx, "emails", []byte("welcome alice"), claim.Key("alice")); err != nil {
@@ -158,7 +161,10 @@ func ExampleClaimStore_CompleteTx() {
 	if _, err := pool.Exec(ctx, "CREATE TABLE example_invoices (id int PRIMARY KEY, sent bool NOT NULL)"); err != nil {
 		log.Fatal(err)
 	}
-	b := claim.New(store)
+	b, err := claim.New(store)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer b.Close()
 
 	// The invoice and its job commit together, or neither does.

@@ -48,7 +48,7 @@ type fsm struct {
 func newFSM(opts []lease.Option, onEnd func(lease.Lease, lease.EndReason), changed func()) *fsm {
 	f := &fsm{opts: opts, onEnd: onEnd, changed: changed}
 	clock := newLogClock(clockStart, changed)
-	svc, _ := f.newService(clock, nil) // New cannot fail
+	svc, _ := f.newService(clock, nil) // New cannot fail: Open validated the options
 	f.state.Store(&fsmState{svc: svc, clock: clock})
 	return f
 }
@@ -57,13 +57,14 @@ func newFSM(opts []lease.Option, onEnd func(lease.Lease, lease.EndReason), chang
 func (f *fsm) newService(clock *logClock, sn *lease.Snapshot) (*lease.Service, error) {
 	opts := append(slices.Clip(f.opts), lease.WithClock(clock))
 	var svc *lease.Service
+	var err error
 	if sn == nil {
-		svc = lease.New(opts...)
+		svc, err = lease.New(opts...)
 	} else {
-		var err error
-		if svc, err = lease.Restore(sn, opts...); err != nil {
-			return nil, err
-		}
+		svc, err = lease.Restore(sn, opts...)
+	}
+	if err != nil {
+		return nil, err
 	}
 	svc.OnEnd(f.onEnd)
 	return svc, nil

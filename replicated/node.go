@@ -80,7 +80,8 @@ type Config struct {
 	Raft *raft.Config
 	// Options configure the lease.Service each node applies the log to
 	// (TTL bounds, capacities). Clocks are the node's own: WithClock is
-	// refused.
+	// refused. An option lease.New refuses is refused by Open, the Field
+	// of its error naming it within Options ("Options.WithTTLBounds").
 	Options []lease.Option
 
 	// stores, when set (by tests), replaces the bolt and file stores in Dir.
@@ -342,7 +343,15 @@ func validate(cfg *Config) error {
 	// A node's service reads the log's clock. Options are opaque, so a
 	// WithClock among them shows as a probe clock left unread.
 	probe := &probeClock{}
-	svc := lease.New(append([]lease.Option{lease.WithClock(probe)}, cfg.Options...)...)
+	svc, err := lease.New(append([]lease.Option{lease.WithClock(probe)}, cfg.Options...)...)
+	if err != nil {
+		// Named after the option within Options, as lease.New names it.
+		var le *lease.Error
+		if errors.As(err, &le) && le.Field != "" {
+			return invalid("Options."+le.Field, le.Detail)
+		}
+		return invalid("Options", err.Error())
+	}
 	_ = svc.Close()
 	if !probe.read.Load() {
 		return invalid("Options", "WithClock is refused: a node's service reads the log's clock")
@@ -433,7 +442,8 @@ func (n *Node) Raft() *raft.Raft { return n.raft }
 // runs, so keep it short. A panic in fn is recovered and reported like one
 // in a lease.Service subscriber, and the other subscribers still see the
 // ending. fn is not called after stop returns, unless a call is under way,
-// nor after Close returns. It panics if fn is nil.
+// nor after Close returns. A nil fn subscribes nothing: the stop returned
+// does nothing.
 //
 // A node that catches up by installing a snapshot takes the state it
 // carries without applying the entries it skips: endings among those are
@@ -441,7 +451,7 @@ func (n *Node) Raft() *raft.Raft { return n.raft }
 // them).
 func (n *Node) OnEnd(fn func(l lease.Lease, reason lease.EndReason)) (stop func()) {
 	if fn == nil {
-		panic("replicated: OnEnd: nil func")
+		return func() {}
 	}
 	sub := &endSub{fn: fn}
 	n.subsMu.Lock()

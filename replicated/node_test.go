@@ -35,6 +35,8 @@ func TestOpenRefusesBadConfig(t *testing.T) {
 		{"Raft.NotifyCh", func(c *Config) { r := testRaftConfig(); r.NotifyCh = notify; c.Raft = r }},
 		{"Raft", func(c *Config) { c.Raft = badRaft }},
 		{"Options", func(c *Config) { c.Options = []lease.Option{lease.WithClock(lease.SystemClock())} }},
+		{"Options.WithTTLBounds", func(c *Config) { c.Options = []lease.Option{lease.WithTTLBounds(time.Second, 0)} }},
+		{"Options.WithClock", func(c *Config) { c.Options = []lease.Option{lease.WithClock(nil)} }},
 	} {
 		t.Run(tt.field, func(t *testing.T) {
 			cfg := good
@@ -235,7 +237,10 @@ func TestOnEndSubscribers(t *testing.T) {
 	stopA()
 	assert.NotPanics(t, func() { n.dispatchEnd(l, lease.EndRevoked) })
 	assert.Equal(t, []string{"k expired", "k revoked"}, got)
-	assert.Panics(t, func() { n.OnEnd(nil) })
+	stopNil := n.OnEnd(nil) // subscribes nothing
+	assert.NotPanics(t, func() { n.dispatchEnd(l, lease.EndRevoked) })
+	assert.Equal(t, []string{"k expired", "k revoked", "k revoked"}, got)
+	stopNil()
 }
 
 func TestNotLeaderErrorText(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/sqlite"
@@ -71,7 +72,7 @@ func ExampleNewClaimStore() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	b := claim.New(store)
+	b := lease.Must(claim.New(store))
 	defer b.Close() // closes the store too
 
 	for _, name := range []string{"alpha", "beta", "gamma"} {

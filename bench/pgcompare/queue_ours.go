@@ -65,7 +65,11 @@ func openClaimStore(ctx context.Context, pool *pgxpool.Pool, workers int) (Syste
 	if err := store.Migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	return &claimSystem{store: store, broker: claim.New(store), workers: workers}, nil
+	broker, err := claim.New(store)
+	if err != nil {
+		return nil, err
+	}
+	return &claimSystem{store: store, broker: broker, workers: workers}, nil
 }
 
 // Enqueue adds n items with one EnqueueMany.

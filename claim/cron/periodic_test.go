@@ -23,15 +23,15 @@ func (minute) Kind() string { return "minute" }
 func TestPeriodicRunsACronSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		svc := lease.New()
-		b := claim.New(claim.NewMemory(svc))
+		svc := lease.Must(lease.New())
+		b := lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 		defer func() {
 			require.NoError(t, b.Close())
 			require.NoError(t, svc.Close())
 		}()
 		s, err := cron.Parse("*/2 * * * *")
 		require.NoError(t, err)
-		e, err := election.New(lock.NewMemory(svc), "periodic", election.WithLeaseDuration(10*time.Second))
+		e, err := election.New(lease.Must(lock.NewMemory(svc)), "periodic", election.WithLeaseDuration(10*time.Second))
 		require.NoError(t, err)
 		p, err := claim.NewPeriodic(b, e, claim.PeriodicJob{Name: "even-minutes", Schedule: s, Queue: "q",
 			Args: func(time.Time) claim.Args { return minute{} }})

@@ -42,7 +42,7 @@ type storeMaker func(t *testing.T, svc *lease.Service) claim.Store
 
 // memoryStore is a claim.Memory on svc.
 func memoryStore(t *testing.T, svc *lease.Service) claim.Store {
-	mem := claim.NewMemory(svc)
+	mem := lease.Must(claim.NewMemory(svc))
 	require.NoError(t, mem.SetRetention(claim.StandardRetention))
 	return mem
 }
@@ -59,9 +59,9 @@ func forEachStore(t *testing.T, test func(t *testing.T, s *site)) {
 
 func newSite(t *testing.T, mk storeMaker) *site {
 	t.Helper()
-	s := &site{svc: lease.New()}
+	s := &site{svc: lease.Must(lease.New())}
 	rec := console.NewRecorder(s.svc.Clock())
-	s.broker = claim.New(mk(t, s.svc), claim.WithObserver(rec))
+	s.broker = lease.Must(claim.New(mk(t, s.svc), claim.WithObserver(rec)))
 	s.operator.Store(true)
 	authorize := func(*http.Request) bool { return s.operator.Load() }
 	mux := http.NewServeMux()

@@ -204,8 +204,15 @@ type inMemory struct {
 
 // startInMemory starts alice and bob as goroutines.
 func startInMemory(ctx context.Context, d time.Duration) (*inMemory, error) {
-	svc := lease.New()
-	el, err := election.New(lock.NewMemory(svc), electionName, election.WithLeaseDuration(d))
+	svc, err := lease.New()
+	if err != nil {
+		return nil, err
+	}
+	mem, err := lock.NewMemory(svc)
+	var el *election.Election
+	if err == nil {
+		el, err = election.New(mem, electionName, election.WithLeaseDuration(d))
+	}
 	if err != nil {
 		_ = svc.Close()
 		return nil, err

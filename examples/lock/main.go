@@ -32,9 +32,11 @@ func (s *store) write(l lock.Lease, v string) error {
 func main() {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc, err := lease.New(lease.WithClock(clock))
+	check(err)
 	defer svc.Close()
-	mem := lock.NewMemory(svc)
+	mem, err := lock.NewMemory(svc)
+	check(err)
 	newWorker := func(id string) *lock.Manager {
 		// A Manager over a Memory times its renewals on the service's clock.
 		m, err := lock.NewManager(mem, lock.WithExecutionID(id), lock.WithLeaseDuration(30*time.Second))
@@ -45,7 +47,7 @@ func main() {
 	var res store
 
 	// 1. Contention: while alice holds "report", bob cannot get it.
-	_, err := alice.TryLock(ctx, "report", func(ctx context.Context, l lock.Lease) error {
+	_, err = alice.TryLock(ctx, "report", func(ctx context.Context, l lock.Lease) error {
 		fmt.Printf("alice holds %q with token %d\n", l.Name, l.Token)
 		got, err := bob.TryLock(ctx, "report", func(context.Context, lock.Lease) error { return nil })
 		fmt.Printf("bob acquired: %t, err: %v\n", got, err)

@@ -70,17 +70,32 @@ func NewApp(clock lease.Clock) (*App, error) {
 	// The service counts its leases and the Telemetry reads the counts
 	// when Prometheus scrapes: the observer is given only the events the
 	// counts leave out, so grants, renewals and revocations cost no event.
-	svc := lease.New(lease.WithClock(clock), lease.WithObserverOf(tel.Lease(), otel.LeaseEvents),
+	svc, err := lease.New(lease.WithClock(clock), lease.WithObserverOf(tel.Lease(), otel.LeaseEvents),
 		lease.WithTraceIDFunc(otel.TraceID))
+	if err != nil {
+		return nil, errors.Join(err, mp.Shutdown(context.Background()))
+	}
 	if err := tel.ObserveService(svc); err != nil {
 		return nil, errors.Join(err, svc.Close(), mp.Shutdown(context.Background()))
 	}
-	locks := lock.NewMemory(svc)
-	manager, err := lock.NewManager(locks, lock.WithObserver(tel.Lock()))
+	locks, err := lock.NewMemory(svc)
+	var manager *lock.Manager
+	if err == nil {
+		manager, err = lock.NewManager(locks, lock.WithObserver(tel.Lock()))
+	}
+	var queues *claim.Memory
+	if err == nil {
+		queues, err = claim.NewMemory(svc)
+	}
+	var broker *claim.Broker
+	if err == nil {
+		if broker, err = claim.New(queues, claim.WithObserver(tel.Claim())); err != nil {
+			_ = queues.Close()
+		}
+	}
 	if err != nil {
 		return nil, errors.Join(err, svc.Close(), mp.Shutdown(context.Background()))
 	}
-	broker := claim.New(claim.NewMemory(svc), claim.WithObserver(tel.Claim()))
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -41,11 +41,15 @@ func openQueue(ctx context.Context, dsn string) (*queueConn, error) {
 	if err == nil {
 		err = store.Migrate(ctx) // safe to run from every process
 	}
+	var broker *claim.Broker
+	if err == nil {
+		broker, err = claim.New(store)
+	}
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	return &queueConn{pool: pool, broker: claim.New(store)}, nil
+	return &queueConn{pool: pool, broker: broker}, nil
 }
 
 func (q *queueConn) close() {

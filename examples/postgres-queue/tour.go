@@ -80,7 +80,10 @@ func tour(ctx context.Context, dsn string, out io.Writer) error {
 	if _, err := pool.Exec(ctx, "CREATE TABLE "+invoiceTable+" (id int PRIMARY KEY, sent bool NOT NULL DEFAULT false)"); err != nil {
 		return err
 	}
-	b := claim.New(store)
+	b, err := claim.New(store)
+	if err != nil {
+		return err
+	}
 	defer b.Close()
 
 	// 1. Transactional enqueue: the invoice and its job commit together.

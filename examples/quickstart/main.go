@@ -24,12 +24,15 @@ func main() {
 func run(w io.Writer) error {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := lease.New(
+	svc, err := lease.New(
 		lease.WithClock(clock),
 		lease.WithOnExpire(func(l lease.Lease) {
 			fmt.Fprintf(w, "expired: lease %d of %s, deleted keys %v\n", l.ID, l.Holder, l.Keys)
 		}),
 	)
+	if err != nil {
+		return err
+	}
 	defer svc.Close()
 
 	l, err := svc.Grant(ctx, "worker-1", lease.StateWrite, 10*time.Second)

@@ -56,7 +56,11 @@ func run(ctx context.Context, db string, enqueue int, worker string, work time.D
 	if err != nil {
 		return err
 	}
-	b := claim.New(store)
+	b, err := claim.New(store)
+	if err != nil {
+		_ = store.Close()
+		return err
+	}
 	defer b.Close()
 	if enqueue > 0 {
 		items := make([]claim.NewItem, enqueue)

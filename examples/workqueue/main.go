@@ -33,9 +33,9 @@ func main() {
 
 func fakeClock(ctx context.Context, w io.Writer) {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc), claim.WithMaxAttempts(3))
+	b := must(claim.New(must(claim.NewMemory(svc)), claim.WithMaxAttempts(3)))
 	defer b.Close()
 	const queue, ttl = "invoices", 30 * time.Second
 	show := func(what string) {
@@ -104,9 +104,9 @@ func fakeClock(ctx context.Context, w io.Writer) {
 
 // realClock runs three workers on the real clock until eight jobs are done.
 func realClock(ctx context.Context, w io.Writer) {
-	svc := lease.New()
+	svc := must(lease.New())
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := must(claim.New(must(claim.NewMemory(svc))))
 	defer b.Close()
 	for i := range 8 {
 		must(b.Enqueue(ctx, "thumbnails", fmt.Appendf(nil, "img-%d", i)))
@@ -150,9 +150,9 @@ func realClock(ctx context.Context, w io.Writer) {
 // another owner takes the item over.
 func lostClaim(ctx context.Context, w io.Writer) {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	svc := lease.New(lease.WithClock(clock))
+	svc := must(lease.New(lease.WithClock(clock)))
 	defer svc.Close()
-	b := claim.New(claim.NewMemory(svc))
+	b := must(claim.New(must(claim.NewMemory(svc))))
 	defer b.Close()
 
 	running := make(chan claim.Claim)

@@ -12,7 +12,7 @@ import (
 // BenchmarkFailoverAfterResign: how long a waiting candidate takes to lead
 // once the leader resigns, on a lock.Memory.
 func BenchmarkFailoverAfterResign(b *testing.B) {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	electiontest.BenchmarkFailover(b, lock.NewMemory(svc), 30*time.Second, electiontest.Resign, 0)
+	electiontest.BenchmarkFailover(b, lease.Must(lock.NewMemory(svc)), 30*time.Second, electiontest.Resign, 0)
 }

@@ -18,9 +18,9 @@ import (
 // values, next in line first.
 func TestCandidates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		defer svc.Close()
-		e, err := election.New(lock.NewMemory(svc), "leader")
+		e, err := election.New(lease.Must(lock.NewMemory(svc)), "leader")
 		require.NoError(t, err)
 		ctx := t.Context()
 		ld, err := e.Campaign(ctx, []byte("node-a"))
@@ -44,9 +44,9 @@ func TestCandidates(t *testing.T) {
 
 // A provider that cannot list its waiters gets bad input naming it.
 func TestCandidatesUnsupported(t *testing.T) {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	m := lock.NewMemory(svc)
+	m := lease.Must(lock.NewMemory(svc))
 	e, err := election.New(struct {
 		lock.Provider
 		lock.Inspector

@@ -74,7 +74,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 // candidate's.
 func TestForeignHolderHasNoValue(t *testing.T) {
 	svc, _ := newFakeService(t)
-	mem := lock.NewMemory(svc)
+	mem := lease.Must(lock.NewMemory(svc))
 	el, err := election.New(mem, "e")
 	require.NoError(t, err)
 	for _, id := range []string{"worker-1", "0123.not base64!", "0123."} {
@@ -144,9 +144,9 @@ func (f *flaky) AcquireWait(ctx context.Context, name, executionID string, d tim
 // Run campaigns again, after the retry interval, when a campaign fails.
 func TestRunRetriesFailedCampaigns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		defer svc.Close()
-		p := &flaky{Memory: lock.NewMemory(svc)}
+		p := &flaky{Memory: lease.Must(lock.NewMemory(svc))}
 		p.failures.Store(2)
 		el, err := election.New(p, "e", election.WithLeaseDuration(30*time.Second), election.WithRetryInterval(time.Second))
 		require.NoError(t, err)

@@ -22,9 +22,9 @@ func TestObserverSeesLeaderChanges(t *testing.T) {
 		defer mu.Unlock()
 		got = append(got, e)
 	})
-	svc := lease.New(lease.WithClock(leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))))
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	el, err := election.New(lock.NewMemory(svc), "scheduler", election.WithObserver(obs))
+	el, err := election.New(lease.Must(lock.NewMemory(svc)), "scheduler", election.WithObserver(obs))
 	require.NoError(t, err)
 
 	alice, err := el.Campaign(ctx, []byte("alice"))

@@ -12,9 +12,18 @@ import (
 // Two candidates: the first leads, the second waits in Campaign until the
 // first resigns, then leads with a greater fencing token.
 func Example() {
-	svc := lease.New()
+	svc, err := lease.New()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer svc.Close()
-	el, err := election.New(lock.NewMemory(svc), "scheduler")
+	mem, err := lock.NewMemory(svc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	el, err := election.New(mem, "scheduler")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -57,9 +66,9 @@ func Example() {
 // manner of client-go's leaderelection. Cancelling a leader's Run releases
 // the lock at once, and the next candidate takes over.
 func ExampleElection_Run() {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	defer svc.Close()
-	el, err := election.New(lock.NewMemory(svc), "scheduler")
+	el, err := election.New(lease.Must(lock.NewMemory(svc)), "scheduler")
 	if err != nil {
 		fmt.Println(err)
 		return

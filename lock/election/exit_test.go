@@ -82,10 +82,10 @@ type silentRun struct {
 }
 
 func runSilent(t *testing.T) *silentRun {
-	svc := lease.New()
+	svc := lease.Must(lease.New())
 	t.Cleanup(func() { _ = svc.Close() })
 	r := &silentRun{
-		store:   &silent{Memory: lock.NewMemory(svc)},
+		store:   &silent{Memory: lease.Must(lock.NewMemory(svc))},
 		done:    make(chan error, 1),
 		started: make(chan *election.Leadership, 4),
 		stopped: make(chan time.Time, 4),
@@ -159,9 +159,9 @@ func TestRunReturnsWhenCancelledWhileTheStoreIsSilent(t *testing.T) {
 // release's deadline as its error.
 func TestResignIsBoundedWhileTheStoreIsSilent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		defer svc.Close()
-		s := &silent{Memory: lock.NewMemory(svc)}
+		s := &silent{Memory: lease.Must(lock.NewMemory(svc))}
 		el, err := election.New(s, "e", election.WithLeaseDuration(silentLease))
 		require.NoError(t, err)
 		ld, err := el.Campaign(context.Background(), nil)

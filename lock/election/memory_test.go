@@ -17,7 +17,7 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func newFakeMemory(t testing.TB) (*lock.Memory, *leasetest.FakeClock) {
 	t.Helper()
 	svc, clock := newFakeService(t)
-	return lock.NewMemory(svc), clock
+	return lease.Must(lock.NewMemory(svc)), clock
 }
 
 func TestMemory(t *testing.T) {
@@ -28,9 +28,9 @@ func TestMemory(t *testing.T) {
 
 func TestMemoryRealClock(t *testing.T) {
 	electiontest.TestElection(t, func(t *testing.T) (lock.Provider, lease.Clock) {
-		svc := lease.New()
+		svc := lease.Must(lease.New())
 		t.Cleanup(func() { _ = svc.Close() })
-		return lock.NewMemory(svc), svc.Clock()
+		return lease.Must(lock.NewMemory(svc)), svc.Clock()
 	})
 }
 
@@ -38,7 +38,7 @@ func TestMemoryRealClock(t *testing.T) {
 func newFakeService(t testing.TB) (*lease.Service, *leasetest.FakeClock) {
 	t.Helper()
 	clock := leasetest.NewFakeClock(epoch)
-	svc := lease.New(lease.WithClock(clock))
+	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	t.Cleanup(func() { _ = svc.Close() })
 	return svc, clock
 }

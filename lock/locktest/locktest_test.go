@@ -42,9 +42,9 @@ func TestBrokenProvider(t *testing.T) {
 	}
 	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		clock := leasetest.NewFakeClock(leasetestEpoch)
-		svc := lease.New(lease.WithClock(clock))
+		svc := lease.Must(lease.New(lease.WithClock(clock)))
 		t.Cleanup(func() { _ = svc.Close() })
-		return b.wrap(lock.NewMemory(svc), svc), clock
+		return b.wrap(lease.Must(lock.NewMemory(svc)), svc), clock
 	})
 }
 
@@ -68,9 +68,9 @@ func TestSuiteCatchesBrokenProviders(t *testing.T) {
 func TestMemory(t *testing.T) {
 	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		clock := leasetest.NewFakeClock(leasetestEpoch)
-		svc := lease.New(lease.WithClock(clock))
+		svc := lease.Must(lease.New(lease.WithClock(clock)))
 		t.Cleanup(func() { _ = svc.Close() })
-		return lock.NewMemory(svc), clock
+		return lease.Must(lock.NewMemory(svc)), clock
 	})
 }
 
@@ -78,8 +78,8 @@ func TestMemory(t *testing.T) {
 func TestProviderWithoutCapabilities(t *testing.T) {
 	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		clock := leasetest.NewFakeClock(leasetestEpoch)
-		svc := lease.New(lease.WithClock(clock))
+		svc := lease.Must(lease.New(lease.WithClock(clock)))
 		t.Cleanup(func() { _ = svc.Close() })
-		return plain{lock.NewMemory(svc)}, clock
+		return plain{lease.Must(lock.NewMemory(svc))}, clock
 	})
 }
