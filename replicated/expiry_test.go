@@ -67,7 +67,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 // Leases due together end together, in one tick, on every node.
 func TestExpiryBurst(t *testing.T) {
-	c := newCluster(t, clusterOpts{})
+	c := newCluster(t, clusterOpts{raft: patientRaft})
 	li := c.leader()
 	ends := make([]*endings, len(c.nodes))
 	for i, n := range c.nodes {

@@ -153,7 +153,7 @@ func fieldOf(err error) string {
 // Leases end at their deadline on every node, with their keys, and never
 // before it.
 func TestExpiryOnEveryNode(t *testing.T) {
-	c := newCluster(t, clusterOpts{})
+	c := newCluster(t, clusterOpts{raft: patientRaft})
 	ctx := ctxT(t)
 	li := c.leader()
 	var ends []*endings

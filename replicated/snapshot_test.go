@@ -90,6 +90,7 @@ func TestLaggingFollowerInstallsSnapshot(t *testing.T) {
 
 func testInstallSnapshot(t *testing.T, stores storeKind) {
 	c := newCluster(t, clusterOpts{stores: stores, raft: func(rc *raft.Config) {
+		patientRaft(rc)
 		rc.SnapshotThreshold = 8
 		rc.TrailingLogs = 2
 		rc.SnapshotInterval = 50 * time.Millisecond
