@@ -167,3 +167,14 @@ func TestMigrationSQLNames(t *testing.T) {
 		assert.ErrorIs(t, err, lease.ErrInvalidArgument)
 	}
 }
+
+// Table is the provider's table as its statements name it.
+func TestProviderTable(t *testing.T) {
+	pool := newPool(t, "lease-provider-table")
+	p, err := New(pool)
+	require.NoError(t, err)
+	assert.Equal(t, `"lease_locks"`, p.Table())
+	p, err = New(pool, WithSchema("s"), WithTable("t"))
+	require.NoError(t, err)
+	assert.Equal(t, `"s"."t"`, p.Table())
+}
