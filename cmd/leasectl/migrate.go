@@ -60,7 +60,7 @@ func (a *app) migrateSQL(cmd *cobra.Command, part string, version int) error {
 	case version < 0:
 		return usagef("--version must be positive, not %d", version)
 	}
-	d, err := driverFor(a.dsn)
+	d, err := driverFor(a.storeDSN())
 	if err != nil {
 		return err
 	}

@@ -11,14 +11,15 @@ import (
 
 // app holds the global flags, which every command reads.
 type app struct {
-	dsn    string
+	dsn    string // --dsn
+	envDSN string // LEASE_DSN, used when --dsn is not given
 	json   bool
 	tables tables
 }
 
 // newRoot returns the command tree, its --dsn defaulting to envDSN.
 func newRoot(envDSN string) *cobra.Command {
-	a := &app{}
+	a := &app{envDSN: envDSN}
 	root := &cobra.Command{
 		Use:   "leasectl",
 		Short: "Inspect and manage the work queues and locks of a lease store",
@@ -36,7 +37,8 @@ Exit status: 0 success, 1 error, 2 usage error, 3 not found.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.dsn, "dsn", envDSN, "the store's DSN (default $"+dsnEnv+")")
+	// Not envDSN as the default: the help would show its password.
+	pf.StringVar(&a.dsn, "dsn", "", "the store's DSN (default $"+dsnEnv+")")
 	pf.BoolVar(&a.json, "json", false, "print JSON instead of aligned text")
 	pf.StringVar(&a.tables.schema, "schema", "", "the schema of the store's tables (default: the search path)")
 	pf.StringVar(&a.tables.locks, "lock-table", "", "the table of the locks (default lease_locks)")
@@ -65,7 +67,10 @@ func needSubcommand(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		return usagef("unknown command %q for %q (one of %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
 	}
-	return usagef("%s needs a command: one of %s", cmd.CommandPath(), strings.Join(names, ", "))
+	if !cmd.HasParent() {
+		return usagef("a command is needed: one of %s", strings.Join(names, ", "))
+	}
+	return usagef("%s needs a command: one of %s", cmd.Name(), strings.Join(names, ", "))
 }
 
 // withStore returns the RunE of a command that acts on the store: it
@@ -74,13 +79,21 @@ func needSubcommand(cmd *cobra.Command, args []string) error {
 func (a *app) withStore(f func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		ctx := cmd.Context()
-		s, err := openStore(ctx, a.dsn, a.tables)
+		s, err := openStore(ctx, a.storeDSN(), a.tables)
 		if err != nil {
 			return asCommandError(err)
 		}
 		defer s.close()
 		return asCommandError(f(ctx, cmd, args, s))
 	}
+}
+
+// storeDSN returns the DSN of the store: --dsn, else LEASE_DSN.
+func (a *app) storeDSN() string {
+	if a.dsn != "" {
+		return a.dsn
+	}
+	return a.envDSN
 }
 
 // offline returns the RunE of a command that needs no connection.

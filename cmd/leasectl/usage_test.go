@@ -16,11 +16,11 @@ func TestUsage(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{nil, "leasectl needs a command: one of items, leaders, locks, migrate, queue, queues"},
+		{nil, "leasectl: a command is needed: one of items, leaders, locks, migrate, queue, queues\n"},
 		{[]string{"bogus"}, `unknown command "bogus" for "leasectl"`},
-		{[]string{"items"}, "leasectl items needs a command: one of cancel, delete, list, retry, show"},
+		{[]string{"items"}, "leasectl: items needs a command: one of cancel, delete, list, retry, show\n"},
 		{[]string{"items", "bogus"}, `unknown command "bogus" for "leasectl items"`},
-		{[]string{"migrate"}, "leasectl migrate needs a command: one of sql, up"},
+		{[]string{"migrate"}, "leasectl: migrate needs a command: one of sql, up\n"},
 		{[]string{"queues", "extra"}, `unknown command "extra" for "leasectl queues"`},
 		{[]string{"queues", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"locks", "--limit", "many"}, `invalid argument "many" for "--limit"`},
@@ -40,9 +40,11 @@ func TestUsage(t *testing.T) {
 	for _, want := range []string{"Exit status: 0 success, 1 error, 2 usage error, 3 not found.", "migrate", "items", "queues", "--json", "--dsn"} {
 		assert.Contains(t, out, want)
 	}
+	t.Setenv(dsnEnv, "postgres://user:secret@host/db")
 	code, out, _ = runArgs("items", "list", "--help")
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "--tag string")
+	assert.NotContains(t, out, "secret", "the help shows no password")
 }
 
 // The DSN comes from --dsn, else from LEASE_DSN; without either it is a
