@@ -174,5 +174,8 @@ func TestItemsDelete(t *testing.T) {
 	require.ErrorIs(t, err, claim.ErrNotFound)
 	e.fails(exitNotFound, "not found", "items", "delete", id(dead))
 	e.fails(exitNotFound, "not found", "--json", "items", "delete", id(dead))
+	other := e.dead("r", "p", "boom")
+	assert.Equal(t, map[string]any{"id": float64(other.ID), "queue": "r", "result": "deleted"},
+		okJSON[map[string]any](e, "items", "delete", "--queue", "r", id(other)))
 	assert.True(t, strings.HasPrefix(e.ok("items", "delete", "--help"), "Delete a dead item"))
 }
