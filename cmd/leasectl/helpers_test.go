@@ -123,8 +123,8 @@ func lines(out string) []string {
 	return ls
 }
 
-// columnStarts returns the offsets where the header's columns start, and
-// requires every line of a table to have a non-space character there or a
+// requireAligned requires every line of a table to have, where each of
+// the header's columns starts, a character that is not a space, with a
 // space before it: the columns are aligned.
 func requireAligned(t *testing.T, out string) {
 	t.Helper()

@@ -96,13 +96,11 @@ func (a *app) pauseQueue(ctx context.Context, cmd *cobra.Command, s *store, queu
 	if queue == "" {
 		return usagef("the queue's name must not be empty")
 	}
-	did, err := "paused", error(nil)
-	if pause {
-		err = s.broker.PauseQueue(ctx, queue)
-	} else {
-		did, err = "resumed", s.broker.ResumeQueue(ctx, queue)
+	did, change := "paused", s.broker.PauseQueue
+	if !pause {
+		did, change = "resumed", s.broker.ResumeQueue
 	}
-	if err != nil {
+	if err := change(ctx, queue); err != nil {
 		return err
 	}
 	v := struct {
