@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 )
 
 // errSentinels pairs every code with its sentinel.
@@ -27,14 +28,17 @@ var errSentinels = []struct {
 	{lease.CodeInvalidArgument, lease.ErrInvalidArgument},
 	{lease.CodeClosed, lease.ErrClosed},
 	{lease.CodeKeyExists, lease.ErrKeyExists},
+	{lease.CodeStorage, lease.ErrStorage},
 }
 
 func TestErrorMatchesExactlyItsSentinel(t *testing.T) {
 	for _, tc := range errSentinels {
 		t.Run(string(tc.code), func(t *testing.T) {
 			err := error(&lease.Error{Code: tc.code, LeaseID: 7})
+			endedCode := tc.code == lease.CodeExpired || tc.code == lease.CodeAlreadyRevoked || tc.code == lease.CodeStaleUse
 			for _, other := range errSentinels {
-				assert.Equal(t, other.code == tc.code, errors.Is(err, other.sentinel),
+				want := other.code == tc.code || (endedCode && other.code == lease.CodeStaleUse)
+				assert.Equal(t, want, errors.Is(err, other.sentinel),
 					"errors.Is(%s, sentinel of %s)", tc.code, other.code)
 			}
 			wrapped := fmt.Errorf("doing a thing: %w", err)
@@ -48,6 +52,50 @@ func TestErrorMatchesExactlyItsSentinel(t *testing.T) {
 			assert.NotErrorIs(t, err, other.sentinel)
 		}
 	})
+}
+
+// TestEndedLeaseOneRule checks the ended-lease rule on every call that can
+// meet an ended lease: whatever the call and its code, the error matches
+// ErrStaleUse and the sentinel of how the lease ended, and not the other.
+func TestEndedLeaseOneRule(t *testing.T) {
+	calls := []struct {
+		name string
+		call func(s *lease.Service, id lease.ID) error
+	}{
+		{"Use", func(s *lease.Service, id lease.ID) error { _, err := s.Use(ctx, id, lease.Operation); return err }},
+		{"Renew", func(s *lease.Service, id lease.ID) error { _, err := s.Renew(ctx, id); return err }},
+		{"RenewTTL", func(s *lease.Service, id lease.ID) error { _, err := s.RenewTTL(ctx, id, time.Minute); return err }},
+		{"Revoke", func(s *lease.Service, id lease.ID) error { _, err := s.Revoke(ctx, id); return err }},
+		{"Info", func(s *lease.Service, id lease.ID) error { _, err := s.Info(id); return err }},
+		{"Put", func(s *lease.Service, id lease.ID) error { return s.Put(ctx, "k", nil, id) }},
+		{"KeepAlive", func(s *lease.Service, id lease.ID) error { _, err := s.KeepAlive(ctx, id); return err }},
+	}
+	for _, how := range []struct {
+		name          string
+		end           func(s *lease.Service, clk *leasetest.FakeClock, id lease.ID)
+		match, differ error
+	}{
+		{"expired", func(_ *lease.Service, clk *leasetest.FakeClock, _ lease.ID) { clk.Advance(time.Minute) }, lease.ErrExpired, lease.ErrAlreadyRevoked},
+		{"revoked", func(s *lease.Service, _ *leasetest.FakeClock, id lease.ID) {
+			_, err := s.Revoke(ctx, id)
+			require.NoError(t, err)
+		}, lease.ErrAlreadyRevoked, lease.ErrExpired},
+	} {
+		for _, c := range calls {
+			t.Run(how.name+"/"+c.name, func(t *testing.T) {
+				s, clk := newService(t)
+				l := grant(t, s, lease.Operation, time.Minute)
+				how.end(s, clk, l.ID)
+				err := c.call(s, l.ID)
+				var le *lease.Error
+				require.ErrorAs(t, err, &le)
+				assert.ErrorIs(t, err, lease.ErrStaleUse)
+				assert.ErrorIs(t, err, how.match)
+				assert.NotErrorIs(t, err, how.differ)
+				assert.NotErrorIs(t, err, lease.ErrNotFound)
+			})
+		}
+	}
 }
 
 func TestSentinelsAreDistinct(t *testing.T) {

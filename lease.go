@@ -19,8 +19,8 @@ type Lease struct {
 	GrantedAt time.Time
 	RenewedAt time.Time // equals GrantedAt until the first renewal
 	ExpiresAt time.Time
-	// Revision is the service revision at which the lease was granted
-	// (Concord's granted_at). Revisions only grow, so it also orders grants.
+	// Revision is the service revision at which the lease was granted.
+	// Revisions only grow, so it also orders grants.
 	Revision int64
 	// Keys are the keys attached to the lease, sorted. For Revoke and for
 	// ending notifications they are the keys that were deleted.

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -47,11 +48,65 @@ func TestDocsListEveryCode(t *testing.T) {
 	}
 }
 
+// TestErrorsDocListsEveryCode checks that docs/errors.md has a table row
+// for every code of every package of this module.
+func TestErrorsDocListsEveryCode(t *testing.T) {
+	b, err := os.ReadFile("docs/errors.md")
+	require.NoError(t, err)
+	n := 0
+	for _, file := range []string{"errors.go", "lock/errors.go", "lock/election/errors.go", "claim/errors.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(node ast.Node) bool {
+			vs, ok := node.(*ast.ValueSpec)
+			if !ok || vs.Type == nil {
+				return true
+			}
+			if sel, ok := vs.Type.(*ast.SelectorExpr); !(ok && sel.Sel.Name == "Code") && types(vs.Type) != "Code" {
+				return true
+			}
+			for _, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok {
+					code, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					n++
+					assert.Regexp(t, regexp.MustCompile("(?m)^\\| `"+code+"` \\|"), string(b), "docs/errors.md has no row for %s (%s)", code, file)
+				}
+			}
+			return true
+		})
+	}
+	assert.GreaterOrEqual(t, n, 14)
+}
+
 func types(e ast.Expr) string {
 	if id, ok := e.(*ast.Ident); ok {
 		return id.Name
 	}
 	return ""
+}
+
+// TestReadmeProgramRuns extracts the README's first Go sample, a complete
+// program, into a directory of this module, and builds and runs it with
+// the go command: an outsider pasting it into a file gets a program that
+// compiles and prints what the README says.
+func TestReadmeProgramRuns(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(string(b))
+	require.NotNil(t, m, "README.md has no Go sample")
+	require.True(t, strings.HasPrefix(m[1], "package main\n"), "the README's first sample is a complete program")
+	out := regexp.MustCompile("(?s)prints\n\n```\n(.*?)```").FindStringSubmatch(string(b))
+	require.NotNil(t, out, "README.md says what the program prints")
+
+	dir, err := os.MkdirTemp(".", "_readme-")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, os.RemoveAll(dir)) })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(m[1]), 0o644))
+	cmd := exec.Command("go", "run", "./"+filepath.Base(dir))
+	got, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", got)
+	assert.Equal(t, out[1], string(got))
 }
 
 // TestDocSamplesAreExamples checks that every Go sample in README.md and
@@ -72,6 +127,9 @@ func TestDocSamplesAreExamples(t *testing.T) {
 		for _, m := range block.FindAllStringSubmatch(string(b), -1) {
 			samples++
 			lines := strings.Split(strings.TrimRight(m[1], "\n"), "\n")
+			if lines[0] == "package main" {
+				continue // a complete program: TestReadmeProgramRuns builds it
+			}
 			src := source.FindStringSubmatch(lines[0])
 			if !assert.NotNil(t, src, "%s: a sample must start with \"// Func in file.go\", not %q", doc, lines[0]) {
 				continue

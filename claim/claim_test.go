@@ -558,5 +558,5 @@ func TestHugeDelaySaturatesInsteadOfOverflowing(t *testing.T) {
 func TestNotFoundErrorMessage(t *testing.T) {
 	b, _, _ := newBroker(t)
 	err := b.DeleteDead(ctx, q, 7)
-	assert.EqualError(t, err, `claim: delete_dead queue "jobs" item 7: no such dead letter`)
+	assert.EqualError(t, err, `claim: delete_dead queue "jobs" item 7: no such dead letter [LS_NOT_FOUND]`)
 }

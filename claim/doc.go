@@ -60,7 +60,6 @@
 // freed, and the arrays and maps that grew for a peak shrink once the load
 // has fallen to a quarter of it.
 //
-// The semantics follow the Squidie.Executor.Leases behaviour (claim,
-// heartbeat, complete, fail); docs/claims.md has the state diagram, the
-// backoff formula, the Store contract and the design choices.
+// docs/claims.md has the state diagram, the backoff formula, the Store
+// contract and the design choices.
 package claim

@@ -350,7 +350,7 @@ func TestListLookupCountsErrors(t *testing.T) {
 	assert.Equal(t, "queue", requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument).Field)
 	_, err = b.Lookup(ctx, 42)
 	require.ErrorIs(t, err, claim.ErrNotFound)
-	assert.Equal(t, "claim: lookup item 42: no such item", err.Error())
+	assert.Equal(t, "claim: lookup item 42: no such item [LS_NOT_FOUND]", err.Error())
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	_, err = b.Counts(done, q)

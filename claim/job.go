@@ -106,7 +106,7 @@ func errStopped(d time.Duration) error {
 type stoppedError struct{ d time.Duration }
 
 func (e *stoppedError) Error() string {
-	return "claim: work stopped: handler still running " + e.d.String() + " (the stop timeout) after the worker was told to stop"
+	return "claim: work stopped: handler still running " + e.d.String() + " (the stop timeout) after the worker was told to stop [" + string(CodeStopped) + "]"
 }
 func (e *stoppedError) Unwrap() error { return ErrStopped }
 

@@ -165,7 +165,7 @@ func AddWorker[T Args](ws *Workers, h func(ctx context.Context, j Job[T]) error)
 	handle := func(ctx context.Context, c Claim) error {
 		var args T
 		if err := codec.Unmarshal(c.Payload, &args); err != nil {
-			return Discard(&lease.Error{Code: lease.CodeInvalidArgument, Op: "claim.work", Field: "payload",
+			return Discard(&lease.Error{Package: "claim", Code: lease.CodeInvalidArgument, Op: "work", Field: "payload",
 				Detail: "kind " + strconv.Quote(kind) + " does not decode: " + err.Error()})
 		}
 		return h(ctx, Job[T]{Claim: c, Args: args})
@@ -205,7 +205,7 @@ func (ws *Workers) Handler() Handler {
 		h := ws.kinds[c.Kind]
 		ws.mu.RUnlock()
 		if h == nil {
-			return Discard(&lease.Error{Code: lease.CodeInvalidArgument, Op: "claim.work", Field: "kind",
+			return Discard(&lease.Error{Package: "claim", Code: lease.CodeInvalidArgument, Op: "work", Field: "kind",
 				Detail: strconv.Quote(c.Kind) + " has no worker"})
 		}
 		return h(ctx, c)

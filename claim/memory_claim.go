@@ -104,7 +104,7 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 	}
 	if m.svcDown {
 		m.mu.Unlock()
-		return nil, &lease.Error{Code: lease.CodeClosed, Op: "claim.claim", Detail: "service closed"}
+		return nil, &lease.Error{Package: "claim", Code: lease.CodeClosed, Op: "claim", Detail: "service closed"}
 	}
 	qs := m.findQueue(req.Queue)
 	if qs == nil || qs.visible == 0 || qs.paused {

@@ -45,9 +45,11 @@ func (m *Memory) Lookup(ctx context.Context, id ItemID) (Item, error) {
 }
 
 // List returns the items of q.Queue in q.State (every state when zero),
-// of q.Kind (every kind when ""), with IDs above q.After, in ID order, at most q.Limit of them. It gathers
-// the queue's items of those states, so it costs the queue's size (and,
-// for delayed items, the delayed items of every queue), not the page's.
+// of q.Kind (every kind when "") and with q.Tag (any when ""), with IDs
+// above q.After, in ID order, at most q.Limit of them. It gathers the
+// queue's items of those states, so it costs the queue's size (and,
+// for delayed items, the delayed items of every queue; for completed and
+// cancelled ones, the kept items of every queue), not the page's.
 func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 	if err := checkQuery(ctx, q); err != nil {
 		return nil, err

@@ -165,7 +165,7 @@ const (
 )
 
 // lead enqueues ticks ahead for as long as ctx, the leadership's, lasts.
-func (p *Periodic) lead(ctx context.Context) {
+func (p *Periodic) lead(ctx context.Context, _ *election.Leadership) {
 	clock := p.b.clock
 	failures := 0
 	for ctx.Err() == nil {

@@ -81,7 +81,8 @@ type Store interface {
 	Lookup(ctx context.Context, id ItemID) (Item, error)
 
 	// List returns items of q.Queue in q.State (every state when zero),
-	// of q.Kind (every kind when ""), with IDs above q.After, in ID order, at most q.Limit of them.
+	// of q.Kind (every kind when "") and with q.Tag (any when ""), with
+	// IDs above q.After, in ID order, at most q.Limit of them.
 	List(ctx context.Context, q Query) ([]Item, error)
 
 	// Counts returns the numbers of items of queue in each state. An

@@ -23,8 +23,9 @@ const (
 
 // ErrStopped is matched by the cause of a Work handler's context when Work
 // stopped it: Work's context was done and the handler was still running
-// StopTimeout later.
-var ErrStopped = errors.New("claim: work stopped")
+// StopTimeout later. It is a *lease.Error with CodeStopped; treat it as
+// read-only.
+var ErrStopped error = &lease.Error{Package: "claim", Code: CodeStopped, Detail: "work stopped"}
 
 // Handler processes one claimed item. Returning nil completes the item;
 // returning the error of Snooze(d) snoozes it; returning the error of

@@ -22,7 +22,12 @@
 //     alive, next to the lock's key, and watches the waiter ahead of it,
 //     then the lock's key; Holder and Held (lock.Inspector) read the keys;
 //     AcquireValue (lock.ValueAcquirer) records a small value in the key
-//     with the execution ID.
+//     with the execution ID; WatchHolder (election.HolderWatcher) watches
+//     the lock's key, so that an election's Observe sees a new leader at
+//     once.
+//   - The calls that clean up after a caller whose context is done (the
+//     revocation of an etcd lease that holds nothing, a waiter leaving the
+//     queue) are given a tenth of the lock's TTL, at most 5 s.
 //
 // # Durations and clocks
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/election"
 )
 
 // ExpiryWait is how long Acquire waits, at most, for etcd to delete the key
@@ -24,9 +25,19 @@ const ExpiryWait = time.Second
 // the same holding changed under it.
 const renewAttempts = 3
 
-// revokeTimeout bounds the best-effort revocation of a lease that is no
-// longer needed, which runs even when the caller's context is done.
+// revokeTimeout is the most a cleanup call is given: one that runs even
+// when the caller's context is done, such as the best-effort revocation of
+// a lease that is no longer needed.
 const revokeTimeout = 5 * time.Second
+
+// cleanupTimeout bounds a cleanup call for a lock of ttl seconds: a tenth
+// of the TTL (so at least 100 ms), and at most revokeTimeout. A caller
+// whose context is done, such as a leader that gave up on an unreachable
+// cluster, thus waits for its cleanup no longer than its lease's schedule
+// allows for a retry.
+func cleanupTimeout(ttl int64) time.Duration {
+	return min(revokeTimeout, time.Duration(ttl)*time.Second/10)
+}
 
 // Provider is a [lock.Provider] that keeps locks as keys of an etcd cluster,
 // each attached to an etcd lease. It is safe for concurrent use, from any
@@ -43,6 +54,8 @@ var (
 	_ lock.ValueAcquirer = (*Provider)(nil)
 	_ lock.Waiter        = (*Provider)(nil)
 	_ lock.Inspector     = (*Provider)(nil)
+
+	_ election.HolderWatcher = (*Provider)(nil)
 )
 
 // New returns a Provider that keeps its locks in the cluster client talks
@@ -149,7 +162,7 @@ func (p *Provider) put(ctx context.Context, name, executionID string, ttl int64,
 		Else(orElse...).
 		Commit()
 	if err != nil {
-		p.revoke(ctx, g.ID) // if the put went through, this frees the lock again
+		p.revoke(ctx, g.ID, ttl) // if the put went through, this frees the lock again
 		return nil, nil, fmt.Errorf("etcd: acquire %q: %w", name, err)
 	}
 	if resp.Succeeded {
@@ -157,7 +170,7 @@ func (p *Provider) put(ctx context.Context, name, executionID string, ttl int64,
 		// revision after it, which is thus the key's create revision.
 		return &lock.Lease{Name: name, ExecutionID: executionID, ExpiresAt: h.expiresAt, Token: uint64(resp.Header.Revision)}, nil, nil
 	}
-	p.revoke(ctx, g.ID)
+	p.revoke(ctx, g.ID, ttl)
 	return nil, resp, nil
 }
 
@@ -249,14 +262,14 @@ func (p *Provider) renewOne(ctx context.Context, l lock.Lease, ttl int64) (time.
 		nh := holding{executionID: l.ExecutionID, expiresAt: now.Add(time.Duration(g.TTL) * time.Second), ttl: ttl, value: h.value}
 		resp, err := p.client.Txn(ctx).If(cmp...).Then(clientv3.OpPut(k, nh.encode(), clientv3.WithLease(g.ID))).Commit()
 		if err != nil {
-			p.revoke(ctx, g.ID)
+			p.revoke(ctx, g.ID, ttl)
 			return time.Time{}, false, err
 		}
 		if !resp.Succeeded {
-			p.revoke(ctx, g.ID)
+			p.revoke(ctx, g.ID, ttl)
 			continue
 		}
-		p.revoke(ctx, old) // nothing is attached to it any more
+		p.revoke(ctx, old, h.ttl) // nothing is attached to it any more
 		return nh.expiresAt, true, nil
 	}
 	return time.Time{}, false, nil
@@ -305,7 +318,7 @@ func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
 
 func (p *Provider) releaseOne(ctx context.Context, l lock.Lease) error {
 	k := p.key(l.Name)
-	kv, _, err := p.holding(ctx, k, l)
+	kv, h, err := p.holding(ctx, k, l)
 	if err != nil || kv == nil {
 		return err
 	}
@@ -319,18 +332,20 @@ func (p *Provider) releaseOne(ctx context.Context, l lock.Lease) error {
 		return err
 	}
 	for _, prev := range resp.Responses[0].GetResponseDeleteRange().GetPrevKvs() {
-		p.revoke(ctx, clientv3.LeaseID(prev.Lease))
+		p.revoke(ctx, clientv3.LeaseID(prev.Lease), h.ttl)
 	}
 	return nil
 }
 
-// revoke revokes an etcd lease that holds no lock any more, best effort:
-// one that is not revoked expires after its TTL, holding nothing.
-func (p *Provider) revoke(ctx context.Context, id clientv3.LeaseID) {
+// revoke revokes an etcd lease that holds no lock any more, best effort,
+// even if ctx is done, within the cleanup timeout of a lock of ttl
+// seconds: one that is not revoked expires after its TTL, holding
+// nothing.
+func (p *Provider) revoke(ctx context.Context, id clientv3.LeaseID, ttl int64) {
 	if id == clientv3.NoLease {
 		return
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), revokeTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout(ttl))
 	defer cancel()
 	_, _ = p.client.Revoke(rctx, id)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func invalid(op, field, detail string) error {
-	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+	return &lease.Error{Package: "etcd", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
 }
 
 // checkDuration refuses a duration longer than etcd grants.

@@ -56,7 +56,10 @@ func (p *Provider) queuePrefix(name string) string { return p.key(name) + queueS
 //
 // A waiter whose ctx ends deletes its queue key (revokes its etcd lease)
 // before it returns ctx.Err(), so the next waiter moves up at once; a lock
-// acquired as ctx ended is released first. A waiter whose process dies
+// acquired as ctx ended is released first. Each of these calls is given a
+// tenth of the lock's TTL (at most 5 s): when etcd cannot be reached, the
+// waiter returns that long after ctx ended, and the queue key expires
+// with its lease. A waiter whose process dies
 // leaves its key until its etcd lease expires, up to QueueTTL, during which
 // the waiters behind it wait. The lock's holder is unaffected by the queue:
 // a holder's key whose recorded ExpiresAt has passed is waited out with no
@@ -83,7 +86,7 @@ func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d 
 	}
 	if cerr := ctx.Err(); cerr != nil {
 		if l != nil {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), revokeTimeout)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout(ttl))
 			_ = p.releaseOne(rctx, *l)
 			cancel()
 		}
@@ -96,7 +99,7 @@ func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d 
 // free lock, then takes the lock. lost reports that the waiter's queue key
 // vanished (its etcd lease expired) before that.
 func (p *Provider) queue(ctx context.Context, name, executionID string, ttl int64, value []byte) (l *lock.Lease, lost bool, err error) {
-	qk, place, leave, err := p.enqueue(ctx, name, executionID)
+	qk, place, leave, err := p.enqueue(ctx, name, executionID, ttl)
 	if err != nil {
 		return nil, false, fmt.Errorf("etcd: acquire %q: %w", name, err)
 	}
@@ -148,14 +151,15 @@ func kvs(resp *clientv3.TxnResponse, i int) []*mvccpb.KeyValue {
 
 // enqueue writes a queue key for a waiter of name, attached to a new etcd
 // lease of QueueTTL that it keeps alive until leave, which also revokes the
-// lease and so deletes the key if it is still there. It returns the key and
+// lease (within the cleanup timeout of a lock of ttl seconds) and so
+// deletes the key if it is still there. It returns the key and
 // its create revision: the waiter's place.
 //
 // leave(true) says the key is already gone, deleted with the lock's
 // taking: the lease then holds nothing, and its revocation, which only
 // spares etcd from keeping it until it expires, runs in the background
 // rather than delay the new holder.
-func (p *Provider) enqueue(ctx context.Context, name, executionID string) (key string, place int64, leave func(taken bool), err error) {
+func (p *Provider) enqueue(ctx context.Context, name, executionID string, ttl int64) (key string, place int64, leave func(taken bool), err error) {
 	g, err := p.client.Grant(ctx, ttlSeconds(QueueTTL))
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("grant a queue lease: %w", err)
@@ -164,9 +168,9 @@ func (p *Provider) enqueue(ctx context.Context, name, executionID string) (key s
 	leave = func(taken bool) {
 		stop()
 		if taken {
-			go p.revoke(ctx, g.ID)
+			go p.revoke(ctx, g.ID, ttl)
 		} else {
-			p.revoke(ctx, g.ID)
+			p.revoke(ctx, g.ID, ttl)
 		}
 	}
 	acks, err := p.client.KeepAlive(kctx, g.ID)

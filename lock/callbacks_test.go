@@ -80,13 +80,6 @@ func TestProviderRenewPanic(t *testing.T) {
 	assert.Equal(t, "renew exploded", panics.Panics()[0].Value)
 }
 
-// Nil callbacks are refused where they are given, with a documented
-// message, never a nil dereference later.
-func TestNilCallbacksPanicAtConstruction(t *testing.T) {
-	assert.PanicsWithValue(t, "lock: WithReleaseErrorHandler: nil handler", func() { lock.WithReleaseErrorHandler(nil) })
-	assert.PanicsWithValue(t, "lock: WithPanicHandler: nil handler", func() { lock.WithPanicHandler(nil) })
-}
-
 // The panic handler may call back into the Manager.
 func TestPanicHandlerReentrant(t *testing.T) {
 	f := newFixture(t)

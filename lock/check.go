@@ -84,5 +84,5 @@ func checkLeases(op string, ctx context.Context, leases []Lease) error {
 }
 
 func invalid(op, field, detail string) *lease.Error {
-	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+	return &lease.Error{Package: "lock", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
 }

@@ -22,6 +22,9 @@
 // one that cannot hold a lock. [Manager.Lock] and [DoWait] wait for a held
 // lock instead of giving up: a [Waiter] (Memory) wakes its waiters, first
 // come first served, when the lock is freed; other providers are polled.
+// For a lock held across calls rather than around one function,
+// [Manager.NewMutex] gives a [Mutex]: Lock, Unlock, and a Context that
+// ends when the lock is lost.
 // An [Inspector] (Memory) says who holds a lock, with the small value the
 // holder attached ([WithValue]).
 //

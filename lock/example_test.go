@@ -67,7 +67,7 @@ func ExampleManager_TryLock_lost() {
 	})
 	fmt.Println(errors.Is(err, lock.ErrLockLost))
 	// Output:
-	// cause: lock: lock lost
+	// cause: lock: lock lost [LS_LOCK_LOST]
 	// true
 }
 
@@ -82,7 +82,7 @@ func ExampleFence() {
 	// <nil>
 	// <nil>
 	// <nil>
-	// true lock: stale fencing token 7 for "db" (seen 8)
+	// true lock: stale fencing token 7 for "db" (seen 8) [LS_STALE_TOKEN]
 }
 
 // With a lock-delay, a lock whose holder stopped renewing stays unavailable

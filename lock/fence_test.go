@@ -37,5 +37,5 @@ func TestFence(t *testing.T) {
 		}
 		assert.Equal(t, s.highest, f.Highest(s.name), "step %d", i)
 	}
-	assert.Equal(t, `lock: stale fencing token 5 for "a" (seen 9)`, f.Check("a", 5).Error())
+	assert.Equal(t, `lock: stale fencing token 5 for "a" (seen 9) [LS_STALE_TOKEN]`, f.Check("a", 5).Error())
 }

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -16,9 +17,10 @@ type holding struct {
 	m      *Manager
 	parent context.Context
 	loop   *renewal.Loop
-	// lease is written only by renew, which the loop never runs
-	// concurrently with itself, and read by finish once the loop has
-	// stopped.
+	// mu guards lease, written by renew (which the loop never runs
+	// concurrently with itself) and read by the loss report, which can
+	// come from the deadline's timer while a late renewal is under way.
+	mu       sync.Mutex
 	lease    Lease
 	observed *holdObserver // nil: no observer (observe.go)
 }
@@ -34,6 +36,7 @@ func (m *Manager) hold(ctx context.Context, l Lease, sent time.Time, observed *h
 		Retry:    m.opts.retry,
 		Renew:    h.renew,
 		Expired:  ErrLockLost,
+		Lost:     h.observeLost,
 	}, sent)
 	return h
 }
@@ -46,7 +49,7 @@ func (h *holding) renew(ctx context.Context) error {
 	var got []Lease
 	var err error
 	if callback.Call("provider renew", h.m.reportPanic, func() {
-		got, err = h.m.provider.Renew(ctx, []Lease{h.lease}, h.m.opts.duration)
+		got, err = h.m.provider.Renew(ctx, []Lease{h.current()}, h.m.opts.duration)
 	}) {
 		return errRenewPanicked
 	}
@@ -56,17 +59,27 @@ func (h *holding) renew(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	held := h.current()
 	for _, r := range got {
-		if r.Name == h.lease.Name && r.ExecutionID == h.lease.ExecutionID && r.Token == h.lease.Token {
+		if r.Name == held.Name && r.ExecutionID == held.ExecutionID && r.Token == held.Token {
+			h.mu.Lock()
 			h.lease = r
-			h.observeRenewed()
+			h.mu.Unlock()
+			h.observeRenewed(r)
 			return nil
 		}
 	}
 	return renewal.Lost(ErrLockLost)
 }
 
-var errRenewPanicked = errors.New("lock: the provider's Renew panicked")
+var errRenewPanicked = providerFault("renew", "the provider's Renew panicked")
+
+// current returns the lease as last renewed.
+func (h *holding) current() Lease {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lease
+}
 
 // outcome is the error Do returns for fn's err.
 func (h *holding) outcome(err error) error {
@@ -82,9 +95,10 @@ func (h *holding) finish() {
 	h.loop.Stop()
 	// Release even a lost lease: a renewal that failed with an error may
 	// have left it held, and Release never frees another holder's lock.
-	err := h.m.provider.Release(context.WithoutCancel(h.parent), []Lease{h.lease})
+	l := h.current()
+	err := h.m.provider.Release(context.WithoutCancel(h.parent), []Lease{l})
 	if f := h.m.opts.onReleaseError; err != nil && f != nil {
-		callback.Call("release error handler", h.m.reportPanic, func() { f(h.lease, err) })
+		callback.Call("release error handler", h.m.reportPanic, func() { f(l, err) })
 	}
-	h.observeReleased(err)
+	h.observeReleased(l, err)
 }

@@ -7,9 +7,8 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// Lease is one holding of a named lock: the Distributed Lock API's
-// LockLease, plus a fencing token. It is a plain value, safe to copy and
-// share; a Provider identifies a holding by all of Name, ExecutionID and
+// Lease is one holding of a named lock: who holds it (ExecutionID), until
+// when, and its fencing token. It is a plain value, safe to copy and share; a Provider identifies a holding by all of Name, ExecutionID and
 // Token.
 type Lease struct {
 	Name        string

@@ -14,8 +14,7 @@ import (
 
 // Manager runs functions under locks of a Provider, holding them as one
 // executionID: it acquires, renews in the background while the function
-// runs, and releases when it returns. It is the Distributed Lock API's
-// LockManager.
+// runs, and releases when it returns.
 //
 // A Manager starts no goroutine of its own: renewals run as callbacks of
 // its clock (its provider's time base, or the clock of WithClock), so with
@@ -50,9 +49,9 @@ type Manager struct {
 //     renewal to the safety deadline, duration - duration/3 - margin, so
 //     that a failed renewal could never be retried (WithRetryInterval).
 //
-// Option constructors panic instead on values that are never valid on
-// their own, such as a negative duration or a nil function: those are
-// mistakes in the program, not in its configuration.
+// It refuses too the values no option can take (a duration that is not
+// positive, an empty execution ID, a nil clock or function), naming the
+// first such option: option constructors never panic.
 func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	if provider == nil {
 		return nil, invalid(opNewManager, "provider", "must not be nil")
@@ -60,6 +59,9 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, onPanic: lease.LogPanic}
 	for _, opt := range opts {
 		opt.apply(&o)
+	}
+	if o.bad != nil {
+		return nil, o.bad
 	}
 	clock, err := managerClock(provider, o.clock)
 	if err != nil {
@@ -135,8 +137,7 @@ func (m *Manager) reportPanic(name string, value any, stack []byte) {
 func (m *Manager) ExecutionID() string { return m.opts.executionID }
 
 // Result is the outcome of Do: whether the lock was acquired (and so fn
-// ran) and the value fn returned. It is the Distributed Lock API's
-// LockExecutionResult, and a plain value.
+// ran) and the value fn returned. It is a plain value.
 type Result[T any] struct {
 	Acquired bool
 	Value    T
@@ -197,9 +198,10 @@ func (m *Manager) Lock(ctx context.Context, name string, fn func(ctx context.Con
 // first, with a zero Result and ctx.Err(), holding nothing. Once acquired,
 // the lock is renewed, lost and released exactly as in Do.
 //
-// Over a provider that is a Waiter (Memory) the wait is woken by the lock's
-// release or expiry, or the end of its lock-delay, and the provider's
-// waiters are served first come, first served. Over another provider the
+// Over a provider that is a Waiter (Memory, and the PostgreSQL and etcd
+// providers) the wait is woken by the lock's release or expiry, or the end
+// of its lock-delay, and the provider's waiters are served first come,
+// first served. Over another provider the
 // Manager tries again every PollInterval of its lease duration (a tenth,
 // at least 10 ms), timed on its clock.
 func DoWait[T any](ctx context.Context, m *Manager, name string, fn func(ctx context.Context, l Lease) (T, error)) (Result[T], error) {
@@ -276,11 +278,18 @@ func (m *Manager) acquireWait(ctx context.Context, name string) (*Lease, time.Ti
 		err = ErrLockLost
 	}
 	if err != nil {
-		_ = m.provider.Release(context.WithoutCancel(ctx), []Lease{*l})
+		// ctx may be done: give the release a bounded context of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveUpReleaseTimeout)
+		defer cancel()
+		_ = m.provider.Release(rctx, []Lease{*l})
 		return nil, time.Time{}, err
 	}
 	return &got[0], sent, nil
 }
+
+// giveUpReleaseTimeout bounds the release of a lease that a waiting call
+// got but will not use, after its caller's context ended.
+const giveUpReleaseTimeout = 5 * time.Second
 
 // poll acquires name by trying every PollInterval, for a provider that is
 // not a Waiter.
@@ -306,7 +315,7 @@ func (m *Manager) poll(ctx context.Context, name string) (*Lease, time.Time, err
 	}
 }
 
-var errNoLease = errors.New("lock: the provider's AcquireWait returned neither a lease nor an error")
+var errNoLease = providerFault("acquire", "the provider's AcquireWait returned neither a lease nor an error")
 
 func later(a, b time.Time) time.Time {
 	if b.After(a) {

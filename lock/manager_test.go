@@ -263,18 +263,36 @@ func TestTryLockBadInput(t *testing.T) {
 	assert.False(t, f.held(t, "job"))
 }
 
-// Values that can never be valid, whatever else is configured, panic in
-// the option constructors.
-func TestOptionPanics(t *testing.T) {
-	cases := map[string]func(){
-		"zero duration":       func() { lock.WithLeaseDuration(0) },
-		"empty execution ID":  func() { lock.WithExecutionID("") },
-		"nil clock":           func() { lock.WithClock(nil) },
-		"negative margin":     func() { lock.WithSafetyMargin(-1) },
-		"zero retry interval": func() { lock.WithRetryInterval(0) },
+// Values that can never be valid, whatever else is configured, are
+// refused by NewManager with an error naming the option; the option
+// constructors never panic.
+func TestBadOptionsRefusedByNewManager(t *testing.T) {
+	cases := []struct {
+		option string
+		opt    func() lock.Option
+	}{
+		{"WithLeaseDuration", func() lock.Option { return lock.WithLeaseDuration(0) }},
+		{"WithLeaseDuration", func() lock.Option { return lock.WithLeaseDuration(-time.Second) }},
+		{"WithExecutionID", func() lock.Option { return lock.WithExecutionID("") }},
+		{"WithClock", func() lock.Option { return lock.WithClock(nil) }},
+		{"WithSafetyMargin", func() lock.Option { return lock.WithSafetyMargin(-1) }},
+		{"WithRetryInterval", func() lock.Option { return lock.WithRetryInterval(0) }},
+		{"WithReleaseErrorHandler", func() lock.Option { return lock.WithReleaseErrorHandler(nil) }},
+		{"WithPanicHandler", func() lock.Option { return lock.WithPanicHandler(nil) }},
+		{"WithObserver", func() lock.Option { return lock.WithObserver(nil) }},
 	}
-	for name, f := range cases {
-		assert.Panics(t, f, name)
+	svc := lease.New()
+	defer func() { require.NoError(t, svc.Close()) }()
+	mem := lock.NewMemory(svc)
+	for _, tc := range cases {
+		var opt lock.Option
+		require.NotPanics(t, func() { opt = tc.opt() }, tc.option)
+		_, err := lock.NewManager(mem, opt)
+		var le *lease.Error
+		require.ErrorAs(t, err, &le, tc.option)
+		assert.Equal(t, lease.CodeInvalidArgument, le.Code)
+		assert.Equal(t, tc.option, le.Field)
+		assert.Equal(t, "lock", le.Package)
 	}
 }
 

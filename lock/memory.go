@@ -162,7 +162,7 @@ func (m *Memory) delayed(name string, at time.Time) (bool, error) {
 		case errors.Is(err, lease.ErrExpired):
 			return true, nil
 		case errors.Is(err, lease.ErrClosed):
-			return false, err
+			return false, fromService("acquire", err)
 		}
 	}
 	// Released, or its delay is over: the record has served.
@@ -180,7 +180,7 @@ func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Dur
 		if errors.Is(err, lease.ErrKeyExists) {
 			return nil, time.Time{}, nil
 		}
-		return nil, time.Time{}, err
+		return nil, time.Time{}, fromService("acquire", err)
 	}
 	return &Lease{Name: name, ExecutionID: executionID, ExpiresAt: l.ExpiresAt, Token: uint64(l.ID)}, l.GrantedAt, nil
 }
@@ -213,7 +213,7 @@ func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]
 			continue
 		}
 		if err != nil {
-			return out, err
+			return out, fromService(op, err)
 		}
 		l.ExpiresAt = got.ExpiresAt
 		out = append(out, l)
@@ -264,7 +264,7 @@ func (m *Memory) Release(ctx context.Context, leases []Lease) error {
 		}
 		_, err = m.svc.Revoke(ctx, id)
 		if err != nil && !ended(err) {
-			return err
+			return fromService(op, err)
 		}
 		if err == nil {
 			// Offer the lock to a waiter now rather than when the
@@ -307,7 +307,7 @@ func (m *Memory) holding(op string, l Lease) (lease.ID, bool, error) {
 func (m *Memory) open(op string) error {
 	select {
 	case <-m.svc.Done():
-		return &lease.Error{Code: lease.CodeClosed, Op: op}
+		return &lease.Error{Package: "lock", Code: lease.CodeClosed, Op: op}
 	default:
 		return nil
 	}

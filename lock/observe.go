@@ -19,8 +19,10 @@ const (
 	EventAcquired EventKind = iota + 1
 	// EventRenewed reports a held lock renewed.
 	EventRenewed
-	// EventLost reports a lock lost while its function ran, once the
-	// function has returned.
+	// EventLost reports a lock lost while its function ran, as soon as
+	// the Manager finds it lost (a renewal that did not return the lease,
+	// or the safety deadline), while the function may still be running;
+	// EventReleased follows once the function has returned.
 	EventLost
 	// EventReleased reports a lock released after its function returned
 	// (a lost one too: the Manager releases it in case it is still held).
@@ -87,12 +89,15 @@ func (f ObserverFunc) Observe(e Event) { f(e) }
 
 // WithObserver makes the Manager tell o about its events (see Observer);
 // if o is also a HoldTracer, it wraps every holding. Without it an event
-// costs a nil check. It panics if o is nil.
+// costs a nil check. NewManager returns an error if o is nil.
 func WithObserver(o Observer) Option {
-	if o == nil {
-		panic("lock: WithObserver: nil observer")
-	}
-	return optionFunc(func(opts *managerOptions) { opts.observer = o })
+	return optionFunc(func(opts *managerOptions) {
+		if o == nil {
+			opts.refuse("WithObserver", "observer must not be nil")
+			return
+		}
+		opts.observer = o
+	})
 }
 
 // holdObserver is what a holding needs to report its end.
@@ -130,16 +135,27 @@ func (m *Manager) observeAcquired(ctx context.Context, l Lease, begun time.Time)
 	return ctx, ho
 }
 
-// observeRenewed reports a renewal of h.
-func (h *holding) observeRenewed() {
+// observeRenewed reports h renewed as l.
+func (h *holding) observeRenewed(l Lease) {
 	if h.observed != nil {
-		h.m.emit(Event{Kind: EventRenewed, Lease: h.lease})
+		h.m.emit(Event{Kind: EventRenewed, Lease: l})
 	}
 }
 
-// observeReleased reports h's end: lost, if it was, and released with the
-// provider's error.
-func (h *holding) observeReleased(err error) {
+// observeLost reports h lost, at once: it is the renewal loop's Lost, called
+// once, on the clock's goroutine that found the loss (or inside hold, for a
+// lease already past its deadline), before finish can stop the loop.
+func (h *holding) observeLost(error) {
+	ho := h.observed
+	if ho == nil {
+		return
+	}
+	held := h.m.opts.clock.Now().Sub(ho.acquired)
+	h.m.emit(Event{Kind: EventLost, Lease: h.current(), Held: held})
+}
+
+// observeReleased reports h released as l, with the provider's error.
+func (h *holding) observeReleased(l Lease, err error) {
 	ho := h.observed
 	if ho == nil {
 		return
@@ -148,9 +164,8 @@ func (h *holding) observeReleased(err error) {
 	outcome := err
 	if h.loop.Err() != nil {
 		outcome = ErrLockLost
-		h.m.emit(Event{Kind: EventLost, Lease: h.lease, Held: held})
 	}
-	h.m.emit(Event{Kind: EventReleased, Lease: h.lease, Held: held, Err: err})
+	h.m.emit(Event{Kind: EventReleased, Lease: l, Held: held, Err: err})
 	if ho.end != nil {
 		h.m.call(func() { ho.end(outcome) })
 	}

@@ -86,7 +86,7 @@ func TestObserverSeesALoss(t *testing.T) {
 	assert.Equal(t, []string{"acquired", "lost", "released"}, rec.kinds())
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	assert.Equal(t, testLease, rec.events[1].Held)
+	assert.Equal(t, testLease-testLease/10, rec.events[1].Held, "lost at the safety deadline")
 	require.Len(t, rec.ends, 1)
 	assert.ErrorIs(t, rec.ends[0], lock.ErrLockLost)
 }
@@ -102,6 +102,42 @@ func TestObserverPanicIsReported(t *testing.T) {
 	require.Len(t, panics, 2) // acquired and released
 	assert.Equal(t, "observer", panics[0].Callback)
 	assert.False(t, f.held(t, "jobs"))
-	assert.Panics(t, func() { lock.WithObserver(nil) })
 	assert.Equal(t, "EventKind(9)", lock.EventKind(9).String())
+}
+
+// TestObserverSeesALossAsItHappens: the loss is reported when the renewal
+// finds it, while the function still runs, not once the function returns.
+func TestObserverSeesALossAsItHappens(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		renew func(context.Context, []lock.Lease, time.Duration) ([]lock.Lease, error)
+		after time.Duration // when the loss is found
+	}{
+		{"renewal without the lease", func(context.Context, []lock.Lease, time.Duration) ([]lock.Lease, error) {
+			return nil, nil
+		}, testLease / 3},
+		{"safety deadline", errFailing, testLease - testLease/10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &lockRecorder{}
+			f := newFixture(t, lock.WithObserver(rec))
+			f.p.setRenew(tc.renew)
+			_, err := f.m.TryLock(context.Background(), "jobs", func(ctx context.Context, _ lock.Lease) error {
+				f.clock.Advance(tc.after)
+				require.Error(t, ctx.Err(), "the function's context ended with the loss")
+				assert.Equal(t, []string{"acquired", "lost"}, rec.kinds(), "reported while the function runs")
+				f.clock.Advance(time.Hour) // nothing more is reported before it returns
+				assert.Equal(t, []string{"acquired", "lost"}, rec.kinds())
+				return nil
+			})
+			require.ErrorIs(t, err, lock.ErrLockLost)
+			assert.Equal(t, []string{"acquired", "lost", "released"}, rec.kinds())
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			assert.Equal(t, tc.after, rec.events[1].Held, "held until the loss was found")
+			assert.Equal(t, tc.after+time.Hour, rec.events[2].Held)
+			require.Len(t, rec.ends, 1)
+			assert.ErrorIs(t, rec.ends[0], lock.ErrLockLost)
+		})
+	}
 }

@@ -2,7 +2,6 @@ package lock
 
 import (
 	"bytes"
-	"fmt"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -11,12 +10,12 @@ import (
 // Option configures a Manager. Options are plain values, safe to share and
 // reuse across NewManager calls.
 //
-// The rule for bad options: an option constructor panics on a value that
-// can never be valid on its own (a duration that is not positive, an empty
-// execution ID, a nil clock or function), which is a mistake in the
-// program; NewManager returns an error for a configuration whose values do
-// not work together or with the provider, which may come from a file or a
-// flag. See NewManager for the rules.
+// The rule for bad options: an option constructor never panics. It records
+// what it is given, and NewManager returns a *lease.Error with Code
+// lease.CodeInvalidArgument whose Field names the option for a value that
+// can never be valid (a duration that is not positive, an empty execution
+// ID, a nil clock or function) and for a configuration whose values do not
+// work together or with the provider. See NewManager for the rules.
 type Option interface {
 	apply(*managerOptions)
 }
@@ -39,27 +38,41 @@ type managerOptions struct {
 	onPanic        func(*lease.PanicError)
 	value          []byte   // nil: none
 	observer       Observer // nil: none (WithObserver)
+	bad            error    // the first option refused, reported by NewManager
+}
+
+// refuse records that option was given a value it can never take, unless
+// an earlier option was refused already: NewManager reports the first.
+func (o *managerOptions) refuse(option, detail string) {
+	if o.bad == nil {
+		o.bad = invalid(opNewManager, option, detail)
+	}
 }
 
 // WithLeaseDuration sets the duration of the leases the Manager acquires
 // and renews (default 30 s). It renews them every third of it. It panics if
-// d is not positive; NewManager returns an error if d is so short (under
+// NewManager returns an error if d is not positive or so short (under
 // 3 ns) that its third is zero.
 func WithLeaseDuration(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("lock: WithLeaseDuration(%v): not positive", d))
-	}
-	return optionFunc(func(o *managerOptions) { o.duration = d })
+	return optionFunc(func(o *managerOptions) {
+		if d <= 0 {
+			o.refuse("WithLeaseDuration", "lease duration "+d.String()+" is not positive")
+		}
+		o.duration = d
+	})
 }
 
 // WithExecutionID sets the executionID the Manager holds locks as (default:
 // 32 random hex digits, unique per Manager). Managers sharing an ID still
-// exclude each other: locks are not reentrant. It panics if id is empty.
+// exclude each other: locks are not reentrant. NewManager returns an error
+// if id is empty.
 func WithExecutionID(id string) Option {
-	if id == "" {
-		panic("lock: WithExecutionID: empty ID")
-	}
-	return optionFunc(func(o *managerOptions) { o.executionID = id })
+	return optionFunc(func(o *managerOptions) {
+		if id == "" {
+			o.refuse("WithExecutionID", "execution ID must not be empty")
+		}
+		o.executionID = id
+	})
 }
 
 // WithClock sets the clock a Manager over a provider without a time base
@@ -68,36 +81,44 @@ func WithExecutionID(id string) Option {
 // it through lease.MonotonicClock, so a step back of c reads as time
 // standing still. A provider with its own time base (Memory) gives the
 // Manager that one: NewManager returns an error if WithClock is given too.
-// It panics if c is nil.
+// NewManager returns an error if c is nil.
 func WithClock(c lease.Clock) Option {
-	if c == nil {
-		panic("lock: WithClock: nil clock")
-	}
-	return optionFunc(func(o *managerOptions) { o.clock = c })
+	return optionFunc(func(o *managerOptions) {
+		if c == nil {
+			o.refuse("WithClock", "clock must not be nil")
+		}
+		o.clock = c
+	})
 }
 
 // WithSafetyMargin sets how long before the last confirmed expiry the
 // Manager gives a lock up if no renewal has succeeded (default a tenth of
 // the lease duration), to absorb clock drift and the time the function needs
-// to notice. It panics if m is negative; NewManager returns an error unless
-// m is shorter than what is left of the lease at its first renewal
-// (duration - duration/3).
+// to notice. NewManager returns an error if m is negative or not shorter
+// than what is left of the lease at its first renewal (duration -
+// duration/3).
 func WithSafetyMargin(m time.Duration) Option {
-	if m < 0 {
-		panic(fmt.Sprintf("lock: WithSafetyMargin(%v): negative", m))
-	}
-	return optionFunc(func(o *managerOptions) { o.margin = m })
+	return optionFunc(func(o *managerOptions) {
+		if m < 0 {
+			o.refuse("WithSafetyMargin", "safety margin "+m.String()+" is negative")
+			return
+		}
+		o.margin = m
+	})
 }
 
 // WithRetryInterval sets how soon a renewal that failed with an error is
-// retried (default a tenth of the lease duration). It panics if r is not
-// positive; NewManager returns an error unless a retry can land before the
-// safety deadline: r must be shorter than duration - duration/3 - margin.
+// retried (default a tenth of the lease duration). NewManager returns an
+// error if r is not positive, or unless a retry can land before the safety
+// deadline: r must be shorter than duration - duration/3 - margin.
 func WithRetryInterval(r time.Duration) Option {
-	if r <= 0 {
-		panic(fmt.Sprintf("lock: WithRetryInterval(%v): not positive", r))
-	}
-	return optionFunc(func(o *managerOptions) { o.retry = r })
+	return optionFunc(func(o *managerOptions) {
+		if r <= 0 {
+			o.refuse("WithRetryInterval", "retry interval "+r.String()+" is not positive")
+			return
+		}
+		o.retry = r
+	})
 }
 
 // WithReleaseErrorHandler sets a function called with the lease and the
@@ -107,13 +128,15 @@ func WithRetryInterval(r time.Duration) Option {
 // on the goroutine of the TryLock or Do, with no lock of the Manager held,
 // and may call back into it. If f panics, the panic is recovered and
 // reported to the panic handler (WithPanicHandler) and TryLock or Do
-// returns as if f had returned. It panics with "lock:
-// WithReleaseErrorHandler: nil handler" if f is nil.
+// returns as if f had returned. NewManager returns an error if f is nil.
 func WithReleaseErrorHandler(f func(Lease, error)) Option {
-	if f == nil {
-		panic("lock: WithReleaseErrorHandler: nil handler")
-	}
-	return optionFunc(func(o *managerOptions) { o.onReleaseError = f })
+	return optionFunc(func(o *managerOptions) {
+		if f == nil {
+			o.refuse("WithReleaseErrorHandler", "handler must not be nil")
+			return
+		}
+		o.onReleaseError = f
+	})
 }
 
 // WithPanicHandler sets the function that receives the panics the Manager
@@ -125,13 +148,15 @@ func WithReleaseErrorHandler(f func(Lease, error)) Option {
 // function a TryLock or Do runs is not a callback: its panic reaches the
 // caller once the lock is released. h runs on the goroutine of the
 // callback that panicked, with no lock of the Manager held; it must not
-// panic itself. It panics with "lock: WithPanicHandler: nil handler" if h
-// is nil.
+// panic itself. NewManager returns an error if h is nil.
 func WithPanicHandler(h func(*lease.PanicError)) Option {
-	if h == nil {
-		panic("lock: WithPanicHandler: nil handler")
-	}
-	return optionFunc(func(o *managerOptions) { o.onPanic = h })
+	return optionFunc(func(o *managerOptions) {
+		if h == nil {
+			o.refuse("WithPanicHandler", "handler must not be nil")
+			return
+		}
+		o.onPanic = h
+	})
 }
 
 // WithValue attaches a small value to every lock the Manager holds (a copy

@@ -176,7 +176,7 @@ func (m *Memory) AcquireWait(ctx context.Context, name, executionID string, d ti
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-m.svc.Done():
-			return nil, &lease.Error{Code: lease.CodeClosed, Op: "acquire"}
+			return nil, &lease.Error{Package: "lock", Code: lease.CodeClosed, Op: "acquire"}
 		}
 	}
 }

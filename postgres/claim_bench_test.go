@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -119,7 +120,46 @@ func BenchmarkClaimEnqueue(b *testing.B) {
 // idle queue to the return of the Claim of a worker that was waiting on
 // Notify: p50 and p99 in microseconds.
 func BenchmarkClaimPickup(b *testing.B) {
-	s := benchClaimStore(b)
+	benchPickup(b, benchClaimStore(b))
+}
+
+// BenchmarkClaimPickupAfterBurnDown is BenchmarkClaimPickup on a table
+// where 50,000 items were just completed, kept (retained) or deleted: the
+// finished rows must not slow the next claim.
+func BenchmarkClaimPickupAfterBurnDown(b *testing.B) {
+	b.Run("retained", func(b *testing.B) {
+		pickupAfterBurnDown(b, benchClaimStore(b, WithClaimRetention(claim.StandardRetention)))
+	})
+	b.Run("deleted", func(b *testing.B) { pickupAfterBurnDown(b, benchClaimStore(b)) })
+}
+
+func pickupAfterBurnDown(b *testing.B, s *ClaimStore) {
+	const n = 50_000
+	_, err := s.Enqueue(ctx, noopItems("q", n))
+	require.NoError(b, err)
+	for done := 0; done < n; {
+		cs, err := s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: "w", Limit: 1000, Lease: time.Minute})
+		require.NoError(b, err)
+		var wg sync.WaitGroup
+		for _, c := range cs {
+			wg.Go(func() { require.NoError(b, s.Settle(ctx, claim.Settlement{Ref: c.Ref, How: claim.SettleComplete})) })
+		}
+		wg.Wait()
+		done += len(cs)
+	}
+	if s.cfg.retention.Completed > 0 {
+		c, err := s.Counts(ctx, "q")
+		require.NoError(b, err)
+		require.Equal(b, n, c.Completed)
+	}
+	if os.Getenv("LEASE_EXPLAIN") != "" {
+		explainClaim(b, s)
+	}
+	benchPickup(b, s)
+}
+
+// benchPickup measures pickups on s.
+func benchPickup(b *testing.B, s *ClaimStore) {
 	got := make(chan time.Time)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -167,4 +207,17 @@ func BenchmarkClaimPickup(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// explainClaim logs the plan of an empty claim, for looking into pickup
+// latency (LEASE_EXPLAIN=1).
+func explainClaim(b *testing.B, s *ClaimStore) {
+	rows, err := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+s.sql.claim, "q", []string{"w"}, []int64{60_000_000}, []int64{1}, int64(1), s.table)
+	require.NoError(b, err)
+	for rows.Next() {
+		var line string
+		require.NoError(b, rows.Scan(&line))
+		b.Log(line)
+	}
+	require.NoError(b, rows.Err())
 }

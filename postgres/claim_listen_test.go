@@ -122,18 +122,29 @@ func requireCancelledPromptly(t *testing.T, causes <-chan error) {
 // notification goes unheard, and the worker learns of the cancel when its
 // connection listens again.
 func TestClaimCancelWhileListenerReconnects(t *testing.T) {
-	s := newTestClaimStore(t)
-	worker, app, reconnecting, release := listeningWorker(t, s)
-	it := enqueue(t, s, item("q", "job"))[0]
-	c, causes, stop := runningHandler(t, worker, "q")
-	defer stop()
-	require.Equal(t, it.ID, c.Item)
+	for _, tc := range []struct {
+		name string
+		opts []ClaimOption
+	}{
+		{"deleted", nil},
+		// A store that keeps cancelled items leaves the row, as Cancelled.
+		{"kept", []ClaimOption{WithClaimRetention(claim.StandardRetention)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestClaimStore(t, tc.opts...)
+			worker, app, reconnecting, release := listeningWorker(t, s)
+			it := enqueue(t, s, item("q", "job"))[0]
+			c, causes, stop := runningHandler(t, worker, "q")
+			defer stop()
+			require.Equal(t, it.ID, c.Item)
 
-	terminateApp(t, s, app)
-	<-reconnecting // the old connection is gone; the new one waits
-	require.NoError(t, s.Cancel(ctx, "q", it.ID))
-	release()
-	requireCancelledPromptly(t, causes)
+			terminateApp(t, s, app)
+			<-reconnecting // the old connection is gone; the new one waits
+			require.NoError(t, s.Cancel(ctx, "q", it.ID))
+			release()
+			requireCancelledPromptly(t, causes)
+		})
+	}
 }
 
 // TestClaimCancelBeforeListenerListens cancels a running handler's item

@@ -251,7 +251,7 @@ SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`, "{DONE}", 
 		// again and completed is not one of them).
 		removedLive: r.Replace(`SELECT i.id, i.token
 FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[]) AS i(id, token, expires)
-WHERE i.expires > now() AND NOT EXISTS (SELECT FROM {T} AS t WHERE t.id = i.id)`),
+WHERE i.expires > now() AND NOT EXISTS (SELECT FROM {T} AS t WHERE t.id = i.id AND t.state <> 6)`),
 
 		// $1 queue, $2 ID: a dead item, or a claim on its last attempt whose
 		// lease expired (whose loss joins the history), made visible with

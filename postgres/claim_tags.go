@@ -31,16 +31,16 @@ func parseTags(s string) ([]string, error) {
 }
 
 // checkTags applies claim's limits on tags, and what a text value holds,
-// to the item at (an "items[i]: " prefix).
+// naming each field with the item at (an "items[i]." prefix).
 func checkTags(at string, tags []string) error {
 	const op = "claims.enqueue"
 	if len(tags) > claim.MaxTags {
-		return invalid(op, "tags", fmt.Sprintf("%s%d tags, more than %d", at, len(tags), claim.MaxTags))
+		return invalid(op, at+"tags", fmt.Sprintf("%d tags, more than %d", len(tags), claim.MaxTags))
 	}
 	for j, tag := range tags {
-		field := "tags[" + strconv.Itoa(j) + "]"
+		field := at + "tags[" + strconv.Itoa(j) + "]"
 		if tag == "" || len(tag) > claim.MaxTagLen {
-			return invalid(op, field, fmt.Sprintf("%sis %d bytes, not between 1 and %d", at, len(tag), claim.MaxTagLen))
+			return invalid(op, field, fmt.Sprintf("is %d bytes, not between 1 and %d", len(tag), claim.MaxTagLen))
 		}
 		if err := checkText(op, field, tag); err != nil {
 			return err

@@ -17,9 +17,11 @@
 //   - Renew and Release take one round trip for a whole list, matching each
 //     lease by name, execution ID and token. Release notifies the freed
 //     names (pg_notify) from the same statement.
-//   - [Provider.AcquireWait] (a [lock.Waiter]) waits for a held lock on a
-//     LISTEN connection, woken by a release's notification or at the
-//     holder's expiry as the database reads it; [Provider.Holder] and
+//   - [Provider.AcquireWait] (a [lock.Waiter]) waits for a held lock,
+//     first come, first served across processes (a ticket per waiter in a
+//     second table), woken by a release's notification, heard on one
+//     LISTEN connection per Provider outside the pool, or at the holder's
+//     expiry as the database reads it; [Provider.Holder] and
 //     [Provider.Held] (a [lock.Inspector]) read who holds what in one
 //     SELECT. The provider stores no values with a lock.
 //

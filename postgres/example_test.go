@@ -29,7 +29,7 @@ func Example() {
 	if err := p.Migrate(ctx); err != nil {
 		log.Fatal(err)
 	}
-	defer pool.Exec(ctx, "DROP TABLE example_locks") // leave the database as it was
+	defer pool.Exec(ctx, "DROP TABLE example_locks, example_locks_waiters") // leave the database as it was
 
 	a, err := p.Acquire(ctx, "reports/daily", "worker-1", 30*time.Second)
 	if err != nil {
@@ -75,7 +75,7 @@ func Example_manager() {
 	if err := p.Migrate(ctx); err != nil {
 		log.Fatal(err)
 	}
-	defer pool.Exec(ctx, "DROP TABLE example_manager_locks") // leave the database as it was
+	defer pool.Exec(ctx, "DROP TABLE example_manager_locks, example_manager_locks_waiters") // leave the database as it was
 
 	m, err := lock.NewManager(p, lock.WithLeaseDuration(15*time.Second))
 	if err != nil {

@@ -162,7 +162,10 @@ func TestContendingPools(t *testing.T) {
 		ps[i] = p
 	}
 	require.NoError(t, ps[0].Migrate(ctx))
-	t.Cleanup(func() { dropTable(t, ps[0].pool, ps[0].table) })
+	t.Cleanup(func() {
+		dropTable(t, ps[0].pool, ps[0].table)
+		dropTable(t, ps[0].pool, ps[0].waiters)
+	})
 	var res resource
 
 	// hold writes to the resource under l, renewing it meanwhile, and

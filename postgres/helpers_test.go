@@ -69,7 +69,10 @@ func providerOn(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Provider {
 	p, err := New(pool, opts...)
 	require.NoError(tb, err)
 	require.NoError(tb, p.Migrate(ctx))
-	tb.Cleanup(func() { dropTable(tb, pool, p.table) })
+	tb.Cleanup(func() {
+		dropTable(tb, pool, p.table)
+		dropTable(tb, pool, p.waiters)
+	})
 	return p
 }
 

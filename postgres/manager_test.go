@@ -100,3 +100,45 @@ func TestManagerCancelsWhenLockLost(t *testing.T) {
 	require.ErrorIs(t, err, lock.ErrLockLost)
 	assert.Equal(t, "thief", rows(t, p)["job"].ExecutionID, "the holder's release must not free the thief's lock")
 }
+
+// TestManagerLockCancelledAsTheHolderReleases: a waiting Lock whose context
+// ends just as the holder releases, its attempt perhaps in flight, holds
+// nothing once it returns: not when it returns, and not later (the next
+// round's holder finds the lock free). The cancel lands at a slightly
+// different point of the hand-off in each round.
+func TestManagerLockCancelledAsTheHolderReleases(t *testing.T) {
+	p := newTestProvider(t)
+	started := waiting(p)
+	m := newManager(t, p, lock.WithExecutionID("waiter"), lock.WithLeaseDuration(10*time.Second))
+	const rounds = 200
+	var cancelled int
+	for i := range rounds {
+		held := mustAcquire(t, p, "job", "holder")
+		c, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- m.Lock(c, "job", func(context.Context, lock.Lease) error { return nil })
+		}()
+		awaitWaiting(t, started, "job")
+		require.NoError(t, p.Release(ctx, []lock.Lease{held}))
+		for range i % 3 { // a round trip or two later
+			_, err := p.pool.Exec(ctx, "SELECT 1")
+			require.NoError(t, err)
+		}
+		cancel()
+		var err error
+		select {
+		case err = <-done:
+		case <-waitCtx(t).Done():
+			t.Fatal("Lock did not return")
+		}
+		if err != nil {
+			require.ErrorIs(t, err, context.Canceled, "round %d", i)
+			cancelled++
+		}
+		h, ok, err := p.Holder(ctx, "job")
+		require.NoError(t, err)
+		require.False(t, ok, "round %d: held by %+v after the waiter returned", i, h)
+	}
+	t.Logf("%d of %d waiters gave up", cancelled, rounds)
+}

@@ -26,12 +26,14 @@ const (
 // Migrate creates the provider's table, the sequence its fencing tokens are
 // drawn from (named after the table, with "_token_seq" appended, and dropped
 // with it) and its schema, if one was set with [WithSchema], unless the table
-// exists. It is idempotent and safe to call from many processes at once, for
+// exists; and the table of the waiters of [Provider.AcquireWait] (named
+// after the table, with "_waiters" appended), unless it exists, so that a
+// table made by an older version gains it. It is idempotent and safe to call from many processes at once, for
 // the same or different tables and schemas: every Migrate of this package
 // queues on one advisory lock of the database, and each checks what exists
 // only once it holds the lock, so it finds what an earlier one created. When
-// the table exists, Migrate changes nothing, so it needs no privilege beyond
-// reading the catalog.
+// both tables exist, Migrate changes nothing, so it needs no privilege
+// beyond reading the catalog.
 func (p *Provider) Migrate(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("migrate", "ctx", "must not be nil")
@@ -46,26 +48,56 @@ func (p *Provider) Migrate(ctx context.Context) error {
 		if err := lockMigrations(ctx, tx); err != nil {
 			return err
 		}
-		var exists bool
-		if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", p.table).Scan(&exists); err != nil {
+		exists, err := relationExists(ctx, tx, p.table)
+		if err != nil {
 			return err
 		}
-		if exists {
-			return nil
+		if !exists {
+			if err := p.createTable(ctx, tx); err != nil {
+				return err
+			}
 		}
-		if err := ensureSchema(ctx, tx, p.schema); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, p.sql.create); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, p.sql.createSeq)
-		return err
+		return p.migrateWaiters(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: migrate %s: %w", p.table, err)
 	}
 	return nil
+}
+
+// createTable creates the schema if it is missing, the table and its
+// sequence.
+func (p *Provider) createTable(ctx context.Context, tx pgx.Tx) error {
+	if err := ensureSchema(ctx, tx, p.schema); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, p.sql.create); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, p.sql.createSeq)
+	return err
+}
+
+// migrateWaiters creates the waiters' table unless it exists: tables made
+// before AcquireWait queued its waiters lack it, and get it here.
+func (p *Provider) migrateWaiters(ctx context.Context, tx pgx.Tx) error {
+	exists, err := relationExists(ctx, tx, p.waiters)
+	if err != nil || exists {
+		return err
+	}
+	for _, stmt := range p.sql.createWaiters {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relationExists reports whether the table (quoted) exists.
+func relationExists(ctx context.Context, tx pgx.Tx, table string) (bool, error) {
+	var exists bool
+	err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", table).Scan(&exists)
+	return exists, err
 }
 
 // lockMigrations takes, for the rest of tx, the advisory lock that every

@@ -23,11 +23,12 @@ type Migration struct {
 }
 
 // MigrationSQL returns, as SQL, what [Provider.Migrate] creates for a
-// Provider with opts: the schema (CREATE SCHEMA IF NOT EXISTS, when
-// [WithSchema] is given), the table and its token sequence, as one
-// Migration of version 1. Once they exist Provider.Migrate changes
-// nothing, so an application may still call it. The options are checked
-// as [New] checks them.
+// Provider with opts, in two migrations: version 1 creates the schema
+// (CREATE SCHEMA IF NOT EXISTS, when [WithSchema] is given), the table and
+// its token sequence; version 2 the table of the waiters of
+// [Provider.AcquireWait]. Provider.Migrate creates each of the two tables
+// that is missing and leaves the others, so an application may still call
+// it, after either version. The options are checked as [New] checks them.
 func MigrationSQL(opts ...Option) ([]Migration, error) {
 	c := defaultConfig()
 	for _, o := range opts {
@@ -36,19 +37,23 @@ func MigrationSQL(opts ...Option) ([]Migration, error) {
 	if err := checkIdentifier("table", c.table); err != nil {
 		return nil, err
 	}
-	id, seq := pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}
-	var b strings.Builder
+	id, seq, waiters := pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}, pgx.Identifier{waitersName(c.table)}
+	var v1, v2 strings.Builder
 	if c.schemaSet {
 		if err := checkIdentifier("schema", c.schema); err != nil {
 			return nil, err
 		}
-		id, seq = append(pgx.Identifier{c.schema}, id...), append(pgx.Identifier{c.schema}, seq...)
-		statement(&b, createSchema(c.schema))
+		in := pgx.Identifier{c.schema}
+		id, seq, waiters = append(in, id...), append(in[:1:1], seq...), append(in[:1:1], waiters...)
+		statement(&v1, createSchema(c.schema))
 	}
-	sql := newStatements(id.Sanitize(), seq.Sanitize())
-	statement(&b, sql.create)
-	statement(&b, sql.createSeq)
-	return []Migration{{Version: 1, SQL: b.String()}}, nil
+	sql := newStatements(id.Sanitize(), seq.Sanitize(), waiters.Sanitize())
+	statement(&v1, sql.create)
+	statement(&v1, sql.createSeq)
+	for _, stmt := range sql.createWaiters {
+		statement(&v2, stmt)
+	}
+	return []Migration{{Version: 1, SQL: v1.String()}, {Version: 2, SQL: v2.String()}}, nil
 }
 
 // ClaimMigrationSQL returns, as SQL, the migrations [ClaimStore.Migrate]

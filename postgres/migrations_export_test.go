@@ -148,8 +148,9 @@ WHERE conrelid = $1::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LI
 func TestMigrationSQLNames(t *testing.T) {
 	m, err := MigrationSQL()
 	require.NoError(t, err)
-	require.Len(t, m, 1)
+	require.Len(t, m, 2)
 	assert.Contains(t, m[0].SQL, `CREATE TABLE "lease_locks"`)
+	assert.Contains(t, m[1].SQL, `CREATE TABLE "lease_locks_waiters"`)
 	assert.NotContains(t, m[0].SQL, "SCHEMA")
 
 	c, err := ClaimMigrationSQL(WithClaimTable(`it's "odd"`), WithClaimSchema("s"))

@@ -22,10 +22,15 @@ type Provider struct {
 	lockDelay int64  // microseconds
 	table     string // quoted, possibly schema-qualified
 	seq       string // the token sequence, likewise
+	waiters   string // the waiters' table, likewise
 	schema    string // unquoted; "" when unqualified
 	sql       statements
+	hub       *waitHub // wakes this provider's waiters (wait_hub.go)
+	// ticketTTL is how long a waiter's ticket lives unrefreshed: the
+	// constant, but for tests.
+	ticketTTL time.Duration
 	// onWait, if set (by tests), is called each time AcquireWait starts
-	// waiting, already listening.
+	// waiting, queued.
 	onWait func(name string)
 }
 
@@ -50,25 +55,30 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
 	if err := checkIdentifier("table", c.table); err != nil {
 		return nil, err
 	}
-	id, seq := pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}
+	id, seq, waiters := pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}, pgx.Identifier{waitersName(c.table)}
 	if c.schemaSet {
 		if err := checkIdentifier("schema", c.schema); err != nil {
 			return nil, err
 		}
-		id, seq = append(pgx.Identifier{c.schema}, id...), append(pgx.Identifier{c.schema}, seq...)
+		in := pgx.Identifier{c.schema}
+		id, seq, waiters = append(in, id...), append(in[:1:1], seq...), append(in[:1:1], waiters...)
 	}
 	if c.lockDelay < 0 {
 		return nil, invalid("new", "lock delay", fmt.Sprintf("must not be negative, got %v", c.lockDelay))
 	}
 	table := id.Sanitize()
-	return &Provider{
+	p := &Provider{
 		pool:      pool,
 		lockDelay: micros(c.lockDelay),
 		table:     table,
 		seq:       seq.Sanitize(),
+		waiters:   waiters.Sanitize(),
 		schema:    c.schema,
-		sql:       newStatements(table, seq.Sanitize()),
-	}, nil
+		sql:       newStatements(table, seq.Sanitize(), waiters.Sanitize()),
+		ticketTTL: ticketTTL,
+	}
+	p.hub = newWaitHub(p)
+	return p, nil
 }
 
 // Acquire takes the lock name for executionID for d, measured on the

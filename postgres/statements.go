@@ -22,17 +22,25 @@ type statements struct {
 	// holder and held are the Inspector's reads; remaining is how long,
 	// in µs, until a held lock can be taken over without a release; oid
 	// finds the table's OID, which names its notification channel.
-	holder    string
-	held      string
-	remaining string
-	oid       string
-	create    string
+	holder string
+	held   string
+	oid    string
+	create string
+	// The waiters' queue (wait.go): waitAcquire is an AcquireWait's
+	// attempt, takeTicket queues a waiter, leaveQueue takes one out and
+	// wakes the others, refreshTickets keeps the live ones fresh, and
+	// createWaiters makes the table.
+	waitAcquire    string
+	takeTicket     string
+	leaveQueue     string
+	refreshTickets string
+	createWaiters  []string
 	// createSeq makes the sequence tokens are drawn from. Owned by the
 	// token column, it is dropped with the table.
 	createSeq string
 }
 
-func newStatements(table, seq string) statements {
+func newStatements(table, seq, waiters string) statements {
 	// held selects and locks the rows of a batch ($1 names, $2 execution
 	// IDs, $3 tokens) that are still held by those leases, with their
 	// 1-based position in the batch. It locks them in name order, so
@@ -115,10 +123,68 @@ WHERE expires_at > clock_timestamp() AND starts_with(name, $1)
 ORDER BY name COLLATE "C"
 LIMIT $2`, table),
 
-		// $1 name, $2 lock delay in µs. No row when the lock is released
-		// or was never taken.
-		remaining: fmt.Sprintf(`SELECT (extract(epoch FROM expires_at + $2::bigint * interval '1 microsecond' - clock_timestamp()) * 1000000)::bigint
-FROM %[1]s WHERE name = $1 AND expires_at > '-infinity'`, table),
+		// $1 name, $2 execution ID, $3 duration in µs, $4 lock delay in
+		// µs, $5 the token sequence, $6 the waiter's ticket (0 before it
+		// has one), $7 the tickets' time to live in µs. It is acquire,
+		// taken only when no live ticket is ahead of $6 (none at all for
+		// 0); taking the lock also removes the ticket, in the same
+		// statement. It returns one row: the lease's token and expiry when
+		// taken, else NULLs and, in µs on the database's clock, how long
+		// until the holder's lease and lock delay are over (NULL when they
+		// are) and until the last ticket ahead goes stale unless refreshed
+		// (NULL when none is ahead).
+		waitAcquire: fmt.Sprintf(`WITH ahead AS (
+  SELECT count(*) AS n, max(seen_at) AS last FROM %[3]s
+  WHERE name = $1 AND seen_at > clock_timestamp() - $7::bigint * interval '1 microsecond'
+    AND ($6::bigint = 0 OR ticket < $6::bigint)
+), took AS (
+  INSERT INTO %[1]s AS l (name, execution_id, token, expires_at)
+  SELECT $1, $2, nextval($5::text::regclass), clock_timestamp() + $3::bigint * interval '1 microsecond'
+  FROM ahead WHERE ahead.n = 0
+  ON CONFLICT (name) DO UPDATE
+  SET execution_id = excluded.execution_id,
+      token = GREATEST(nextval($5::text::regclass), l.token + 1),
+      expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
+  WHERE l.expires_at + $4::bigint * interval '1 microsecond' <= clock_timestamp()
+  RETURNING l.token, l.expires_at
+), served AS (
+  DELETE FROM %[3]s WHERE ticket = $6::bigint AND EXISTS (SELECT 1 FROM took)
+)
+SELECT took.token, took.expires_at, NULL::bigint, NULL::bigint FROM took
+UNION ALL
+SELECT NULL, NULL,
+  (SELECT (extract(epoch FROM expires_at + $4::bigint * interval '1 microsecond' - clock_timestamp()) * 1000000)::bigint
+   FROM %[1]s WHERE name = $1 AND expires_at > '-infinity'),
+  (extract(epoch FROM ahead.last + $7::bigint * interval '1 microsecond' - clock_timestamp()) * 1000000)::bigint
+FROM ahead WHERE NOT EXISTS (SELECT 1 FROM took)`, table, seq, waiters),
+
+		// $1 name, $2 the tickets' time to live in µs. Tickets of the
+		// name that went stale (their waiters died) are cleared on the way.
+		takeTicket: fmt.Sprintf(`WITH dead AS (
+  DELETE FROM %[1]s WHERE name = $1 AND seen_at <= clock_timestamp() - $2::bigint * interval '1 microsecond'
+)
+INSERT INTO %[1]s (name, seen_at) VALUES ($1, clock_timestamp()) RETURNING ticket`, waiters),
+
+		// $1 ticket, $2 the lock table, quoted: the waiters still queued
+		// are woken on the lock's channel, when the delete commits.
+		leaveQueue: fmt.Sprintf(`WITH gone AS (
+  DELETE FROM %[1]s WHERE ticket = $1 RETURNING name
+)
+SELECT pg_notify('lease_lock_' || $2::text::regclass::oid::bigint, name) FROM gone`, waiters),
+
+		// $1 tickets.
+		refreshTickets: fmt.Sprintf(`UPDATE %[1]s SET seen_at = clock_timestamp() WHERE ticket = ANY($1::bigint[])`, waiters),
+
+		// Tickets are numbered in the order they are taken; a waiter reads
+		// the live ones of its name with a lower number.
+		createWaiters: []string{
+			fmt.Sprintf(`CREATE TABLE %[1]s (
+  ticket  bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name    text        NOT NULL,
+  seen_at timestamptz NOT NULL
+)`, waiters),
+			fmt.Sprintf(`CREATE INDEX ON %[1]s (name, ticket)`, waiters),
+		},
 
 		// $1 the table, quoted.
 		oid: `SELECT $1::text::regclass::oid::bigint`,
@@ -149,8 +215,15 @@ func channelName(oid int64) string { return fmt.Sprintf("lease_lock_%d", oid) }
 // sequenceName returns the name of the token sequence of table: the table's
 // name and "_token_seq", cut to fit PostgreSQL's 63 bytes with a hash of the
 // whole name so that two long table names sharing a prefix do not collide.
-func sequenceName(table string) string {
-	const suffix = "_token_seq"
+func sequenceName(table string) string { return suffixed(table, "_token_seq") }
+
+// waitersName returns the name of the waiters' table of table, made as
+// sequenceName makes the sequence's.
+func waitersName(table string) string { return suffixed(table, "_waiters") }
+
+// suffixed returns table's name with suffix appended, cut as sequenceName
+// describes.
+func suffixed(table, suffix string) string {
 	if len(table)+len(suffix) <= maxIdentifierLen {
 		return table + suffix
 	}

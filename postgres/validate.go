@@ -21,7 +21,7 @@ const MaxNameLen = 1024
 const maxIdentifierLen = 63
 
 func invalid(op, field, detail string) error {
-	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+	return &lease.Error{Package: "postgres", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
 }
 
 func checkIdentifier(field, s string) error {

@@ -22,10 +22,16 @@ import (
 // holder's expiry read from the database.
 
 // waiting returns a channel that receives each name p's AcquireWait starts
-// waiting for.
+// waiting for; past its buffer, the names are dropped rather than block
+// the waiters (a waiter woken without its turn waits again, and says so).
 func waiting(p *Provider) <-chan string {
-	ch := make(chan string, 64)
-	p.onWait = func(name string) { ch <- name }
+	ch := make(chan string, 1024)
+	p.onWait = func(name string) {
+		select {
+		case ch <- name:
+		default:
+		}
+	}
 	return ch
 }
 

@@ -333,10 +333,12 @@ func (probeTimer) Stop() bool { return true }
 func invalid(field, detail string) error { return invalidOp("open", field, detail) }
 
 func invalidOp(op, field, detail string) error {
-	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+	return &lease.Error{Package: "replicated", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
 }
 
-func closedError(op string) error { return &lease.Error{Code: lease.CodeClosed, Op: op} }
+func closedError(op string) error {
+	return &lease.Error{Package: "replicated", Code: lease.CodeClosed, Op: op}
+}
 
 // Grant creates a lease, like lease.Service.Grant, once the cluster has
 // committed it.

@@ -19,7 +19,7 @@ func TestMigrateUp(t *testing.T) {
 	out := e.ok("migrate", "up")
 	want := []string{
 		"PART TABLE VERSION",
-		fmt.Sprintf(`locks "%s"."lease_locks" 1`, e.schema),
+		fmt.Sprintf(`locks "%s"."lease_locks" 2`, e.schema),
 		fmt.Sprintf(`claims "%s"."lease_claims" 4`, e.schema),
 	}
 	assert.Equal(t, want, lines(out))
@@ -27,7 +27,7 @@ func TestMigrateUp(t *testing.T) {
 
 	got := okJSON[[]migrated](e, "migrate", "up")
 	assert.Equal(t, []migrated{
-		{Part: "locks", Table: fmt.Sprintf(`"%s"."lease_locks"`, e.schema), Version: 1},
+		{Part: "locks", Table: fmt.Sprintf(`"%s"."lease_locks"`, e.schema), Version: 2},
 		{Part: "claims", Table: fmt.Sprintf(`"%s"."lease_claims"`, e.schema), Version: 4},
 	}, got)
 
@@ -52,7 +52,7 @@ func TestMigrateSQL(t *testing.T) {
 			heads = append(heads, l)
 		}
 	}
-	assert.Equal(t, []string{"-- locks 1", "-- claims 1", "-- claims 2", "-- claims 3", "-- claims 4"}, heads)
+	assert.Equal(t, []string{"-- locks 1", "-- locks 2", "-- claims 1", "-- claims 2", "-- claims 3", "-- claims 4"}, heads)
 	assert.Contains(t, out, `CREATE TABLE "lease_locks"`)
 
 	code, out, _ = runArgs("--dsn", "postgres:", "migrate", "sql", "--part", "claims", "--version", "3")
@@ -68,7 +68,7 @@ func TestMigrateSQL(t *testing.T) {
 		require.NoError(t, err)
 	})
 	ms := okJSON[[]migration](e, "--schema", schema, "migrate", "sql")
-	require.Len(t, ms, 5)
+	require.Len(t, ms, 6)
 	for _, m := range ms {
 		_, err := e.pool.Exec(ctx, m.SQL)
 		require.NoError(t, err, "%s %d", m.Part, m.Version)
@@ -81,7 +81,7 @@ func TestMigrateSQL(t *testing.T) {
 	assert.Equal(t, 4, got[1].Version)
 	want, err := postgres.ClaimMigrationSQL(postgres.WithClaimSchema(schema))
 	require.NoError(t, err)
-	assert.Equal(t, want[3].SQL, ms[4].SQL)
+	assert.Equal(t, want[3].SQL, ms[5].SQL)
 
 	// Filters that select nothing, or make no sense.
 	e.fails(exitNotFound, "migration claims 9: not found", "migrate", "sql", "--part", "claims", "--version", "9")

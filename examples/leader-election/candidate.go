@@ -35,7 +35,7 @@ const table = "leader_election_example"
 // reports what happens.
 func campaign(ctx context.Context, el *election.Election, name string, report func(event)) error {
 	err := el.Run(ctx, []byte(name), election.Callbacks{
-		OnStartedLeading: func(ctx context.Context) {
+		OnStartedLeading: func(ctx context.Context, _ *election.Leadership) {
 			report(event{name: name, kind: "leads"})
 			<-ctx.Done() // the leader's work would run here, under ctx
 		},

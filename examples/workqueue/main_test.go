@@ -19,7 +19,7 @@ func Example_fakeClock() {
 	// 09:00:00  bob claims 1, then crashes         {Visible:0 Delayed:1 Claimed:3 Dead:0 Completed:0 Cancelled:0}
 	// 09:00:20  alice heartbeats both              {Visible:0 Delayed:1 Claimed:3 Dead:0 Completed:0 Cancelled:0}
 	// 09:00:30  bob's lease expired: inv-3 is back {Visible:1 Delayed:1 Claimed:2 Dead:0 Completed:0 Cancelled:0}
-	//           bob comes back: lease: claim.extend lease 3 stale lease use: item 3 is no longer claimed by this claim [LS_STALE_USE] (stale: true)
+	//           bob comes back: claim: extend lease 3 stale lease use: item 3 is no longer claimed by this claim [LS_STALE_USE] (stale: true)
 	// 09:00:30  alice: inv-1 done, inv-2 requeued  {Visible:1 Delayed:2 Claimed:0 Dead:0 Completed:0 Cancelled:0}
 	// 09:01:30  carol: inv-2 attempt 2 requeued
 	// 09:02:30  carol: inv-2 attempt 3 dead_lettered
@@ -33,7 +33,7 @@ func Example_lostClaim() {
 	lostClaim(context.Background(), os.Stdout)
 	// Output:
 	// hung runs q4 under lease 1
-	// handler told to stop: lease: claim.work lease 1 stale lease use: item 1 lost its claim: lease revoked [LS_STALE_USE]
+	// handler told to stop: claim: work lease 1 stale lease use: item 1 lost its claim: lease revoked [LS_STALE_USE]
 	// claim lost: true, stale: true
 	// rescuer claims q4, attempt 2
 	// {Visible:0 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}

@@ -38,6 +38,12 @@ type Config struct {
 	// Expired is the cause the Loop's context is cancelled with at the
 	// safety deadline. It must not be nil.
 	Expired error
+	// Lost, if not nil, is called once with the cause when the hold is
+	// lost, right after the Loop's context is cancelled: inside Start when
+	// the deadline has already passed, else on the clock's goroutine that
+	// found the loss, before Stop can return. It runs with no lock held,
+	// must not panic and must not call Stop.
+	Lost func(cause error)
 }
 
 // Lost marks the error a Renew returns when the thing held is gone: the
@@ -208,6 +214,9 @@ func (l *Loop) loseLocked(cause error) {
 	}
 	l.stopTimer(t)
 	l.cancel(cause)
+	if l.cfg.Lost != nil {
+		l.cfg.Lost(cause)
+	}
 }
 
 // stopTimer stops t; if that prevented its callback, it uncounts it.

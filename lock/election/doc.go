@@ -10,8 +10,8 @@
 // leadership is lost, its Token is the lock's fencing token, and Resign
 // gives the leadership up at once. Anyone may ask who leads
 // ([Election.Leader]) or follow the changes of leader
-// ([Election.Observe]). [Election.Run] does it all in a loop, in the
-// manner of client-go's leaderelection: it campaigns, calls
+// ([Election.Observe]). [Election.Run] does it all in a loop: it
+// campaigns, calls
 // OnStartedLeading, OnStoppedLeading and OnNewLeader ([Callbacks]), and
 // campaigns again, until its context ends.
 //

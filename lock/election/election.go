@@ -34,8 +34,11 @@ const MaxValueSize = 512
 //
 // An Election is safe for concurrent use.
 type Election struct {
-	name      string
-	provider  lock.Provider
+	name     string
+	provider lock.Provider
+	// held is provider as a campaign's Manager sees it: its releases
+	// bounded (bound.go).
+	held      lock.Provider
 	inspector lock.Inspector
 	valuer    lock.ValueAcquirer // nil: the value travels only in the execution ID
 	opts      options
@@ -92,6 +95,9 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
+	if o.bad != nil {
+		return nil, o.bad
+	}
 	e := &Election{name: name, provider: provider, inspector: in}
 	e.valuer, _ = provider.(lock.ValueAcquirer)
 	tb, isTB := provider.(lock.TimeBase)
@@ -112,6 +118,7 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 		return nil, err
 	}
 	e.opts = o
+	e.held = e.bounded()
 	e.managerOpts = []lock.Option{lock.WithLeaseDuration(o.duration), lock.WithPanicHandler(o.onPanic)}
 	if o.set.margin {
 		e.managerOpts = append(e.managerOpts, lock.WithSafetyMargin(o.margin))
@@ -130,7 +137,7 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 		var le *lease.Error
 		if errors.As(err, &le) {
 			c := *le
-			c.Op = opNew
+			c.Package, c.Op = "election", opNew
 			return nil, &c
 		}
 		return nil, err
@@ -157,7 +164,7 @@ func (o *options) check() error {
 }
 
 func invalid(op, field, detail string) *lease.Error {
-	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+	return &lease.Error{Package: "election", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
 }
 
 // Name returns the lock name the Election is fought over.
@@ -177,14 +184,15 @@ func (e *Election) reportPanic(name string, value any, stack []byte) {
 // done first, returns ctx.Err() holding nothing. Candidates wait on the
 // provider's lock.Waiter, so a freed lock is taken at once; the order in
 // which waiting candidates win is the provider's (first come, first served
-// on lock.Memory).
+// on lock.Memory and the etcd provider).
 //
 // ctx stays tied to the leadership: when it is done, the leadership ends
 // and the lock is released at once (so the next leader does not wait for
 // the lease to expire), and the Leadership's context ends with ctx's
 // cause. Cancel ctx or call Resign to give the leadership up; either way,
 // call Resign (or cancel ctx) once the leadership is over, so that its
-// renewals stop.
+// renewals stop. The release that ends every leadership is bounded by the
+// retry interval (see Leadership.Resign).
 //
 // A value longer than MaxValueSize or a nil ctx is refused with a
 // *lease.Error (lease.ErrInvalidArgument) naming it; a failure of the
@@ -204,7 +212,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Leadership, err
 	}
 	ld := &Leadership{value: value, done: make(chan struct{})}
 	opts = append(opts, lock.WithReleaseErrorHandler(ld.setReleaseError))
-	m, err := lock.NewManager(e.provider, opts...)
+	m, err := lock.NewManager(e.held, opts...)
 	if err != nil {
 		return nil, err // New checked everything NewManager checks
 	}

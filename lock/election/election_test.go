@@ -42,6 +42,33 @@ func TestNewErrorsNameNew(t *testing.T) {
 	assert.Equal(t, "WithRetryInterval", le.Field, "the default retry no longer lands: %v", err)
 }
 
+// Bad configuration is refused by New with an error naming the option,
+// never by a panic in the option constructor.
+func TestNewRefusesBadOptions(t *testing.T) {
+	m, _ := newFakeMemory(t)
+	for _, tc := range []struct {
+		option string
+		opt    func() election.Option
+	}{
+		{"WithLeaseDuration", func() election.Option { return election.WithLeaseDuration(0) }},
+		{"WithSafetyMargin", func() election.Option { return election.WithSafetyMargin(-1) }},
+		{"WithRetryInterval", func() election.Option { return election.WithRetryInterval(0) }},
+		{"WithPollInterval", func() election.Option { return election.WithPollInterval(-1) }},
+		{"WithClock", func() election.Option { return election.WithClock(nil) }},
+		{"WithPanicHandler", func() election.Option { return election.WithPanicHandler(nil) }},
+		{"WithObserver", func() election.Option { return election.WithObserver(nil) }},
+	} {
+		var opt election.Option
+		require.NotPanics(t, func() { opt = tc.opt() }, tc.option)
+		_, err := election.New(m, "e", opt)
+		var le *lease.Error
+		require.ErrorAs(t, err, &le, tc.option)
+		assert.Equal(t, lease.CodeInvalidArgument, le.Code, tc.option)
+		assert.Equal(t, tc.option, le.Field)
+		assert.Equal(t, "election", le.Package)
+	}
+}
+
 // A lock held by something other than a candidate (a plain Manager) is a
 // leader without a value, as is one whose execution ID only looks like a
 // candidate's.
@@ -89,7 +116,7 @@ func TestRunReportsCallbackPanics(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		done <- el.Run(runCtx, []byte("a"), election.Callbacks{
-			OnStartedLeading: func(context.Context) { close(started); panic("started") },
+			OnStartedLeading: func(context.Context, *election.Leadership) { close(started); panic("started") },
 			OnStoppedLeading: func() { panic("stopped") },
 			OnNewLeader:      func(election.Leader) { panic(errors.New("new leader")) },
 		})
@@ -127,7 +154,7 @@ func TestRunRetriesFailedCampaigns(t *testing.T) {
 		start := time.Now()
 		done := make(chan error, 1)
 		go func() {
-			done <- el.Run(runCtx, nil, election.Callbacks{OnStartedLeading: func(ctx context.Context) {
+			done <- el.Run(runCtx, nil, election.Callbacks{OnStartedLeading: func(ctx context.Context, _ *election.Leadership) {
 				assert.Equal(t, 2*time.Second, time.Since(start), "two failures, a second apart")
 				cancel()
 			}})

@@ -59,12 +59,15 @@ type ObserverFunc func(Event)
 func (f ObserverFunc) Observe(e Event) { f(e) }
 
 // WithObserver makes the Election tell o when its campaigns win and stop
-// leading. It panics if o is nil.
+// leading. New returns an error if o is nil.
 func WithObserver(o Observer) Option {
-	if o == nil {
-		panic("election: WithObserver: nil observer")
-	}
-	return optionFunc(func(opts *options) { opts.observer = o })
+	return optionFunc(func(opts *options) {
+		if o == nil {
+			opts.refuse("WithObserver", "observer must not be nil")
+			return
+		}
+		opts.observer = o
+	})
 }
 
 // observe reports a change of leadership of a campaign, if observed.

@@ -50,7 +50,7 @@ func Example() {
 	// Output:
 	// leader: alice:8080
 	// leader: bob:8080, token greater: true
-	// alice's context ended: election: resigned
+	// alice's context ended: election: resigned [LS_RESIGNED]
 }
 
 // Run campaigns in a loop and calls back as the leadership changes, in the
@@ -70,9 +70,11 @@ func ExampleElection_Run() {
 		done := make(chan error, 1)
 		go func() {
 			done <- el.Run(ctx, []byte(name), election.Callbacks{
-				OnStartedLeading: func(ctx context.Context) {
+				OnStartedLeading: func(ctx context.Context, ld *election.Leadership) {
 					leading <- name
-					<-ctx.Done() // lead until the leadership ends
+					// Lead until ctx ends, passing ld.Token() to what the
+					// leader writes, so that a stale leader is fenced off.
+					<-ctx.Done()
 				},
 				OnStoppedLeading: func() { stopped <- name },
 			})

@@ -65,6 +65,15 @@ func (ld *Leadership) Value() []byte {
 // its own), or ctx.Err() if ctx is done first, in which case the release
 // goes on. Resign is idempotent, and may be called after the leadership
 // was lost, to wait for its release.
+//
+// The release, made whether the leadership was resigned, cancelled or
+// lost, is given the Election's retry interval (WithRetryInterval), in
+// real time, as its context's deadline: when the provider does not answer
+// by then (it is unreachable, or hangs) the release fails with
+// context.DeadlineExceeded and the lease expires on its own. So once the
+// leadership's context has ended, Resign returns within the retry
+// interval (and a renewal under way is cut short), provided the
+// provider's calls return once their context is done.
 func (ld *Leadership) Resign(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("resign", "ctx", "must not be nil")

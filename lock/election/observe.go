@@ -11,20 +11,30 @@ import (
 // leader when Observe is called, if there is one, and then each new leader
 // (a new Token) as it is seen, in order, until ctx is done, when the
 // channel is closed. A leader that loses its lease with nobody to replace
-// it is not reported; its successor is.
+// it is not reported; its successor is. The channel holds one leader: a
+// reader that falls behind misses the leaders in between and receives the
+// latest one, never an older one after a newer one.
 //
-// The provider is asked who leads every poll interval (WithPollInterval),
-// on a timer of the Election's clock (so inside Advance on a
+// On a provider that can watch a lock's holder (a HolderWatcher, such as
+// the etcd provider) Observe follows the watch, on a goroutine of its own:
+// a change is seen as soon as the provider reports it. A watch that fails
+// (the provider is unreachable) is started again after the poll interval
+// (WithPollInterval), timed on the Election's clock. Once ctx is done the
+// watch ends, the goroutine closes the channel and exits.
+//
+// On any other provider Observe asks who leads every poll interval, on a
+// timer of the Election's clock (so inside Advance on a
 // leasetest.FakeClock): a change is seen within one interval, and a
 // leadership shorter than that may go unseen. A failed poll is tried again
-// at the next one. The channel holds one leader: a reader that falls
-// behind misses the leaders in between and receives the latest one, never
-// an older one after a newer one. Observe starts no goroutine of its own:
-// once ctx is done, a context.AfterFunc stops the polls, waits for one
-// under way and closes the channel, after which nothing runs.
+// at the next one. Observe then starts no goroutine of its own: once ctx
+// is done, a context.AfterFunc stops the polls, waits for one under way and
+// closes the channel, after which nothing runs.
 func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {
 	if ctx == nil {
 		return nil, invalid("observe", "ctx", "must not be nil")
+	}
+	if w, ok := e.provider.(HolderWatcher); ok {
+		return e.watch(ctx, w), nil
 	}
 	o := &observer{e: e, ctx: ctx, out: make(chan Leader, 1)}
 	o.wg.Add(1) // the first poll, run here
@@ -55,7 +65,7 @@ func (o *observer) poll() {
 	h, ok, err := o.e.inspector.Holder(o.ctx, o.e.name)
 	if err == nil && ok && h.Token > o.last { // only poll touches last
 		o.last = h.Token
-		o.send(leaderOf(h))
+		offer(o.out, leaderOf(h))
 	}
 	o.mu.Lock()
 	if o.stopped {
@@ -78,17 +88,17 @@ func (o *observer) poll() {
 	o.mu.Unlock()
 }
 
-// send puts l in the channel, replacing a leader the reader has not taken
-// yet: the channel never blocks its sender.
-func (o *observer) send(l Leader) {
+// offer puts l in out, replacing a leader the reader has not taken yet:
+// the channel never blocks its sender, who must be the only one.
+func offer(out chan Leader, l Leader) {
 	for {
 		select {
-		case o.out <- l:
+		case out <- l:
 			return
 		default:
 		}
 		select {
-		case <-o.out:
+		case <-out:
 		default:
 		}
 	}

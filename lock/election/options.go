@@ -9,8 +9,9 @@ import (
 // Option configures an Election. Options are plain values, safe to share
 // and reuse across New calls. They only record what they are given: New
 // checks the values, and returns an error for any that cannot work, so a
-// configuration read from a file or a flag is refused, not a panic. Only a
-// nil clock or function, a mistake in the program, panics at once.
+// configuration read from a file or a flag is refused, not a panic. A nil
+// clock, function or observer is refused by New too: option constructors
+// never panic.
 type Option interface {
 	apply(*options)
 }
@@ -33,6 +34,15 @@ type options struct {
 	clock    lease.Clock // nil: the provider's time base, or the system clock
 	onPanic  func(*lease.PanicError)
 	observer Observer // nil: none (WithObserver)
+	bad      error    // the first option refused for a nil, reported by New
+}
+
+// refuse records that option was given nil, unless an earlier option was
+// refused already: New reports the first.
+func (o *options) refuse(option, detail string) {
+	if o.bad == nil {
+		o.bad = invalid(opNew, option, detail)
+	}
 }
 
 // setFlags records which durations were given, so that a zero given is
@@ -67,7 +77,9 @@ func WithRetryInterval(r time.Duration) Option {
 // WithPollInterval sets how often Observe (and so Run's OnNewLeader) asks
 // the provider who leads: a change of leader is seen within about p
 // (default lock.PollInterval of the lease duration: a tenth of it, at
-// least 10 ms). New refuses a p that is not positive.
+// least 10 ms). On a provider that watches instead (a HolderWatcher) it is
+// only how soon a watch that failed is started again. New refuses a p
+// that is not positive.
 func WithPollInterval(p time.Duration) Option {
 	return optionFunc(func(o *options) { o.poll, o.set.poll = p, true })
 }
@@ -77,12 +89,15 @@ func WithPollInterval(p time.Duration) Option {
 // safety deadlines, retries and polls on; the default is
 // lease.SystemClock(), read through lease.MonotonicClock. A provider with
 // its own time base (lock.Memory) gives the Election that one, and New
-// refuses WithClock for it. It panics if c is nil.
+// refuses WithClock for it. New returns an error if c is nil.
 func WithClock(c lease.Clock) Option {
-	if c == nil {
-		panic("election: WithClock: nil clock")
-	}
-	return optionFunc(func(o *options) { o.clock = c })
+	return optionFunc(func(o *options) {
+		if c == nil {
+			o.refuse("WithClock", "clock must not be nil")
+			return
+		}
+		o.clock = c
+	})
 }
 
 // WithPanicHandler sets the function that receives the panics the Election
@@ -91,10 +106,13 @@ func WithClock(c lease.Clock) Option {
 // and the provider's Renew when a renewal timer calls it ("provider
 // renew"; the renewal then counts as failed). h runs on the goroutine of
 // the callback that panicked, with no lock of the Election held; it must
-// not panic itself. It panics if h is nil.
+// not panic itself. New returns an error if h is nil.
 func WithPanicHandler(h func(*lease.PanicError)) Option {
-	if h == nil {
-		panic("election: WithPanicHandler: nil handler")
-	}
-	return optionFunc(func(o *options) { o.onPanic = h })
+	return optionFunc(func(o *options) {
+		if h == nil {
+			o.refuse("WithPanicHandler", "handler must not be nil")
+			return
+		}
+		o.onPanic = h
+	})
 }

@@ -10,20 +10,25 @@ import (
 	"github.com/leasehold/lease/internal/callback"
 )
 
-// Callbacks are what Run calls as the election goes, in the manner of
-// client-go's leaderelection. Each may be nil. They run with no lock of
+// Callbacks are what Run calls as the election goes. Each may be nil. They run with no lock of
 // the Election held and may call back into it; a callback that panics is
 // recovered and reported to the panic handler (WithPanicHandler), and Run
 // goes on as if it had returned. Callbacks is a plain value.
 type Callbacks struct {
 	// OnStartedLeading runs, on a goroutine of its own, when the candidate
-	// starts leading; ctx is the Leadership's context, which ends when the
-	// leadership does. It should return once ctx is done: Run waits for
-	// it before calling OnStoppedLeading and campaigning again.
-	OnStartedLeading func(ctx context.Context)
+	// starts leading. ld is the leadership: its Token is the fencing token
+	// to hand the resources the leader writes, and ctx is its Context,
+	// which ends when the leadership does. It should return once ctx is
+	// done: Run waits for it before calling OnStoppedLeading and
+	// campaigning again. It may call ld.Resign to step down, after which
+	// Run campaigns again.
+	OnStartedLeading func(ctx context.Context, ld *Leadership)
 	// OnStoppedLeading runs, on Run's goroutine, when a leadership is over:
-	// its lock has been released (or could not be, and will expire) and
-	// OnStartedLeading has returned.
+	// OnStartedLeading has returned and the lock has been released, or
+	// could not be within the retry interval (the provider did not answer)
+	// and will expire. A leadership lost because no renewal confirmed it
+	// in time thus ends with OnStoppedLeading at most the retry interval
+	// after its safety deadline, however long the provider stays silent.
 	OnStoppedLeading func()
 	// OnNewLeader runs, on a goroutine of Run's, for the leader when Run
 	// starts, if there is one, and for each new leader it sees (Observe),
@@ -43,7 +48,12 @@ type Callbacks struct {
 // Run returns ctx.Err() once ctx is done and every callback it started has
 // returned: nothing runs after it returns. Cancelling ctx while leading
 // releases the lock at once, so another candidate takes over without
-// waiting for the lease to expire. Bad input (a nil ctx, a value longer
+// waiting for the lease to expire. That release, like every call made on
+// the way out of a leadership, is given at most the retry interval (see
+// Leadership.Resign): a leading Run whose provider stopped answering
+// returns that long after ctx is done, at the latest, and a waiting one as
+// soon as the provider's AcquireWait gives up, provided the provider's
+// calls return once their context is done. Bad input (a nil ctx, a value longer
 // than MaxValueSize) is refused at once with a *lease.Error naming it.
 func (e *Election) Run(ctx context.Context, value []byte, cb Callbacks) error {
 	if ctx == nil {
@@ -89,14 +99,14 @@ func (e *Election) serve(ld *Leadership, cb Callbacks) {
 	if cb.OnStartedLeading != nil {
 		go func() {
 			defer close(started)
-			callback.Call("on started leading", e.reportPanic, func() { cb.OnStartedLeading(ld.Context()) })
+			callback.Call("on started leading", e.reportPanic, func() { cb.OnStartedLeading(ld.Context(), ld) })
 		}()
 	} else {
 		close(started)
 	}
 	<-ld.Context().Done()
 	// The leadership's end has already begun releasing the lock: wait for
-	// it, then for OnStartedLeading.
+	// it (bounded: bound.go), then for OnStartedLeading.
 	_ = ld.Resign(context.Background())
 	<-started
 	if cb.OnStoppedLeading != nil {

@@ -222,9 +222,9 @@ func (p *faulty) Release(ctx context.Context, leases []lock.Lease) error {
 }
 
 // wrap returns p wrapped, with the optional interfaces p has that an
-// Election looks for: lock.ValueAcquirer and lock.TimeBase. A provider
-// that is not a Waiter and an Inspector is returned as it is, for New to
-// refuse.
+// Election looks for: lock.ValueAcquirer, lock.TimeBase and
+// election.HolderWatcher. A provider that is not a Waiter and an Inspector
+// is returned as it is, for New to refuse.
 func (f *faults) wrap(p lock.Provider) lock.Provider {
 	w, okW := p.(lock.Waiter)
 	in, okI := p.(lock.Inspector)
@@ -234,13 +234,33 @@ func (f *faults) wrap(p lock.Provider) lock.Provider {
 	base := &faulty{Provider: p, Waiter: w, Inspector: in, f: f}
 	va, okV := p.(lock.ValueAcquirer)
 	tb, okT := p.(lock.TimeBase)
+	hw, okH := p.(election.HolderWatcher)
 	switch {
+	case okV && okT && okH:
+		return struct {
+			*faulty
+			lock.ValueAcquirer
+			lock.TimeBase
+			election.HolderWatcher
+		}{base, va, tb, hw}
 	case okV && okT:
 		return struct {
 			*faulty
 			lock.ValueAcquirer
 			lock.TimeBase
 		}{base, va, tb}
+	case okV && okH:
+		return struct {
+			*faulty
+			lock.ValueAcquirer
+			election.HolderWatcher
+		}{base, va, hw}
+	case okT && okH:
+		return struct {
+			*faulty
+			lock.TimeBase
+			election.HolderWatcher
+		}{base, tb, hw}
 	case okV:
 		return struct {
 			*faulty
@@ -251,22 +271,30 @@ func (f *faults) wrap(p lock.Provider) lock.Provider {
 			*faulty
 			lock.TimeBase
 		}{base, tb}
+	case okH:
+		return struct {
+			*faulty
+			election.HolderWatcher
+		}{base, hw}
 	}
 	return base
 }
 
 // callbacks records what Run calls, as channels a clause waits on.
 type callbacks struct {
-	started chan context.Context // every OnStartedLeading's context
-	stopped chan struct{}        // a value per OnStoppedLeading
-	mu      sync.Mutex
-	leaders []election.Leader // every OnNewLeader, in order
-	newLead chan struct{}     // a value per OnNewLeader
+	started chan *election.Leadership // every OnStartedLeading's leadership
+	// strayCtx records an OnStartedLeading whose ctx was not its
+	// leadership's Context, or that got no leadership (then sent as nil).
+	strayCtx atomic.Bool
+	stopped  chan struct{} // a value per OnStoppedLeading
+	mu       sync.Mutex
+	leaders  []election.Leader // every OnNewLeader, in order
+	newLead  chan struct{}     // a value per OnNewLeader
 }
 
 func newCallbacks() *callbacks {
 	return &callbacks{
-		started: make(chan context.Context, 64),
+		started: make(chan *election.Leadership, 64),
 		stopped: make(chan struct{}, 64),
 		newLead: make(chan struct{}, 64),
 	}
@@ -274,8 +302,12 @@ func newCallbacks() *callbacks {
 
 func (c *callbacks) funcs() election.Callbacks {
 	return election.Callbacks{
-		OnStartedLeading: func(ctx context.Context) {
-			c.started <- ctx
+		OnStartedLeading: func(ctx context.Context, ld *election.Leadership) {
+			if ld == nil || ctx != ld.Context() {
+				c.strayCtx.Store(true)
+				ld = nil
+			}
+			c.started <- ld
 			<-ctx.Done()
 		},
 		OnStoppedLeading: func() { c.stopped <- struct{}{} },
@@ -286,6 +318,17 @@ func (c *callbacks) funcs() election.Callbacks {
 			c.newLead <- struct{}{}
 		},
 	}
+}
+
+// leadership returns the leadership of the next OnStartedLeading, failing
+// the clause if it got none, or a ctx that is not the leadership's.
+func (c *callbacks) leadership(e *env, what string) *election.Leadership {
+	e.Helper()
+	ld := receive(e, c.started, what)
+	if ld == nil || c.strayCtx.Load() {
+		e.Fatalf("%s: OnStartedLeading got no leadership, or a ctx that is not its Context", what)
+	}
+	return ld
 }
 
 func (c *callbacks) seen() []election.Leader {
