@@ -14,9 +14,14 @@ import (
 	"github.com/leasehold/lease/lock/election"
 )
 
-// lockJSON is a held lock in JSON output. Waiters is null: no provider can
-// count who waits for a lock (PostgreSQL's waiters listen for a
-// notification, which no other session can see).
+// waitCounter is a lock provider that can count who waits for its locks,
+// in every process (PostgreSQL's can).
+type waitCounter interface {
+	Waiting(ctx context.Context, names []string) (map[string]int, error)
+}
+
+// lockJSON is a held lock in JSON output. Waiters is null when the
+// provider cannot count them.
 type lockJSON struct {
 	Name      string     `json:"name"`
 	Holder    string     `json:"holder"`
@@ -34,7 +39,8 @@ func (a *app) locksCmd() *cobra.Command {
 		Short: "List the locks held, in name order, with holder, fencing token, expiry and waiters",
 		Long: `List the locks held, in name order: each with its holder (the execution ID
 it was acquired with), its fencing token, when its lease expires unless
-renewed, and its waiters ("-" where the store cannot count them).`,
+renewed, and how many callers wait for it, in every process ("-" where
+the store cannot count them).`,
 		Args: cobra.NoArgs,
 		RunE: a.withStore(func(ctx context.Context, cmd *cobra.Command, _ []string, s *store) error {
 			if limit < 0 {
@@ -53,6 +59,16 @@ func (a *app) locks(ctx context.Context, cmd *cobra.Command, s *store, prefix st
 	if err != nil {
 		return err
 	}
+	var waiting map[string]int
+	if wc, ok := s.locks.(waitCounter); ok && len(held) > 0 {
+		names := make([]string, len(held))
+		for i, h := range held {
+			names[i] = h.Name
+		}
+		if waiting, err = wc.Waiting(ctx, names); err != nil {
+			return err
+		}
+	}
 	out := make([]lockJSON, len(held))
 	rows := make([][]string, len(held))
 	for i, h := range held {
@@ -61,7 +77,12 @@ func (a *app) locks(ctx context.Context, cmd *cobra.Command, s *store, prefix st
 			v := bytesText(h.Value)
 			out[i].Value = &v
 		}
-		rows[i] = []string{h.Name, h.ExecutionID, strconv.FormatUint(h.Token, 10), timeText(h.ExpiresAt), "-"}
+		waiters := "-"
+		if waiting != nil {
+			n := waiting[h.Name]
+			out[i].Waiters, waiters = &n, strconv.Itoa(n)
+		}
+		rows[i] = []string{h.Name, h.ExecutionID, strconv.FormatUint(h.Token, 10), timeText(h.ExpiresAt), waiters}
 	}
 	return a.print(cmd, out, func() error {
 		return writeTable(cmd.OutOrStdout(), []string{"LOCK", "HOLDER", "TOKEN", "EXPIRES", "WAITERS"}, rows)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,17 +32,37 @@ func TestLocks(t *testing.T) {
 	gone := e.acquire("released", "w")
 	require.NoError(t, e.locks.Release(ctx, []lock.Lease{*gone}))
 
+	// Two callers wait for jobs/a.
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, id := range []string{"waiter-1", "waiter-2"} {
+		wg.Go(func() {
+			_, err := e.locks.AcquireWait(wctx, "jobs/a", id, time.Hour, nil)
+			assert.ErrorIs(t, err, context.Canceled)
+		})
+	}
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	require.Eventually(t, func() bool {
+		got := okJSON[[]lockJSON](e, "locks", "--prefix", "jobs/a")
+		return len(got) == 1 && got[0].Waiters != nil && *got[0].Waiters == 2
+	}, 10*time.Second, 20*time.Millisecond)
+
 	out := e.ok("locks")
 	ls := lines(out)
 	require.Len(t, ls, 4, out)
-	assert.Regexp(t, `^jobs/a worker-1 \d+ \S+Z -$`, ls[1])
-	assert.Regexp(t, `^jobs/b worker-two \d+ \S+Z -$`, ls[2])
-	assert.Regexp(t, `^other worker-1 \d+ \S+Z -$`, ls[3])
+	assert.Regexp(t, `^jobs/a worker-1 \d+ \S+Z 2$`, ls[1])
+	assert.Regexp(t, `^jobs/b worker-two \d+ \S+Z 0$`, ls[2])
+	assert.Regexp(t, `^other worker-1 \d+ \S+Z 0$`, ls[3])
 	requireAligned(t, out)
 
 	got := okJSON[[]lockJSON](e, "locks", "--prefix", "jobs/")
 	require.Len(t, got, 2)
-	assert.Equal(t, lockJSON{Name: "jobs/a", Holder: "worker-1", Token: a.Token, ExpiresAt: got[0].ExpiresAt}, got[0])
+	two, none := 2, 0
+	assert.Equal(t, lockJSON{Name: "jobs/a", Holder: "worker-1", Token: a.Token, ExpiresAt: got[0].ExpiresAt, Waiters: &two}, got[0])
+	assert.Equal(t, &none, got[1].Waiters)
 	assert.Equal(t, b.Token, got[1].Token)
 	assert.WithinDuration(t, time.Now().Add(time.Hour), *got[0].ExpiresAt, time.Minute)
 	assert.Len(t, okJSON[[]lockJSON](e, "locks", "--limit", "1"), 1)
