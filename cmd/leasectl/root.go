@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// app holds the global flags, which every command reads.
+type app struct {
+	dsn    string // --dsn
+	envDSN string // LEASE_DSN, used when --dsn is not given
+	json   bool
+	tables tables
+}
+
+// newRoot returns the command tree, its --dsn defaulting to envDSN.
+func newRoot(envDSN string) *cobra.Command {
+	a := &app{envDSN: envDSN}
+	root := &cobra.Command{
+		Use:   "leasectl",
+		Short: "Inspect and manage the work queues and locks of a lease store",
+		Long: `leasectl inspects and manages the work queues and locks of a lease store.
+
+The store is named by a DSN: --dsn, or else the LEASE_DSN environment
+variable (postgres://user@host/db for PostgreSQL).
+
+Exit status: 0 success, 1 error, 2 usage error, 3 not found.`,
+		Args:          cobra.NoArgs,
+		RunE:          needSubcommand,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	// Not envDSN as the default: the help would show its password.
+	pf.StringVar(&a.dsn, "dsn", "", "the store's DSN (default $"+dsnEnv+")")
+	pf.BoolVar(&a.json, "json", false, "print JSON instead of aligned text")
+	pf.StringVar(&a.tables.schema, "schema", "", "the schema of the store's tables (default: the search path)")
+	pf.StringVar(&a.tables.locks, "lock-table", "", "the table of the locks (default lease_locks)")
+	pf.StringVar(&a.tables.claims, "claim-table", "", "the table of the items (default lease_claims)")
+	root.AddCommand(a.migrateCmd(), a.queuesCmd(), a.queueCmd(), a.itemsCmd(), a.locksCmd(), a.leadersCmd())
+	return root
+}
+
+// group returns a command that only holds subcommands: run alone, or with
+// an unknown subcommand, it is a usage error (cobra would print the help
+// and succeed).
+func group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{Use: use, Short: short, RunE: needSubcommand}
+	c.AddCommand(subs...)
+	return c
+}
+
+// needSubcommand is the RunE of a command that needs a subcommand.
+func needSubcommand(cmd *cobra.Command, args []string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	if len(args) > 0 {
+		return usagef("unknown command %q for %q (one of %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+	}
+	if !cmd.HasParent() {
+		return usagef("a command is needed: one of %s", strings.Join(names, ", "))
+	}
+	return usagef("%s needs a command: one of %s", cmd.Name(), strings.Join(names, ", "))
+}
+
+// withStore returns the RunE of a command that acts on the store: it
+// opens the store, runs f, and closes it. Errors f returns are the
+// command's (see exitCode).
+func (a *app) withStore(f func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		s, err := openStore(ctx, a.storeDSN(), a.tables)
+		if err != nil {
+			return asCommandError(err)
+		}
+		defer s.close()
+		return asCommandError(f(ctx, cmd, args, s))
+	}
+}
+
+// storeDSN returns the DSN of the store: --dsn, else LEASE_DSN.
+func (a *app) storeDSN() string {
+	if a.dsn != "" {
+		return a.dsn
+	}
+	return a.envDSN
+}
+
+// offline returns the RunE of a command that needs no connection.
+func offline(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return asCommandError(f(cmd, args))
+	}
+}
+
+// asCommandError marks err, unless nil or a usage error, as a command's.
+func asCommandError(err error) error {
+	var u usageError
+	if err == nil || errors.As(err, &u) {
+		return err
+	}
+	return commandError{err}
+}
+
+// exactArgs is cobra.ExactArgs with a message naming the arguments.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return usagef("%s takes %d argument(s): %s; got %d", cmd.CommandPath(), len(names), strings.Join(names, " "), len(args))
+		}
+		return nil
+	}
+}
+
+// print writes v as JSON with --json, else calls text.
+func (a *app) print(cmd *cobra.Command, v any, text func() error) error {
+	if a.json {
+		return writeJSON(cmd.OutOrStdout(), v)
+	}
+	if err := text(); err != nil {
+		return fmt.Errorf("write the output: %w", err)
+	}
+	return nil
+}

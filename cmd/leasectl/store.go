@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/lock"
+)
+
+// store is what a DSN opens: the work queue and the locks of one database,
+// behind the interfaces every store of the project implements. The
+// commands act through them only, so a new kind of store needs a driver,
+// not new commands.
+type store struct {
+	broker *claim.Broker
+	locks  inspectingProvider
+	// migrate applies the store's migrations and says what each part
+	// of the store is now at.
+	migrate func(ctx context.Context) ([]migrated, error)
+	// close releases the connections; the broker is closed with it.
+	close func()
+}
+
+// inspectingProvider is a lock provider that can say who holds its locks:
+// what `locks` reads, and what an election needs to say who leads.
+type inspectingProvider interface {
+	lock.Provider
+	lock.Inspector
+	lock.Waiter
+}
+
+// migrated is what migrate says of one part of a store.
+type migrated struct {
+	Part    string `json:"part"`    // "locks" or "claims"
+	Table   string `json:"table"`   // as the store's SQL names it
+	Version int    `json:"version"` // the version the part is now at
+}
+
+// migration is one migration of one part of a store, as SQL text.
+type migration struct {
+	Part    string `json:"part"`
+	Version int    `json:"version"`
+	SQL     string `json:"sql"`
+}
+
+// tables names where a store keeps its locks and items; empty fields take
+// the driver's defaults.
+type tables struct {
+	schema, locks, claims string
+}
+
+// driver opens the stores of one kind of DSN.
+type driver struct {
+	// open connects to the store dsn names.
+	open func(ctx context.Context, dsn string, t tables) (*store, error)
+	// migrations returns the store's migrations as SQL without connecting.
+	migrations func(t tables) ([]migration, error)
+}
+
+// drivers maps a DSN's scheme (the text before its first colon) to its
+// driver.
+var drivers = map[string]driver{
+	"postgres":   postgresDriver,
+	"postgresql": postgresDriver,
+}
+
+// driverFor returns the driver of dsn. PostgreSQL's key=value connection
+// strings, which have no scheme, are PostgreSQL's.
+func driverFor(dsn string) (driver, error) {
+	if dsn == "" {
+		return driver{}, usagef("no store: give --dsn or set %s", dsnEnv)
+	}
+	scheme, _, ok := strings.Cut(dsn, ":")
+	if d, found := drivers[strings.ToLower(scheme)]; ok && found {
+		return d, nil
+	}
+	if strings.Contains(dsn, "=") && !strings.Contains(dsn, "://") {
+		return postgresDriver, nil
+	}
+	var known []string
+	for s := range drivers {
+		known = append(known, s+":")
+	}
+	slices.Sort(known)
+	return driver{}, usagef("unknown kind of store in the DSN: it starts with none of %s", strings.Join(known, ", "))
+}
+
+// openStore opens the store dsn names.
+func openStore(ctx context.Context, dsn string, t tables) (*store, error) {
+	d, err := driverFor(dsn)
+	if err != nil {
+		return nil, err
+	}
+	s, err := d.open(ctx, dsn, t)
+	if err != nil {
+		return nil, fmt.Errorf("open the store: %w", err)
+	}
+	return s, nil
+}
