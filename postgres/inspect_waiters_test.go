@@ -27,7 +27,7 @@ func TestWaiting(t *testing.T) {
 	_, err = p.Acquire(ctx, "quiet", "holder", long)
 	require.NoError(t, err)
 
-	got, err := other.Waiting(ctx, []string{"job", "quiet", "free"})
+	got, err := other.WaitCounts(ctx, []string{"job", "quiet", "free"})
 	require.NoError(t, err)
 	assert.Empty(t, got)
 
@@ -41,25 +41,25 @@ func TestWaiting(t *testing.T) {
 		})
 	}
 	require.Eventually(t, func() bool {
-		got, err := other.Waiting(ctx, []string{"job", "quiet"})
+		got, err := other.WaitCounts(ctx, []string{"job", "quiet"})
 		return err == nil && got["job"] == n && len(got) == 1
 	}, 10*time.Second, 10*time.Millisecond)
 
 	cancel()
 	wg.Wait()
 	require.Eventually(t, func() bool {
-		got, err := other.Waiting(ctx, []string{"job"})
+		got, err := other.WaitCounts(ctx, []string{"job"})
 		return err == nil && len(got) == 0
 	}, 10*time.Second, 10*time.Millisecond, "waiters that gave up leave the queue")
 
-	got, err = other.Waiting(ctx, nil)
+	got, err = other.WaitCounts(ctx, nil)
 	require.NoError(t, err)
 	assert.Empty(t, got)
 	for _, names := range [][]string{{""}, {"a", strings.Repeat("x", MaxNameLen+1)}, {"a\x00"}} {
-		_, err := other.Waiting(ctx, names)
+		_, err := other.WaitCounts(ctx, names)
 		assert.ErrorIs(t, err, lease.ErrInvalidArgument, "%q", names)
 	}
 	//lint:ignore SA1012 a nil ctx is the bad input under test
-	_, err = other.Waiting(nil, []string{"job"})
+	_, err = other.WaitCounts(nil, []string{"job"})
 	assert.ErrorIs(t, err, lease.ErrInvalidArgument)
 }

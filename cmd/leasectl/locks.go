@@ -17,7 +17,7 @@ import (
 // waitCounter is a lock provider that can count who waits for its locks,
 // in every process (PostgreSQL's can).
 type waitCounter interface {
-	Waiting(ctx context.Context, names []string) (map[string]int, error)
+	WaitCounts(ctx context.Context, names []string) (map[string]int, error)
 }
 
 // lockJSON is a held lock in JSON output. Waiters is null when the
@@ -65,7 +65,7 @@ func (a *app) locks(ctx context.Context, cmd *cobra.Command, s *store, prefix st
 		for i, h := range held {
 			names[i] = h.Name
 		}
-		if waiting, err = wc.Waiting(ctx, names); err != nil {
+		if waiting, err = wc.WaitCounts(ctx, names); err != nil {
 			return err
 		}
 	}
