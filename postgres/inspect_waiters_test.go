@@ -14,10 +14,10 @@ import (
 	"github.com/leasehold/lease"
 )
 
-// Waiting counts the callers of AcquireWait queued for each lock, from
+// WaitCounts counts the callers of AcquireWait queued for each lock, from
 // another provider on the table (another process, as far as the queue can
 // tell), and stops counting those that gave up.
-func TestWaiting(t *testing.T) {
+func TestWaitCounts(t *testing.T) {
 	p := newTestProvider(t)
 	other, err := New(newPool(t, "lease-test-other"), WithTable(strings.Trim(p.Table(), `"`)))
 	require.NoError(t, err)
