@@ -22,6 +22,7 @@ type Broker struct {
 	mu     sync.Mutex
 	closed bool
 	runs   map[*run]struct{} // Work calls under way
+	done   chan struct{}     // closed by Close, for loops such as RunCleaner
 }
 
 // clocked is a store that measures time on a lease.Clock the Broker can
@@ -48,7 +49,7 @@ func New(store Store, opts ...Option) *Broker {
 	if clock == nil {
 		clock = lease.SystemClock()
 	}
-	return &Broker{store: store, clock: clock, opts: o, runs: make(map[*run]struct{})}
+	return &Broker{store: store, clock: clock, opts: o, runs: make(map[*run]struct{}), done: make(chan struct{})}
 }
 
 // Close stops the Broker and closes its store. When it returns, nothing of
@@ -65,6 +66,7 @@ func (b *Broker) Close() error {
 		return nil
 	}
 	b.closed = true
+	close(b.done)
 	runs := make([]*run, 0, len(b.runs))
 	for r := range b.runs {
 		runs = append(runs, r)

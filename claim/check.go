@@ -34,7 +34,7 @@ func checkItem(prefix string, n *NewItem) error {
 	case n.Timeout > MaxTimeout:
 		return invalid(op, prefix+"timeout", n.Timeout.String()+" is more than MaxTimeout, "+MaxTimeout.String())
 	}
-	return nil
+	return checkTags(op, prefix, n.Tags)
 }
 
 // checkNewItem checks items[i] of a batch.
@@ -95,7 +95,7 @@ func checkQuery(ctx context.Context, q Query) error {
 	switch {
 	case q.Queue == "":
 		return invalid(op, "queue", "must not be empty")
-	case q.State > Dead:
+	case q.State > Cancelled:
 		return invalid(op, "state", q.State.String()+" is not a state")
 	case q.Limit < 1:
 		return invalid(op, "limit", strconv.Itoa(q.Limit)+" is less than 1")

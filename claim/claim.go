@@ -11,10 +11,12 @@ import (
 // ExpiresAt is on the store's clock.
 type Claim struct {
 	Queue       string
+	Kind        string   // the item's Kind
+	Tags        []string // the item's tags
+	Metadata    []byte   // the item's metadata
 	Item        ItemID
 	Owner       string
 	Payload     []byte // a copy of the item's payload
-	Kind        string // the item's kind, "" for none
 	Attempt     int    // 1 for the first claim of the item
 	MaxAttempts int    // the item's attempts in all
 	Priority    int
@@ -59,7 +61,8 @@ func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Dura
 	return c, nil
 }
 
-// Complete removes the claimed item for good. A claim that is no longer
+// Complete completes the claimed item: the store keeps it as Completed for
+// its retention (see Retention), or removes it. A claim that is no longer
 // live gets an error matching lease.ErrStaleUse and nothing changes.
 func (b *Broker) Complete(ctx context.Context, c Claim) error {
 	const op = "complete"
@@ -116,8 +119,10 @@ func (b *Broker) Snooze(ctx context.Context, c Claim, after time.Duration) error
 	return b.observeSettled(c, EventSnoozed, b.store.Settle(ctx, Settlement{Ref: c.Ref, How: SettleSnooze, After: after}))
 }
 
-// Cancel removes the item id of queue whatever its state: waiting, dead or
-// claimed. A claimed item's claim ends at once: later calls on it get an
+// Cancel cancels the item id of queue whatever its state: waiting, dead or
+// claimed. The store keeps it as Cancelled for its retention (see
+// Retention) or removes it; an item already completed or cancelled is left
+// as it is. A claimed item's claim ends at once: later calls on it get an
 // error matching lease.ErrStaleUse, and a Work handler running on it has
 // its context cancelled with a cause matching ErrCancelled. An item that
 // does not exist in queue gets an error matching ErrNotFound.

@@ -29,12 +29,22 @@ func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte
 		return Item{}, err
 	}
 	n := NewItem{Queue: queue, Payload: payload, Kind: kind, Key: o.key, Delay: o.delay,
-		MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout}
+		MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout,
+		Tags: o.tags, Metadata: o.metadata}
 	if o.setMax {
 		n.MaxAttempts = o.maxAttempts
 	}
 	if o.hasKey && o.key == "" {
 		return Item{}, invalid("enqueue", "key", "must not be empty")
+	}
+	if o.unique != nil {
+		switch {
+		case o.hasKey:
+			return Item{}, invalid("enqueue", "key", "is set with Unique, which sets it")
+		case o.unique.ByPeriod < 0:
+			return Item{}, invalid("enqueue", "unique.by_period", o.unique.ByPeriod.String()+" is negative")
+		}
+		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
 	}
 	if err := checkItem("", &n); err != nil {
 		return Item{}, err

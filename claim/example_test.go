@@ -41,7 +41,7 @@ func Example() {
 	// Output:
 	// claimed "welcome alice" (attempt 1) until 00:00:30
 	// claimed "welcome bob" (attempt 1) until 00:00:30
-	// {Visible:1 Delayed:0 Claimed:0 Dead:0}
+	// {Visible:1 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}
 	// late complete is stale: true
 	// worker-2 claimed "welcome bob" (attempt 2)
 }
@@ -110,7 +110,7 @@ func ExampleBroker_Work() {
 	// resized a.png
 	// resized b.png
 	// resized c.png
-	// work returned <nil> with {0 0 0 0}
+	// work returned <nil> with {0 0 0 0 0 0}
 }
 
 func ExampleBackoff() {

@@ -340,7 +340,7 @@ func TestListLookupCountsErrors(t *testing.T) {
 	}{
 		{"queue", claim.Query{Limit: 1}},
 		{"limit", claim.Query{Queue: q}},
-		{"state", claim.Query{Queue: q, State: claim.Dead + 1, Limit: 1}},
+		{"state", claim.Query{Queue: q, State: claim.Cancelled + 1, Limit: 1}},
 	} {
 		_, err := b.List(ctx, tc.q)
 		le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)

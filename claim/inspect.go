@@ -21,10 +21,11 @@ func (b *Broker) Lookup(ctx context.Context, id ItemID) (Item, error) {
 	return b.store.Lookup(ctx, id)
 }
 
-// List returns the items of q.Queue in q.State (every state when zero)
-// with IDs above q.After, in ID order, at most q.Limit of them: a page. To
-// read the next page, set After to the last ID of this one. List with State
-// Dead lists the dead letters, with their failure history.
+// List returns the items of q.Queue in q.State (every state when zero),
+// of q.Kind (every kind when "") and with q.Tag (any when ""), with IDs
+// above q.After, in ID order, at most q.Limit of them: a page. To read the
+// next page, set After to the last ID of this one. List with State Dead
+// lists the dead letters, with their failure history.
 func (b *Broker) List(ctx context.Context, q Query) ([]Item, error) {
 	if err := checkQuery(ctx, q); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -15,15 +16,20 @@ type ItemID uint64
 // State is where an item is in its life, a plain value safe to share.
 type State uint8
 
-// The states of an item. A completed item no longer exists.
+// The states of an item. A completed or cancelled item is kept in its
+// state for the store's retention period (see Retention), and no longer
+// exists once it is cleaned; with no retention it is removed at once.
 const (
-	Visible State = iota + 1 // waiting, claimable now
-	Delayed                  // waiting, claimable from its VisibleAt
-	Claimed                  // held by a live claim
-	Dead                     // dead-lettered: out of attempts
+	Visible   State = iota + 1 // waiting, claimable now
+	Delayed                    // waiting, claimable from its VisibleAt
+	Claimed                    // held by a live claim
+	Dead                       // dead-lettered: out of attempts
+	Completed                  // completed, kept until cleaned
+	Cancelled                  // cancelled, kept until cleaned
 )
 
-// String returns "visible", "delayed", "claimed" or "dead".
+// String returns "visible", "delayed", "claimed", "dead", "completed" or
+// "cancelled".
 func (s State) String() string {
 	switch s {
 	case Visible:
@@ -34,6 +40,10 @@ func (s State) String() string {
 		return "claimed"
 	case Dead:
 		return "dead"
+	case Completed:
+		return "completed"
+	case Cancelled:
+		return "cancelled"
 	}
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
@@ -43,9 +53,11 @@ func (s State) String() string {
 type Item struct {
 	ID          ItemID
 	Queue       string
-	Key         string // the idempotency key, "" when none
+	Kind        string   // what the item is, "" when none (NewItem.Kind)
+	Tags        []string // its tags, nil when none
+	Metadata    []byte   // its metadata, nil when none
+	Key         string   // the idempotency key, "" when none
 	Payload     []byte
-	Kind        string // the payload's kind, "" for none
 	State       State
 	Attempts    int // claims so far (reset by RequeueDead)
 	MaxAttempts int
@@ -56,9 +68,17 @@ type Item struct {
 	// claimable; zero for claimed and dead items.
 	VisibleAt time.Time
 	DeadAt    time.Time // zero unless dead
+	// FinishedAt is when a completed or cancelled item finished; zero in
+	// the other states.
+	FinishedAt time.Time
 	// History lists the failed attempts, oldest first: failures reported
 	// by Fail and claims lost because their lease ended.
 	History []Failure
+	// Duplicate is set in an Enqueue's result when the item's Key was
+	// held (by an item of the queue, or earlier in the same batch) and
+	// this is that existing item, returned in place of a new one. It is
+	// false everywhere else.
+	Duplicate bool
 }
 
 // Failure is one failed attempt of an item. It is a plain value, safe to
@@ -76,6 +96,9 @@ type Failure struct {
 // value, safe to copy and to use from several goroutines.
 type Counts struct {
 	Visible, Delayed, Claimed, Dead int
+	// Completed and Cancelled count the finished items kept for their
+	// retention period.
+	Completed, Cancelled int
 }
 
 // Outcome is what Fail did with the item, a plain value safe to share.
@@ -102,8 +125,10 @@ func (o Outcome) String() string {
 type item struct {
 	id        ItemID
 	qs        *queueState
-	key       string
 	kind      string
+	tags      []string
+	metadata  []byte
+	key       string
 	payload   []byte
 	state     State
 	priority  uint8
@@ -113,6 +138,7 @@ type item struct {
 	enqueued  int64 // times in nanoseconds since the Memory's epoch
 	visibleAt int64
 	deadAt    int64
+	finished  int64 // when it became Completed or Cancelled
 	// index is the item's position in its heap, or in its queue's dead
 	// letters while Dead; -1 when in neither (in a FIFO, say).
 	index   int
@@ -156,10 +182,14 @@ type queueState struct {
 	visible int
 	delayed int // its items in the Memory's delayed heap
 	claimed int
-	dead    []*item       // dead letters, each at its index
-	wake    chan struct{} // closed when an item may have become visible
-	waiters int           // Notify callers waiting on wake
-	retired bool          // in the Memory's list of queues to free
+	// completed and cancelled count its finished items, which the
+	// Memory's retention queues hold.
+	completed, cancelled int
+	dead                 []*item       // dead letters, each at its index
+	wake                 chan struct{} // closed when an item may have become visible
+	waiters              int           // Notify callers waiting on wake
+	paused               bool          // hands out no claims and wakes nobody
+	retired              bool          // in the Memory's list of queues to free
 }
 
 // level returns the ready queue of priority p, making it if need be.
@@ -210,7 +240,8 @@ func (qs *queueState) drop(it *item) {
 
 // unused reports whether the queue holds nothing and nobody waits on it.
 func (qs *queueState) unused() bool {
-	return qs.visible == 0 && qs.delayed == 0 && qs.claimed == 0 && len(qs.dead) == 0 && qs.waiters == 0
+	return qs.visible == 0 && qs.delayed == 0 && qs.claimed == 0 && len(qs.dead) == 0 && qs.waiters == 0 &&
+		qs.completed == 0 && qs.cancelled == 0
 }
 
 // addDead adds a dead letter.
@@ -229,8 +260,16 @@ func (qs *queueState) removeDead(it *item) {
 	it.index = -1
 }
 
-// signal wakes the callers waiting for this queue.
+// signal wakes the callers waiting for this queue, unless it is paused.
 func (qs *queueState) signal() {
+	if !qs.paused {
+		qs.wakeAll()
+	}
+}
+
+// wakeAll wakes the callers waiting for this queue, paused or not: the
+// Memory or its service closed, or the queue resumed.
+func (qs *queueState) wakeAll() {
 	if qs.wake != nil {
 		close(qs.wake)
 		qs.wake = nil
@@ -238,7 +277,8 @@ func (qs *queueState) signal() {
 }
 
 func (qs *queueState) counts() Counts {
-	return Counts{Visible: qs.visible, Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead)}
+	return Counts{Visible: qs.visible, Delayed: qs.delayed, Claimed: qs.claimed, Dead: len(qs.dead),
+		Completed: qs.completed, Cancelled: qs.cancelled}
 }
 
 // queueKey is an idempotency key of a queue.
@@ -248,9 +288,11 @@ func (m *Memory) snapshot(it *item) Item {
 	x := Item{
 		ID:          it.id,
 		Queue:       it.qs.name,
+		Kind:        it.kind,
+		Tags:        slices.Clone(it.tags),
+		Metadata:    clone(it.metadata),
 		Key:         it.key,
 		Payload:     clone(it.payload),
-		Kind:        it.kind,
 		State:       it.state,
 		Attempts:    it.attempts,
 		MaxAttempts: it.max,
@@ -264,6 +306,8 @@ func (m *Memory) snapshot(it *item) Item {
 		x.VisibleAt = m.at(it.visibleAt)
 	case Dead:
 		x.DeadAt = m.at(it.deadAt)
+	case Completed, Cancelled:
+		x.FinishedAt = m.at(it.finished)
 	}
 	return x
 }

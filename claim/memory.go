@@ -42,6 +42,14 @@ type Memory struct {
 	delayed itemHeap                 // delayed items of every queue, by VisibleAt
 	claims  itemHeap                 // items whose claim is live with no call under way, by expiry
 
+	// retention says how long finished items are kept; kept holds them,
+	// completed, cancelled and dead, each in the order it finished.
+	retention Retention
+	kept      [3]retentionQueue
+	// paused holds the paused queues and when each was paused; a queue's
+	// state mirrors it while it exists.
+	paused map[string]int64
+
 	timer    lease.Timer // armed for the head of delayed
 	timerAt  int64
 	timerGen uint64
@@ -66,6 +74,7 @@ func NewMemory(svc *lease.Service) *Memory {
 		watched: make(chan struct{}),
 		quit:    make(chan struct{}),
 	}
+	m.kept[0].state, m.kept[1].state, m.kept[2].state = Completed, Cancelled, Dead
 	m.stopEnd = svc.OnEnd(m.leaseEnded)
 	go m.watchService()
 	return m
@@ -84,7 +93,7 @@ func (m *Memory) watchService() {
 	defer m.mu.Unlock()
 	m.svcDown = true
 	for _, qs := range m.queues.m {
-		qs.signal()
+		qs.wakeAll()
 	}
 }
 
@@ -110,7 +119,7 @@ func (m *Memory) Close() error {
 		m.timer = nil
 	}
 	for _, qs := range m.queues.m {
-		qs.signal()
+		qs.wakeAll()
 	}
 	m.mu.Unlock()
 	close(m.quit)
@@ -290,6 +299,9 @@ func (m *Memory) makeDead(it *item, at int64) {
 	it.state = Dead
 	it.deadAt = at
 	it.qs.addDead(it)
+	if m.retention.Dead > 0 {
+		m.kept[2].push(it, at)
+	}
 }
 
 // remove deletes an item that is in no heap, queue or claim, and its queue
@@ -301,8 +313,13 @@ func (m *Memory) remove(it *item) {
 	if it.key != "" {
 		m.keys.delete(queueKey{qs.name, it.key})
 	}
-	if it.state == Dead {
+	switch it.state {
+	case Dead:
 		qs.removeDead(it)
+	case Completed:
+		qs.completed--
+	case Cancelled:
+		qs.cancelled--
 	}
 	m.retireIfUnused(qs)
 	*it = item{id: it.id, index: -1}
@@ -326,6 +343,7 @@ func (m *Memory) queue(name string) *queueState {
 	qs := m.findQueue(name)
 	if qs == nil {
 		qs = &queueState{name: name}
+		_, qs.paused = m.paused[name]
 		m.queues.put(name, qs)
 		m.lastQS = qs
 	}

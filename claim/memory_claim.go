@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -27,7 +28,9 @@ func (m *Memory) Enqueue(ctx context.Context, items []NewItem) ([]Item, error) {
 		return nil, err
 	}
 	for i := range items {
-		out[i] = m.snapshot(m.add(&items[i], now))
+		it, dup := m.add(&items[i], now)
+		out[i] = m.snapshot(it)
+		out[i].Duplicate = dup
 	}
 	return out, nil
 }
@@ -41,19 +44,23 @@ func (m *Memory) enqueueOne(ctx context.Context, n *NewItem) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
-	return m.snapshot(m.addCloned(n, payload, now)), nil
+	it, dup := m.addCloned(n, payload, now)
+	x := m.snapshot(it)
+	x.Duplicate = dup
+	return x, nil
 }
 
-// add stores one valid item, or finds the item with its key.
-func (m *Memory) add(n *NewItem, now int64) *item {
+// add stores one valid item, or finds the item with its key and reports
+// it a duplicate.
+func (m *Memory) add(n *NewItem, now int64) (*item, bool) {
 	return m.addCloned(n, clone(n.Payload), now)
 }
 
 // addCloned is add with the payload already copied, outside the lock.
-func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
+func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) (*item, bool) {
 	if n.Key != "" {
 		if it := m.keys.get(queueKey{n.Queue, n.Key}); it != nil {
-			return it
+			return it, true
 		}
 	}
 	qs := m.queue(n.Queue)
@@ -61,8 +68,10 @@ func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
 	it := &item{
 		id:       m.lastID,
 		qs:       qs,
-		key:      n.Key,
 		kind:     n.Kind,
+		tags:     slices.Clone(n.Tags),
+		metadata: clone(n.Metadata),
+		key:      n.Key,
 		payload:  payload,
 		max:      n.MaxAttempts,
 		priority: uint8(n.Priority),
@@ -76,7 +85,7 @@ func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) *item {
 	}
 	m.place(it, addSat(now, n.Delay), now)
 	m.sweep(it.id) // once the item is in its queue, which is then in use
-	return it
+	return it, false
 }
 
 // Claim claims up to req.Limit visible items of req.Queue; see Store. Each
@@ -98,7 +107,7 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 		return nil, &lease.Error{Package: "claim", Code: lease.CodeClosed, Op: "claim", Detail: "service closed"}
 	}
 	qs := m.findQueue(req.Queue)
-	if qs == nil || qs.visible == 0 {
+	if qs == nil || qs.visible == 0 || qs.paused {
 		m.unlock()
 		return []Claim{}, nil
 	}
@@ -123,8 +132,8 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 		h.attempt = it.attempts
 		qs.claimed++
 		holds = append(holds, h)
-		out[i] = Claim{Queue: req.Queue, Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
-			Kind: it.kind, Attempt: h.attempt, MaxAttempts: it.max, Priority: int(it.priority), Timeout: it.timeout,
+		out[i] = Claim{Queue: req.Queue, Kind: it.kind, Tags: slices.Clone(it.tags), Metadata: clone(it.metadata), Item: it.id, Owner: req.Owner, Payload: clone(it.payload),
+			Attempt: h.attempt, MaxAttempts: it.max, Priority: int(it.priority), Timeout: it.timeout,
 			EnqueuedAt: m.at(it.enqueued), Ref: Ref{Item: it.id}}
 	}
 	missed := m.missed
@@ -271,7 +280,11 @@ func (m *Memory) Settle(ctx context.Context, s Settlement) error {
 	it := h.item
 	m.release(h)
 	if s.How == SettleComplete {
-		m.remove(it) // reads no clock: the commonest settlement stays cheap
+		if m.retention.Completed <= 0 {
+			m.remove(it) // reads no clock: the commonest settlement stays cheap
+			return nil
+		}
+		m.retire(it, Completed, m.now())
 		return nil
 	}
 	now := m.now()
@@ -298,7 +311,8 @@ func (m *Memory) Cancel(ctx context.Context, queue string, id ItemID) error {
 		return err
 	}
 	m.mu.Lock()
-	if _, err := m.begin(op); err != nil {
+	now, err := m.begin(op)
+	if err != nil {
 		m.unlock()
 		return err
 	}
@@ -309,6 +323,9 @@ func (m *Memory) Cancel(ctx context.Context, queue string, id ItemID) error {
 	}
 	var revoke lease.ID
 	switch it.state {
+	case Completed, Cancelled:
+		m.unlock()
+		return nil // finished already: kept as it is
 	case Visible:
 		it.qs.drop(it)
 	case Delayed:
@@ -325,7 +342,7 @@ func (m *Memory) Cancel(ctx context.Context, queue string, id ItemID) error {
 		}
 		m.release(h)
 	}
-	m.remove(it)
+	m.retire(it, Cancelled, now)
 	m.unlock()
 	if revoke != 0 {
 		_, _ = m.svc.Revoke(context.WithoutCancel(ctx), revoke)

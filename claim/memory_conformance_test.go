@@ -34,3 +34,19 @@ func FuzzMemoryConformance(f *testing.F) {
 		return newConformanceMemory(t)
 	})
 }
+
+func TestMemoryCleanerConformance(t *testing.T) {
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+		m, clock := newConformanceMemory(t)
+		if err := m.SetRetention(r); err != nil {
+			t.Fatal(err)
+		}
+		return m, clock
+	})
+}
+
+func TestMemoryQueuesConformance(t *testing.T) {
+	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
+		return newConformanceMemory(t)
+	})
+}

@@ -44,10 +44,12 @@ func (m *Memory) Lookup(ctx context.Context, id ItemID) (Item, error) {
 	return m.snapshot(it), nil
 }
 
-// List returns the items of q.Queue in q.State (every state when zero)
-// with IDs above q.After, in ID order, at most q.Limit of them. It gathers
-// the queue's items of those states, so it costs the queue's size (and,
-// for delayed items, the delayed items of every queue), not the page's.
+// List returns the items of q.Queue in q.State (every state when zero),
+// of q.Kind (every kind when "") and with q.Tag (any when ""), with IDs
+// above q.After, in ID order, at most q.Limit of them. It gathers the
+// queue's items of those states, so it costs the queue's size (and,
+// for delayed items, the delayed items of every queue; for completed and
+// cancelled ones, the kept items of every queue), not the page's.
 func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 	if err := checkQuery(ctx, q); err != nil {
 		return nil, err
@@ -63,7 +65,8 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 	}
 	var found []*item
 	add := func(it *item) bool {
-		if it.qs == qs && it.id > q.After && (q.State == 0 || it.state == q.State) {
+		if it.qs == qs && it.id > q.After && (q.State == 0 || it.state == q.State) && (q.Kind == "" || it.kind == q.Kind) &&
+			(q.Tag == "" || slices.Contains(it.tags, q.Tag)) {
 			found = append(found, it)
 		}
 		return true
@@ -90,6 +93,12 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Item, error) {
 		for _, it := range qs.dead {
 			add(it)
 		}
+	}
+	if (q.State == 0 || q.State == Completed) && qs.completed > 0 {
+		m.kept[0].each(func(it *item) { add(it) })
+	}
+	if (q.State == 0 || q.State == Cancelled) && qs.cancelled > 0 {
+		m.kept[1].each(func(it *item) { add(it) })
 	}
 	slices.SortFunc(found, func(x, y *item) int { return cmp.Compare(x.id, y.id) })
 	found = found[:min(len(found), q.Limit)]

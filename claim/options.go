@@ -100,6 +100,9 @@ type enqueueOptions struct {
 	hasKey      bool
 	priority    int
 	timeout     time.Duration
+	tags        []string
+	metadata    []byte
+	unique      *UniqueOpts
 }
 
 // Delay makes the item visible d after Enqueue instead of at once. d must

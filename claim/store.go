@@ -34,8 +34,13 @@ import (
 //     with a Failure (Lost) in the item's history.
 //   - Settle is durable when it returns nil: a store that batches
 //     settlements returns only once the batch is stored.
-//   - Keys: while an item with a Key exists in its queue, Enqueue of the
-//     same key returns that item and adds nothing.
+//   - Keys: while an item with a Key exists in its queue (in any state,
+//     completed and cancelled included while they are kept), Enqueue of
+//     the same key returns that item and adds nothing.
+//   - Finished items: a store that keeps them (see Retention and Cleaner)
+//     moves a completed item to Completed and a cancelled one to
+//     Cancelled, with its FinishedAt; neither is ever claimable again.
+//     A store that does not removes them at once.
 //   - Bad input gets an error matching lease.ErrInvalidArgument that names
 //     the field (*lease.Error), and nothing changes. An operation on a
 //     closed store gets an error matching lease.ErrClosed. An item that
@@ -64,16 +69,19 @@ type Store interface {
 	// Settle ends the live claim s.Ref as s says.
 	Settle(ctx context.Context, s Settlement) error
 
-	// Cancel removes the item id of queue whatever its state. If it is
+	// Cancel cancels the item id of queue whatever its state: it is kept
+	// as Cancelled or removed, as the store's retention says. If it is
 	// claimed, its claim ends: later calls on it are stale, and the
 	// claim's Lost function, if any, is called with a cause matching
-	// ErrCancelled.
+	// ErrCancelled. An item already completed or cancelled is left as it
+	// is, and Cancel returns nil.
 	Cancel(ctx context.Context, queue string, id ItemID) error
 
 	// Lookup returns the item id.
 	Lookup(ctx context.Context, id ItemID) (Item, error)
 
-	// List returns items of q.Queue in q.State (every state when zero) with
+	// List returns items of q.Queue in q.State (every state when zero),
+	// of q.Kind (every kind when "") and with q.Tag (any when ""), with
 	// IDs above q.After, in ID order, at most q.Limit of them.
 	List(ctx context.Context, q Query) ([]Item, error)
 
@@ -106,7 +114,16 @@ type Store interface {
 type NewItem struct {
 	Queue   string // required
 	Payload []byte // copied by the store
-	Kind    string // the payload's kind, for Workers; "" for none
+	// Kind names what the item is (a job kind): stored and returned
+	// with the item and its claims, and a filter of List. "" for none.
+	Kind string
+	// Tags label the item: stored and returned with it and its claims,
+	// and a filter of List. At most MaxTags, each 1 to MaxTagLen bytes;
+	// copied by the store.
+	Tags []string
+	// Metadata is stored and returned with the item and its claims as it
+	// is (copied); the store does not read it.
+	Metadata []byte
 	// Key, when not empty, makes the enqueue idempotent (see Store).
 	Key string
 	// Delay makes the item claimable Delay after it is stored.
@@ -175,7 +192,8 @@ type Settle uint8
 
 // The ways to settle a claim.
 const (
-	// SettleComplete removes the item for good.
+	// SettleComplete completes the item: it is kept as Completed for
+	// the store's retention, or removed.
 	SettleComplete Settle = iota + 1
 	// SettleRetry records a failure and makes the item claimable again
 	// after Settlement.After.
@@ -206,6 +224,8 @@ func (s Settle) String() string {
 type Query struct {
 	Queue string // required
 	State State  // zero for every state
+	Kind  string // only items of this Kind; "" for every kind
+	Tag   string // only items with this tag; "" for every item
 	After ItemID // only IDs above this
 	Limit int    // at least 1
 }

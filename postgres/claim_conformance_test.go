@@ -15,3 +15,17 @@ func TestClaimStoreConformance(t *testing.T) {
 		return newTestClaimStore(t), lease.SystemClock()
 	})
 }
+
+// The retention contract, on the database's clock.
+func TestClaimStoreCleanerConformance(t *testing.T) {
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+		return newTestClaimStore(t, WithClaimRetention(r)), lease.SystemClock()
+	})
+}
+
+// Pausing and listing queues, on the database's clock.
+func TestClaimStoreQueuesConformance(t *testing.T) {
+	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
+		return newTestClaimStore(t), lease.SystemClock()
+	})
+}

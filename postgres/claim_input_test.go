@@ -134,7 +134,7 @@ func TestClaimStoreBadInput(t *testing.T) {
 	}{
 		{"queue", claim.Query{Limit: 1}},
 		{"limit", claim.Query{Queue: "q"}},
-		{"state", claim.Query{Queue: "q", State: claim.Dead + 1, Limit: 1}},
+		{"state", claim.Query{Queue: "q", State: claim.Cancelled + 1, Limit: 1}},
 	} {
 		_, err := s.List(ctx, tc.q)
 		requireInvalid(t, err, tc.field)

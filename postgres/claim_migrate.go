@@ -12,10 +12,52 @@ import (
 // claim table and version.
 const ClaimMigrationsTable = "lease_migrations"
 
-// claimMigrations returns the store's migrations: the statements of each
-// version, version 1 first.
-func (s *ClaimStore) claimMigrations() [][]string {
-	return [][]string{s.sql.v1}
+// ClaimQueuesTable is the table, in the claim table's schema, that holds
+// the paused queues of every claim table: one row per claim table and
+// paused queue.
+const ClaimQueuesTable = "lease_claim_queues"
+
+// claimMigration is one version of the schema, applied inside Migrate's
+// transaction.
+type claimMigration func(ctx context.Context, tx pgx.Tx) error
+
+// claimMigrations returns the store's migrations, version 1 first.
+func (s *ClaimStore) claimMigrations() []claimMigration {
+	return []claimMigration{statementsMigration(s.sql.v1), s.migrateV2, statementsMigration(s.sql.v3), statementsMigration(s.sql.v4)}
+}
+
+// statementsMigration is a migration made of statements run in order.
+func statementsMigration(stmts []string) claimMigration {
+	return func(ctx context.Context, tx pgx.Tx) error {
+		for _, stmt := range stmts {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// migrateV2 adds the item's kind, the finished states (completed and
+// cancelled, kept for their retention period) and when an item finished.
+// Version 1's check of the state column has a name PostgreSQL chose, so it
+// is found by its definition and dropped before the wider check is added.
+func (s *ClaimStore) migrateV2(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `SELECT conname::text FROM pg_constraint
+WHERE conrelid = $1::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'`, s.table)
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+s.table+" DROP CONSTRAINT "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	return statementsMigration(s.sql.v2)(ctx, tx)
 }
 
 // Migrate brings the store's table up to the version this package needs:
@@ -65,15 +107,13 @@ func (s *ClaimStore) Migrate(ctx context.Context) error {
 				done = 0
 			}
 		}
-		for v, stmts := range s.claimMigrations() {
+		for v, migrate := range s.claimMigrations() {
 			version := v + 1
 			if version <= done {
 				continue
 			}
-			for _, stmt := range stmts {
-				if _, err := tx.Exec(ctx, stmt); err != nil {
-					return fmt.Errorf("version %d: %w", version, err)
-				}
+			if err := migrate(ctx, tx); err != nil {
+				return fmt.Errorf("version %d: %w", version, err)
 			}
 			if _, err := tx.Exec(ctx, s.sql.markMigration, s.table, version); err != nil {
 				return err

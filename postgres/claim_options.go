@@ -1,6 +1,10 @@
 package postgres
 
-import "time"
+import (
+	"time"
+
+	"github.com/leasehold/lease/claim"
+)
 
 // DefaultClaimTable is the table a ClaimStore uses unless [WithClaimTable]
 // says otherwise.
@@ -27,6 +31,7 @@ type claimOptionFunc func(*claimConfig)
 func (f claimOptionFunc) applyClaim(c *claimConfig) { f(c) }
 
 type claimConfig struct {
+	retention claim.Retention
 	schema    string
 	schemaSet bool
 	table     string
@@ -53,6 +58,19 @@ func WithClaimTable(name string) ClaimOption {
 // tables are unqualified and found through the connection's search_path.
 func WithClaimSchema(name string) ClaimOption {
 	return claimOptionFunc(func(c *claimConfig) { c.schema, c.schemaSet = name, true })
+}
+
+// WithClaimRetention makes the store keep finished items for r (see
+// claim.Retention): a completed or cancelled item becomes a row in state
+// completed or cancelled instead of being deleted, and [ClaimStore.Clean]
+// deletes the rows whose retention has passed, dead letters included when
+// r.Dead is set. The default is the zero Retention: nothing finished is
+// kept, dead letters stay until DeleteDead. Stores sharing a table should
+// share a retention: each applies its own to the items it settles and
+// cleans. A negative field is refused by [NewClaimStore] with an error
+// naming it.
+func WithClaimRetention(r claim.Retention) ClaimOption {
+	return claimOptionFunc(func(c *claimConfig) { c.retention = r })
 }
 
 // WithClaimPoll bounds how long a [ClaimStore.Notify] channel stays open

@@ -3,6 +3,8 @@ package postgres
 import (
 	"fmt"
 	"strings"
+
+	"github.com/leasehold/lease/claim"
 )
 
 // The values of the state column. A waiting item is visible or delayed as
@@ -11,9 +13,11 @@ import (
 // without anyone writing it so: every statement reads the row that way, and
 // the next Claim to pick it up writes it.
 const (
-	rowWaiting = 1
-	rowClaimed = 3
-	rowDead    = 4
+	rowWaiting   = 1
+	rowClaimed   = 3
+	rowDead      = 4
+	rowCompleted = 5 // kept for its retention
+	rowCancelled = 6 // likewise
 )
 
 // Notification payloads on a claim table's channel: a queue that may have
@@ -34,20 +38,21 @@ const (
 // statement started. Durations travel as whole microseconds.
 type claimStatements struct {
 	enqueue, existing                   string
-	claim, extend, settle               string
+	claim, extend, settle, settleTx     string
 	cancel, requeueDead, deleteDead     string
-	lookup, list, counts, oid           string
+	lookup, list, counts, oid, clean    string
+	pause, resume, queues               string
 	removedLive                         string
 	migrations, migrated, markMigration string
-	v1                                  []string
+	v1, v2, v3, v4                      []string
 }
 
 // claimColumns are the columns rowItem scans, followed by now().
-const claimColumns = `id, queue, key, payload, state, attempts, max_attempts, priority, timeout_us,
-  enqueued_at, due, owner, dead_at, history, now()`
+const claimColumns = `id, queue, kind, key, payload, state, attempts, max_attempts, priority, timeout_us,
+  enqueued_at, due, owner, dead_at, finished_at, history, tags::text, metadata, now()`
 
 // effectiveState is the claim.State of a row as of now().
-const effectiveState = `(CASE WHEN state = 4 THEN 4
+const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
   WHEN state = 3 AND due > now() THEN 3
   WHEN state = 3 AND attempts >= max_attempts THEN 4
   WHEN due <= now() THEN 1
@@ -63,13 +68,54 @@ const lostEntry = `jsonb_build_array(jsonb_build_object('a', t.attempts, 'o', t.
 // it in a column.
 const wake = `(pg_notify('lease_claim_' || t.tableoid::bigint, 'q' || t.queue) IS NULL)`
 
-func newClaimStatements(table, migrations string) claimStatements {
-	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{COLS}", claimColumns,
+// completeStatement is the part of the settle statement that ends the
+// claims completed (how = 1) among the live ones: deleted, or kept as
+// completed rows.
+func completeStatement(keep bool) string {
+	if keep {
+		return `UPDATE {T} AS t SET state = 5, finished_at = now(), owner = NULL
+  FROM live AS l WHERE t.id = l.id AND l.how = 1
+  RETURNING l.n`
+	}
+	return `DELETE FROM {T} AS t USING live AS l
+  WHERE t.id = l.id AND l.how = 1
+  RETURNING l.n`
+}
+
+// cancelStatement cancels the item $2 of queue $1, deleting it or keeping
+// it as a cancelled row, and returns its state before; a live claim's end
+// is notified ("c" ID ":" token) for the store that made it. A finished
+// item is left as it is.
+func cancelStatement(keep bool) string {
+	if !keep {
+		return `WITH gone AS (
+  DELETE FROM {T} AS t WHERE t.id = $2 AND t.queue = $1
+  RETURNING t.id, t.token, t.state = 3 AND t.due > now() AS live, t.tableoid
+)
+SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid::bigint, 'c' || id || ':' || token) IS NULL END
+FROM gone`
+	}
+	return `WITH old AS MATERIALIZED (
+  SELECT t.id, t.token, t.state, t.state = 3 AND t.due > now() AS live, t.tableoid
+  FROM {T} AS t WHERE t.id = $2 AND t.queue = $1
+  FOR UPDATE
+),
+gone AS (
+  UPDATE {T} AS t SET state = 6, finished_at = now(), owner = NULL, dead_at = NULL
+  FROM old WHERE t.id = old.id AND old.state NOT IN (5, 6)
+  RETURNING t.id
+)
+SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid::bigint, 'c' || id || ':' || token) IS NULL END
+FROM old`
+}
+
+func newClaimStatements(table, migrations, queues string, keep claim.Retention) claimStatements {
+	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{Q}", queues, "{COLS}", claimColumns,
 		"{STATE}", effectiveState, "{LOST}", lostEntry, "{WAKE}", wake)
 	s := claimStatements{
 		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
 		// $5 max attempts, $6 priorities, $7 timeouts in µs, $8 the table,
-		// quoted. IDs are drawn in input order before the insert, so that
+		// quoted, $9 kinds, $10 tags (JSON arrays), $11 metadata. IDs are drawn in input order before the insert, so that
 		// each input learns its ID whether or not it was inserted, and IDs
 		// follow the enqueue order. An input whose key exists (in the
 		// table, or earlier in the batch) is not inserted; the statement
@@ -80,13 +126,14 @@ func newClaimStatements(table, migrations string) claimStatements {
 ),
 input AS MATERIALIZED (
   SELECT nextval(seq.s) AS id, u.*
-  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[])
-    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, n)
+  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $9::text[],
+      $10::text[], $11::bytea[])
+    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, tags, metadata, n)
   CROSS JOIN seq
 ),
 ins AS (
-  INSERT INTO {T} AS t (id, queue, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
-  SELECT id, queue, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
+  INSERT INTO {T} AS t (id, queue, kind, tags, metadata, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
+  SELECT id, queue, kind, tags::jsonb, metadata, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
     now() + delay_us * interval '1 microsecond'
   FROM input ORDER BY n
   ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
@@ -105,7 +152,8 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 
 		// $1 queue; $2 owners, $3 leases in µs, $4 the number of the first
 		// row of each (1, then 1 plus the limits so far): one entry per
-		// Claim call sharing the statement; $5 the sum of the limits.
+		// Claim call sharing the statement; $5 the sum of the limits; $6
+		// the table, quoted, whose paused queues hand out nothing.
 		// Claimable: waiting and due, or claimed with an expired lease.
 		// The rows taken are numbered in claim order and dealt out in that
 		// order, the first call's limit first (width_bucket finds a row's
@@ -122,6 +170,7 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 		claim: r.Replace(`WITH locked AS (
   SELECT id, due, priority FROM {T}
   WHERE queue = $1 AND state IN (1, 3) AND due <= now()
+    AND NOT EXISTS (SELECT FROM {Q} AS p WHERE p.target = $6 AND p.queue = $1)
   ORDER BY priority, due, id
   LIMIT $5
   FOR UPDATE SKIP LOCKED
@@ -141,7 +190,7 @@ UPDATE {T} AS t SET
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
 FROM picked AS p
 WHERE t.id = p.id
-RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.enqueued_at, t.due, t.token, t.payload`),
+RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.enqueued_at, t.due, t.token, t.payload, t.kind, t.tags::text, t.metadata`),
 
 		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
 		// position and new expiry of each claim that was live. Rows are
@@ -164,7 +213,7 @@ RETURNING l.n, t.due`),
 		// once. Returns the position of each claim that was live, which is
 		// then settled, and its queue unless it was completed. A retry or snooze with no delay wakes the queue's
 		// waiters when the batch commits.
-		settle: r.Replace(`WITH live AS MATERIALIZED (
+		settle: r.Replace(strings.Replace(`WITH live AS MATERIALIZED (
   SELECT t.id, i.n, i.how, i.after_us, i.reason FROM {T} AS t
   JOIN unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], $5::text[])
     WITH ORDINALITY AS i(id, token, how, after_us, reason, n)
@@ -173,11 +222,7 @@ RETURNING l.n, t.due`),
   ORDER BY t.id
   FOR UPDATE OF t
 ),
-done AS (
-  DELETE FROM {T} AS t USING live AS l
-  WHERE t.id = l.id AND l.how = 1
-  RETURNING l.n
-),
+done AS ({DONE}),
 moved AS (
   UPDATE {T} AS t SET
     state = CASE WHEN l.how = 3 THEN 4 ELSE 1 END,
@@ -192,17 +237,12 @@ moved AS (
   WHERE t.id = l.id AND l.how <> 1
   RETURNING l.n, t.queue, CASE WHEN l.how IN (2, 4) AND l.after_us = 0 THEN {WAKE} END AS woke
 )
-SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`),
+SELECT n, NULL::text FROM done UNION ALL SELECT n, queue FROM moved`, "{DONE}", completeStatement(keep.Completed > 0), 1)),
 
 		// $1 queue, $2 ID. Returns the deleted row's state as of now; a
 		// live claim's end is notified ("c" ID ":" token) for the store
 		// that made it.
-		cancel: r.Replace(`WITH gone AS (
-  DELETE FROM {T} AS t WHERE t.id = $2 AND t.queue = $1
-  RETURNING t.id, t.token, t.state = 3 AND t.due > now() AS live, t.tableoid
-)
-SELECT id, token, live, CASE WHEN live THEN pg_notify('lease_claim_' || tableoid::bigint, 'c' || id || ':' || token) IS NULL END
-FROM gone`),
+		cancel: r.Replace(cancelStatement(keep.Cancelled > 0)),
 
 		// $1 IDs, $2 tokens, $3 expiries (the database's) of claims: the
 		// claims whose item is gone although their lease has not run out,
@@ -231,18 +271,77 @@ SELECT {COLS} FROM up`),
 
 		lookup: r.Replace(`SELECT {COLS} FROM {T} WHERE id = $1`),
 
-		// $1 queue, $2 state (0 for all), $3 after, $4 limit.
+		// $1 queue, $2 state (0 for all), $3 after, $4 limit, $5 kind
+		// ("" for all), $6 tag ("" for all).
 		list: r.Replace(`SELECT {COLS} FROM {T}
-WHERE queue = $1 AND id > $3 AND ($2 = 0 OR {STATE} = $2)
+WHERE queue = $1 AND id > $3 AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5)
+  AND ($6 = '' OR tags @> jsonb_build_array($6::text))
 ORDER BY id LIMIT $4`),
 
 		counts: r.Replace(`SELECT
   count(*) FILTER (WHERE {STATE} = 1), count(*) FILTER (WHERE {STATE} = 2),
-  count(*) FILTER (WHERE {STATE} = 3), count(*) FILTER (WHERE {STATE} = 4)
+  count(*) FILTER (WHERE {STATE} = 3), count(*) FILTER (WHERE {STATE} = 4),
+  count(*) FILTER (WHERE state = 5), count(*) FILTER (WHERE state = 6)
 FROM {T} WHERE queue = $1`),
+
+		// $1, $2, $3 the retention of completed, cancelled and dead items
+		// in µs (0 for dead: kept), $4 the limit, $5 the table, quoted.
+		// Only the transaction holding the table's cleaning lock deletes:
+		// the others find the lock taken and delete nothing. Each state
+		// gives its oldest rows first, by the index on its finishing time;
+		// an expired claim on its last attempt is a dead letter since its
+		// lease's end.
+		clean: r.Replace(`WITH arg AS MATERIALIZED (
+  SELECT $1::bigint AS done_us, $2::bigint AS gone_us, $3::bigint AS dead_us
+),
+lock AS MATERIALIZED (
+  SELECT pg_try_advisory_xact_lock(1818977646, hashtext($5)) AS got
+),
+doomed AS MATERIALIZED (
+  (SELECT id FROM {T} WHERE state = 5 AND finished_at <= now() - (SELECT done_us FROM arg) * interval '1 microsecond'
+    AND (SELECT got FROM lock) ORDER BY finished_at LIMIT $4)
+  UNION ALL
+  (SELECT id FROM {T} WHERE state = 6 AND finished_at <= now() - (SELECT gone_us FROM arg) * interval '1 microsecond'
+    AND (SELECT got FROM lock) ORDER BY finished_at LIMIT $4)
+  UNION ALL
+  (SELECT id FROM {T} WHERE state = 4 AND (SELECT dead_us FROM arg) > 0 AND dead_at <= now() - (SELECT dead_us FROM arg) * interval '1 microsecond'
+    AND (SELECT got FROM lock) ORDER BY dead_at LIMIT $4)
+  UNION ALL
+  (SELECT id FROM {T} WHERE state = 3 AND (SELECT dead_us FROM arg) > 0 AND attempts >= max_attempts
+    AND due <= now() - (SELECT dead_us FROM arg) * interval '1 microsecond' AND (SELECT got FROM lock) LIMIT $4)
+  LIMIT $4
+)
+DELETE FROM {T} AS t USING doomed AS d WHERE t.id = d.id`),
 
 		// $1 the table, quoted.
 		oid: `SELECT $1::text::regclass::oid::bigint`,
+
+		// $1 the table, quoted, $2 the queue. A row is a paused queue.
+		pause: r.Replace(`INSERT INTO {Q} (target, queue, paused_at) VALUES ($1, $2, now())
+ON CONFLICT (target, queue) DO NOTHING`),
+		// Likewise; the queue's waiters, in every process, are woken.
+		resume: r.Replace(`WITH gone AS (DELETE FROM {Q} WHERE target = $1 AND queue = $2 RETURNING queue)
+SELECT count(pg_notify('lease_claim_' || $1::text::regclass::oid::bigint, 'q' || queue)) FROM gone`),
+		// $1 the table, quoted, $2 after, $3 limit: the queues with rows or
+		// paused, in byte order, with their counts and pause. It reads
+		// every row of the queues listed.
+		queues: r.Replace(`WITH names AS MATERIALIZED (
+  SELECT u.queue FROM (
+    SELECT DISTINCT queue FROM {T} WHERE queue COLLATE "C" > $2
+    UNION SELECT queue FROM {Q} WHERE target = $1 AND queue COLLATE "C" > $2
+  ) AS u
+  ORDER BY u.queue COLLATE "C" LIMIT $3
+)
+SELECT n.queue,
+  count(t.id) FILTER (WHERE {STATE} = 1), count(t.id) FILTER (WHERE {STATE} = 2),
+  count(t.id) FILTER (WHERE {STATE} = 3), count(t.id) FILTER (WHERE {STATE} = 4),
+  count(t.id) FILTER (WHERE t.state = 5), count(t.id) FILTER (WHERE t.state = 6),
+  p.paused_at
+FROM names AS n
+LEFT JOIN {T} AS t ON t.queue = n.queue
+LEFT JOIN {Q} AS p ON p.target = $1 AND p.queue = n.queue
+GROUP BY n.queue, p.paused_at
+ORDER BY n.queue COLLATE "C"`),
 
 		migrations: r.Replace(`CREATE TABLE IF NOT EXISTS {M} (
   target     text        NOT NULL,
@@ -280,6 +379,37 @@ FROM {T} WHERE queue = $1`),
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, priority, due, id) WHERE state IN (1, 3)`, table),
 		fmt.Sprintf(`CREATE UNIQUE INDEX ON %s (queue, key) WHERE key IS NOT NULL`, table),
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, id) WHERE state = 4`, table),
+	}
+	s.v3 = []string{
+		// The paused queues of every claim table of the schema, by table.
+		r.Replace(`CREATE TABLE IF NOT EXISTS {Q} (
+  target    text        NOT NULL,
+  queue     text        NOT NULL,
+  paused_at timestamptz NOT NULL,
+  PRIMARY KEY (target, queue)
+)`),
+	}
+	s.v4 = []string{
+		// tags is a JSON array of strings; metadata is the caller's bytes.
+		r.Replace(`ALTER TABLE {T}
+  ADD COLUMN tags jsonb NOT NULL DEFAULT '[]',
+  ADD COLUMN metadata bytea`),
+	}
+	// In the caller's transaction now() is when it began: a claim is live
+	// if its lease has not expired when the statement runs.
+	s.settleTx = strings.ReplaceAll(s.settle, "now()", "statement_timestamp()")
+	s.v2 = []string{
+		// kind names what an item is; finished_at is when a completed or
+		// cancelled item (states 5 and 6) finished, the start of its
+		// retention. The claim index stays partial on the claimable
+		// states, so finished rows, however many, never slow a claim.
+		r.Replace(`ALTER TABLE {T}
+  ADD COLUMN kind text NOT NULL DEFAULT '',
+  ADD COLUMN finished_at timestamptz,
+  ADD CHECK (state IN (1, 3, 4, 5, 6))`),
+		// The cleaner's order, over the rows it may delete.
+		fmt.Sprintf(`CREATE INDEX ON %s (finished_at) WHERE state IN (5, 6)`, table),
+		fmt.Sprintf(`CREATE INDEX ON %s (dead_at) WHERE state = 4`, table),
 	}
 	return s
 }

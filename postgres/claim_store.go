@@ -112,12 +112,14 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		return nil, err
 	}
 	id, migrations := pgx.Identifier{c.table}, pgx.Identifier{ClaimMigrationsTable}
+	queues := pgx.Identifier{ClaimQueuesTable}
 	if c.schemaSet {
 		if err := checkIdentifier("schema", c.schema); err != nil {
 			return nil, err
 		}
 		id = append(pgx.Identifier{c.schema}, id...)
 		migrations = append(pgx.Identifier{c.schema}, migrations...)
+		queues = append(pgx.Identifier{c.schema}, queues...)
 	}
 	switch {
 	case c.poll <= 0:
@@ -127,6 +129,11 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 	case c.flushers < 1:
 		return nil, invalid("claims.new", "flushers", fmt.Sprintf("must be at least 1, got %d", c.flushers))
 	}
+	if err := c.retention.Check(); err != nil {
+		var le *lease.Error
+		errors.As(err, &le)
+		return nil, invalid("claims.new", le.Field, le.Detail)
+	}
 	s := &ClaimStore{
 		pool:            pool,
 		cfg:             c,
@@ -134,7 +141,7 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		table:           id.Sanitize(),
 		schema:          c.schema,
 		poll:            c.poll,
-		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize()),
+		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize(), queues.Sanitize(), c.retention),
 		lost:            map[claim.Ref]lostClaim{},
 		lostPrune:       64,
 	}
@@ -160,6 +167,12 @@ func (s *ClaimStore) Table() string { return s.table }
 // FROM unnest(...) ON CONFLICT DO NOTHING, which also notifies the queues
 // of the items visible at once when the transaction commits.
 func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
+	return s.enqueueOn(ctx, s.pool, items)
+}
+
+// enqueueOn is Enqueue in a transaction begun on db: the pool, or the
+// caller's transaction (then a savepoint of it).
+func (s *ClaimStore) enqueueOn(ctx context.Context, db ClaimTx, items []claim.NewItem) ([]claim.Item, error) {
 	const op = "enqueue"
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
@@ -179,13 +192,13 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 	// another item takes and frees it meanwhile, hence the bound.
 	var err error
 	for range enqueueRetries {
-		err = s.enqueueTx(ctx, items, out)
+		err = s.enqueueTx(ctx, db, items, out)
 		if !errors.Is(err, errKeyVanished) {
 			break
 		}
 	}
 	if err != nil {
-		return nil, s.fail(op, err)
+		return nil, s.failTx(op, err)
 	}
 	for _, it := range out {
 		if it.State == claim.Delayed {
@@ -203,8 +216,8 @@ const enqueueRetries = 8
 var errKeyVanished = errors.New("an item holding the key was removed during the enqueue")
 
 // enqueueTx stores items in one transaction and fills out.
-func (s *ClaimStore) enqueueTx(ctx context.Context, items []claim.NewItem, out []claim.Item) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.NewItem, out []claim.Item) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		var missing []int
 		for start := 0; start < len(items); start += enqueueChunk {
 			chunk := items[start:min(start+enqueueChunk, len(items))]
@@ -230,12 +243,13 @@ func (s *ClaimStore) enqueueTx(ctx context.Context, items []claim.NewItem, out [
 // positions of the others.
 func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.NewItem, out []claim.Item) ([]int, error) {
 	n := len(items)
-	queues, keys := make([]string, n), make([]*string, n)
+	queues, keys, kinds := make([]string, n), make([]*string, n), make([]string, n)
+	tags, metadata := make([]string, n), make([][]byte, n)
 	payloads := make([][]byte, n)
 	delays, timeouts := make([]int64, n), make([]int64, n)
 	maxes, prios := make([]int32, n), make([]int32, n)
 	for i, it := range items {
-		queues[i] = it.Queue
+		queues[i], kinds[i], tags[i], metadata[i] = it.Queue, it.Kind, tagsJSON(it.Tags), it.Metadata
 		if it.Key != "" {
 			keys[i] = &items[i].Key
 		}
@@ -243,7 +257,7 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		delays[i], timeouts[i] = micros(it.Delay), micros(it.Timeout)
 		maxes[i], prios[i] = int32(it.MaxAttempts), int32(it.Priority)
 	}
-	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table)
+	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table, kinds, tags, metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +280,8 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		}
 		it := items[i]
 		out[i] = claim.Item{
-			ID: claim.ItemID(*id), Queue: it.Queue, Key: it.Key, Payload: clonePayload(it.Payload),
+			ID: claim.ItemID(*id), Queue: it.Queue, Kind: it.Kind, Tags: slices.Clone(it.Tags),
+			Metadata: clonePayload(it.Metadata), Key: it.Key, Payload: clonePayload(it.Payload),
 			State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
 			Timeout: it.Timeout, EnqueuedAt: now, VisibleAt: *due,
 		}
@@ -306,8 +321,9 @@ func (s *ClaimStore) existing(ctx context.Context, tx pgx.Tx, items []claim.NewI
 			// Its holder was completed between the insert and this read.
 			return fmt.Errorf("key %q of queue %q: %w", items[i].Key, items[i].Queue, errKeyVanished)
 		}
-		it.Payload = clonePayload(it.Payload)
-		it.History = slices.Clone(it.History)
+		it.Payload, it.Metadata = clonePayload(it.Payload), clonePayload(it.Metadata)
+		it.Duplicate = true
+		it.History, it.Tags = slices.Clone(it.History), slices.Clone(it.Tags)
 		out[i] = it
 	}
 	return nil
@@ -354,7 +370,7 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		c.res = []claim.Claim{}
 	}
 	queue := calls[0].req.Queue
-	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, starts, total)
+	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, starts, total, s.table)
 	if err != nil {
 		return s.fail("claim", err)
 	}
@@ -369,22 +385,27 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		state, prio       int16
 		attempt, maxAtt   int32
 		enqueued, expires time.Time
-		payload           []byte
+		payload, metadata []byte
+		kind, tags        string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &enqueued, &expires, &token, &payload}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&call, &rn, &id, &state, &attempt, &maxAtt, &prio, &tout, &enqueued, &expires, &token, &payload, &kind, &tags, &metadata}, func() error {
 		if call < 1 || call > int64(n) {
 			return fmt.Errorf("claim for call %d of %d", call, n)
 		}
 		if state != rowClaimed {
 			return nil // its lost claim was its last attempt: now dead
 		}
+		tagList, err := parseTags(tags)
+		if err != nil {
+			return fmt.Errorf("item %d: %w", id, err)
+		}
 		got = append(got, picked{call, rn, claim.Claim{
-			Queue: queue, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
+			Queue: queue, Kind: kind, Tags: tagList, Metadata: metadata, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
 			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
 			Timeout: time.Duration(tout) * time.Microsecond, EnqueuedAt: enqueued, ExpiresAt: expires,
 			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
 		}})
-		payload = nil // the next row gets its own
+		payload, metadata = nil, nil // the next row gets its own
 		return nil
 	})
 	if err != nil {
@@ -592,7 +613,7 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	switch {
 	case q.Queue == "":
 		return nil, invalid("claims."+op, "queue", "must not be empty")
-	case q.State > claim.Dead:
+	case q.State > claim.Cancelled:
 		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
 	case q.Limit < 1:
 		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
@@ -601,7 +622,13 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 		return nil, err
 	}
 	after := int64(min(uint64(q.After), math.MaxInt64))
-	rows, err := s.pool.Query(ctx, s.sql.list, q.Queue, int32(q.State), after, q.Limit)
+	if err := checkText("claims."+op, "kind", q.Kind); err != nil {
+		return nil, err
+	}
+	if err := checkText("claims."+op, "tag", q.Tag); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.sql.list, q.Queue, int32(q.State), after, q.Limit, q.Kind, q.Tag)
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
@@ -628,11 +655,12 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 	if err := checkName("claims."+op, "queue", queue); err != nil {
 		return claim.Counts{}, err
 	}
-	var v, d, c, x int64
-	if err := s.pool.QueryRow(ctx, s.sql.counts, queue).Scan(&v, &d, &c, &x); err != nil {
+	var v, d, c, x, done, gone int64
+	if err := s.pool.QueryRow(ctx, s.sql.counts, queue).Scan(&v, &d, &c, &x, &done, &gone); err != nil {
 		return claim.Counts{}, s.fail(op, err)
 	}
-	return claim.Counts{Visible: int(v), Delayed: int(d), Claimed: int(c), Dead: int(x)}, nil
+	return claim.Counts{Visible: int(v), Delayed: int(d), Claimed: int(c), Dead: int(x),
+		Completed: int(done), Cancelled: int(gone)}, nil
 }
 
 // RequeueDead makes the dead item id of queue visible at once with no
@@ -827,18 +855,19 @@ func clonePayload(b []byte) []byte {
 // itemRow is a row as claimColumns lists it.
 type itemRow struct {
 	id, timeout           int64
-	queue                 string
+	queue, kind, tags     string
 	key, owner            *string
 	payload, history      []byte
+	metadata              []byte
 	state, priority       int16
 	attempts, maxAttempts int32
 	enqueued, due, now    time.Time
-	deadAt                *time.Time
+	deadAt, finishedAt    *time.Time
 }
 
 func (r *itemRow) dest() []any {
-	return []any{&r.id, &r.queue, &r.key, &r.payload, &r.state, &r.attempts, &r.maxAttempts, &r.priority,
-		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.history, &r.now}
+	return []any{&r.id, &r.queue, &r.kind, &r.key, &r.payload, &r.state, &r.attempts, &r.maxAttempts, &r.priority,
+		&r.timeout, &r.enqueued, &r.due, &r.owner, &r.deadAt, &r.finishedAt, &r.history, &r.tags, &r.metadata, &r.now}
 }
 
 // failureJSON is a history entry as the statements write it.
@@ -855,11 +884,17 @@ type failureJSON struct {
 // next Claim will write it.
 func (r *itemRow) item() (claim.Item, error) {
 	it := claim.Item{
-		ID: claim.ItemID(r.id), Queue: r.queue, Payload: r.payload,
+		ID: claim.ItemID(r.id), Queue: r.queue, Kind: r.kind, Payload: r.payload,
 		Attempts: int(r.attempts), MaxAttempts: int(r.maxAttempts), Priority: int(r.priority),
 		Timeout: time.Duration(r.timeout) * time.Microsecond, EnqueuedAt: r.enqueued,
 	}
-	r.payload = nil // the next row gets its own
+	it.Metadata = r.metadata
+	r.payload, r.metadata = nil, nil // the next row gets its own
+	tags, err := parseTags(r.tags)
+	if err != nil {
+		return it, fmt.Errorf("item %d: %w", r.id, err)
+	}
+	it.Tags = tags
 	if r.key != nil {
 		it.Key = *r.key
 	}
@@ -871,6 +906,14 @@ func (r *itemRow) item() (claim.Item, error) {
 		it.History = append(it.History, f.failure())
 	}
 	switch {
+	case r.state == rowCompleted || r.state == rowCancelled:
+		it.State = claim.Completed
+		if r.state == rowCancelled {
+			it.State = claim.Cancelled
+		}
+		if r.finishedAt != nil {
+			it.FinishedAt = *r.finishedAt
+		}
 	case r.state == rowDead:
 		it.State = claim.Dead
 		if r.deadAt != nil {
@@ -919,6 +962,15 @@ func checkNewItem(i int, it claim.NewItem) error {
 		if err := checkName(op, at+"key", it.Key); err != nil {
 			return err
 		}
+	}
+	if err := checkTags(at, it.Tags); err != nil {
+		return err
+	}
+	if len(it.Kind) > MaxNameLen {
+		return bad("kind", fmt.Sprintf("is %d bytes, more than %d", len(it.Kind), MaxNameLen))
+	}
+	if err := checkText(op, "kind", it.Kind); err != nil {
+		return bad("kind", err.(*lease.Error).Detail)
 	}
 	switch {
 	case it.Delay < 0:

@@ -134,5 +134,5 @@ func ExampleClaimStore() {
 	fmt.Printf("%+v\n", counts)
 	// Output:
 	// claimed "welcome alice", attempt 1
-	// {Visible:0 Delayed:0 Claimed:0 Dead:0}
+	// {Visible:0 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}
 }

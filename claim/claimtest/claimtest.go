@@ -96,6 +96,8 @@ var clauses = []clause{
 	{"Keys", testKeys},
 	{"Cancel", testCancel},
 	{"ListLookupCounts", testListLookupCounts},
+	{"Kinds", testKinds},
+	{"TagsAndMetadata", testTags},
 	{"NotifyWakes", testNotifyWakes},
 	{"ReturnedValuesDoNotAlias", testNoAlias},
 	{"Closed", testClosed},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -76,6 +78,9 @@ func testBadInput(e *env) {
 		{"Enqueue negative Priority", enqueueWith(func(n *claim.NewItem) { n.Priority = -1 })},
 		{"Enqueue Priority above MaxPriority", enqueueWith(func(n *claim.NewItem) { n.Priority = claim.MaxPriority + 1 })},
 		{"Enqueue negative Timeout", enqueueWith(func(n *claim.NewItem) { n.Timeout = -time.Second })},
+		{"Enqueue too many Tags", enqueueWith(func(n *claim.NewItem) { n.Tags = make([]string, claim.MaxTags+1); fill(n.Tags) })},
+		{"Enqueue empty tag", enqueueWith(func(n *claim.NewItem) { n.Tags = []string{"a", ""} })},
+		{"Enqueue tag too long", enqueueWith(func(n *claim.NewItem) { n.Tags = []string{strings.Repeat("t", claim.MaxTagLen+1)} })},
 		{"Claim nil ctx", func() error { _, err := e.s.Claim(nilCtx, req); return err }},
 		{"Claim empty Queue", claimWith(func(r *claim.ClaimRequest) { r.Queue = "" })},
 		{"Claim empty Owner", claimWith(func(r *claim.ClaimRequest) { r.Owner = "" })},
@@ -100,7 +105,7 @@ func testBadInput(e *env) {
 		{"List empty Queue", listWith(func(query *claim.Query) { query.Queue = "" })},
 		{"List zero Limit", listWith(func(query *claim.Query) { query.Limit = 0 })},
 		{"List negative Limit", listWith(func(query *claim.Query) { query.Limit = -1 })},
-		{"List unknown State", listWith(func(query *claim.Query) { query.State = claim.Dead + 1 })},
+		{"List unknown State", listWith(func(query *claim.Query) { query.State = claim.Cancelled + 1 })},
 		{"Counts nil ctx", func() error { _, err := e.s.Counts(nilCtx, q); return err }},
 		{"Counts empty queue", func() error { _, err := e.s.Counts(e.ctx, ""); return err }},
 		{"RequeueDead nil ctx", func() error { _, err := e.s.RequeueDead(nilCtx, qd, dead.ID); return err }},
@@ -260,4 +265,11 @@ func testQueuesApart(e *env) {
 	assert.Equal(e, claim.Counts{Claimed: 1}, e.counts(a))
 	assert.Equal(e, claim.Counts{Visible: 1}, e.counts(b))
 	assert.ErrorIs(e, e.s.Cancel(e.ctx, b, x.ID), claim.ErrNotFound, "Cancel names the item's queue")
+}
+
+// fill gives each of tags a distinct valid value.
+func fill(tags []string) {
+	for i := range tags {
+		tags[i] = "t" + strconv.Itoa(i)
+	}
 }

@@ -37,6 +37,15 @@
 // github.com/anishathalye/porcupine, which test binaries importing this
 // package therefore link).
 //
+// Kinds, tags and metadata are checked by TestStore too. Two more suites
+// hold the optional interfaces to their contracts: [TestCleaner] checks a
+// claim.Cleaner (finished items kept as completed or cancelled for the
+// retention the factory is given, then removed by Clean, oldest first and
+// in bounded batches; the zero retention keeps nothing), and [TestQueues]
+// a claim.Pauser and claim.QueueLister (a paused queue hands out nothing
+// while enqueues go on, Resume wakes its waiters, Queues lists names,
+// counts and pauses in order).
+//
 // Time. The factory returns the clock the store measures deadlines on. When
 // it is an [Advancer] (a *leasetest.FakeClock) the suite drives time with
 // it, to the nanosecond: an item with a delay is not claimable a nanosecond

@@ -224,7 +224,7 @@ func (r *fuzzRun) run() {
 				}
 			}
 		case 6:
-			q := claim.Query{Queue: pick(r, fuzzQueues), State: claim.State(r.byte() % 6), Limit: r.byte() % 4}
+			q := claim.Query{Queue: pick(r, fuzzQueues), State: claim.State(r.byte() % 8), Limit: r.byte() % 4}
 			if r.byte()%2 == 1 {
 				q.After = r.id()
 			}

@@ -22,8 +22,11 @@ func testKeys(e *env) {
 		return n
 	}
 	first := e.enqueueOne(keyed(q, "k", "first"))
+	assert.False(e, first.Duplicate, "a new item is no duplicate")
 	again := e.enqueueOne(keyed(q, "k", "second"))
 	assert.Equal(e, first.ID, again.ID, "Enqueue of an existing key returns its item")
+	assert.True(e, again.Duplicate, "the existing item is marked a duplicate")
+	assert.False(e, e.lookup(first.ID).Duplicate, "Duplicate is only an Enqueue's answer")
 	assert.Equal(e, []byte("first"), again.Payload, "the existing item, not the new one")
 	assert.Equal(e, claim.Counts{Visible: 1}, e.counts(q))
 	elsewhere := e.enqueueOne(keyed(other, "k", "other"))
@@ -32,6 +35,8 @@ func testKeys(e *env) {
 	batch := e.enqueue(keyed(q, "k", "third"), keyed(q, "j", "j1"), keyed(q, "j", "j2"), newItem(q, "plain"))
 	assert.Equal(e, first.ID, batch[0].ID, "an existing key in a batch")
 	assert.Equal(e, batch[1].ID, batch[2].ID, "a key twice in one batch is one item")
+	assert.Equal(e, []bool{true, false, true, false}, []bool{batch[0].Duplicate, batch[1].Duplicate, batch[2].Duplicate, batch[3].Duplicate},
+		"Duplicate marks the items returned in place of new ones")
 	assert.Equal(e, []byte("j1"), batch[2].Payload)
 	assert.Equal(e, claim.Counts{Visible: 3}, e.counts(q))
 

@@ -391,7 +391,7 @@ func (m *model) lookup(id claim.ItemID) (claim.Item, errClass) {
 }
 
 func badQuery(q claim.Query) bool {
-	return q.Queue == "" || q.Limit < 1 || q.State > claim.Dead
+	return q.Queue == "" || q.Limit < 1 || q.State > claim.Cancelled
 }
 
 // list applies List.
@@ -472,8 +472,10 @@ func diffItem(got, want claim.Item) string {
 	switch {
 	case got.ID != want.ID:
 		return fmt.Sprintf("ID %d, want %d", got.ID, want.ID)
-	case got.Queue != want.Queue || got.Key != want.Key:
-		return fmt.Sprintf("queue/key %q/%q, want %q/%q", got.Queue, got.Key, want.Queue, want.Key)
+	case !slices.Equal(got.Tags, want.Tags) || !bytes.Equal(got.Metadata, want.Metadata):
+		return fmt.Sprintf("tags/metadata %q/%q, want %q/%q", got.Tags, got.Metadata, want.Tags, want.Metadata)
+	case got.Queue != want.Queue || got.Key != want.Key || got.Kind != want.Kind:
+		return fmt.Sprintf("queue/key/kind %q/%q/%q, want %q/%q/%q", got.Queue, got.Key, got.Kind, want.Queue, want.Key, want.Kind)
 	case !bytes.Equal(got.Payload, want.Payload):
 		return fmt.Sprintf("payload %q, want %q", got.Payload, want.Payload)
 	case got.State != want.State:

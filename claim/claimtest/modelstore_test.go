@@ -153,6 +153,7 @@ func snapshot(it *memItem) claim.Item {
 	x := it.Item
 	x.Payload = bytes.Clone(it.Payload)
 	x.History = slices.Clone(it.History)
+	x.Tags, x.Metadata = slices.Clone(it.Tags), bytes.Clone(it.Metadata)
 	return x
 }
 
@@ -168,6 +169,8 @@ func checkItem(n claim.NewItem, lax bool) error {
 		return invalid("enqueue", "priority")
 	case n.Timeout < 0 || n.Timeout > claim.MaxTimeout:
 		return invalid("enqueue", "timeout")
+	case len(n.Tags) > claim.MaxTags || slices.ContainsFunc(n.Tags, func(t string) bool { return t == "" || len(t) > claim.MaxTagLen }):
+		return invalid("enqueue", "tags")
 	}
 	return nil
 }
@@ -198,9 +201,10 @@ func (s *memStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.
 	out := make([]claim.Item, len(items))
 	for i, n := range items {
 		it := s.byKey(n.Queue, n.Key)
+		dup := it != nil
 		if it == nil {
 			s.nextID++
-			it = &memItem{Item: claim.Item{ID: s.nextID, Queue: n.Queue, Key: n.Key, Payload: bytes.Clone(n.Payload),
+			it = &memItem{Item: claim.Item{ID: s.nextID, Queue: n.Queue, Kind: n.Kind, Tags: slices.Clone(n.Tags), Metadata: bytes.Clone(n.Metadata), Key: n.Key, Payload: bytes.Clone(n.Payload),
 				State: claim.Visible, MaxAttempts: n.MaxAttempts, Priority: n.Priority, Timeout: n.Timeout,
 				EnqueuedAt: now, VisibleAt: now.Add(n.Delay)}}
 			if n.Delay > 0 {
@@ -210,6 +214,7 @@ func (s *memStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.
 			s.signal(n.Queue)
 		}
 		out[i] = snapshot(it)
+		out[i].Duplicate = dup
 	}
 	return out, nil
 }
@@ -265,7 +270,7 @@ func (s *memStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.C
 		if req.Lost != nil {
 			s.lost[ref] = req.Lost
 		}
-		out = append(out, claim.Claim{Queue: it.Queue, Item: it.ID, Owner: req.Owner, Payload: bytes.Clone(it.Payload),
+		out = append(out, claim.Claim{Queue: it.Queue, Kind: it.Kind, Tags: slices.Clone(it.Tags), Metadata: bytes.Clone(it.Metadata), Item: it.ID, Owner: req.Owner, Payload: bytes.Clone(it.Payload),
 			Attempt: it.Attempts, MaxAttempts: it.MaxAttempts, Priority: it.Priority, Timeout: it.Timeout,
 			ExpiresAt: it.expires, Ref: ref})
 	}
@@ -392,7 +397,7 @@ func (s *memStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error
 		return nil, invalid("list", "queue")
 	case q.Limit < 1:
 		return nil, invalid("list", "limit")
-	case q.State > claim.Dead:
+	case q.State > claim.Cancelled:
 		return nil, invalid("list", "state")
 	}
 	if err := s.begin(ctx, "list"); err != nil {
@@ -402,7 +407,8 @@ func (s *memStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error
 	out := []claim.Item{}
 	for _, id := range slices.Sorted(maps.Keys(s.items)) {
 		it := s.items[id]
-		if it.Queue == q.Queue && id > q.After && (q.State == 0 || it.State == q.State) && len(out) < q.Limit {
+		if it.Queue == q.Queue && id > q.After && (q.State == 0 || it.State == q.State) && (q.Kind == "" || it.Kind == q.Kind) &&
+			(q.Tag == "" || slices.Contains(it.Tags, q.Tag)) && len(out) < q.Limit {
 			out = append(out, snapshot(it))
 		}
 	}

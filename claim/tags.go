@@ -1,0 +1,44 @@
+package claim
+
+import (
+	"slices"
+	"strconv"
+)
+
+// The limits on an item's tags, which every store applies: at most MaxTags
+// tags, each 1 to MaxTagLen bytes. A tag beyond them is refused with an
+// error matching lease.ErrInvalidArgument whose Field names it
+// ("tags", or "tags[2]"; "items[i].tags[2]" in a batch).
+const (
+	MaxTags   = 20
+	MaxTagLen = 255
+)
+
+// Tags labels the item with tags, returned with it and its claims and a
+// filter of List (Query.Tag). See MaxTags and MaxTagLen.
+func Tags(tags ...string) EnqueueOption {
+	tags = slices.Clone(tags)
+	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.tags = tags; return o })
+}
+
+// Metadata attaches bytes to the item (a JSON object, say), stored and
+// returned with it and its claims as they are; the store does not read
+// them.
+func Metadata(b []byte) EnqueueOption {
+	b = clone(b)
+	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.metadata = b; return o })
+}
+
+// checkTags checks an item's tags, naming them with prefix.
+func checkTags(op, prefix string, tags []string) error {
+	if len(tags) > MaxTags {
+		return invalid(op, prefix+"tags", strconv.Itoa(len(tags))+" tags, more than "+strconv.Itoa(MaxTags))
+	}
+	for j, tag := range tags {
+		if tag == "" || len(tag) > MaxTagLen {
+			return invalid(op, prefix+"tags["+strconv.Itoa(j)+"]",
+				"is "+strconv.Itoa(len(tag))+" bytes, not between 1 and "+strconv.Itoa(MaxTagLen))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/leasehold/lease/claim"
+)
+
+var _ claim.Cleaner = (*ClaimStore)(nil)
+
+// Clean deletes up to limit finished rows whose retention
+// ([WithClaimRetention]) has passed on the database's clock, completed
+// first, then cancelled, then dead letters (when a Dead retention is set),
+// each oldest first, and returns how many it deleted. It is one statement,
+// which first tries a transaction-scoped advisory lock of the table: while
+// one process cleans, a Clean from any other returns 0 at once, so
+// cleaners never contend for rows. Call it in a loop (claim.Broker's
+// RunCleaner does) until it returns less than limit.
+func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
+	const op = "clean"
+	if err := s.begin(ctx, op); err != nil {
+		return 0, err
+	}
+	if limit < 1 {
+		return 0, invalid("claims."+op, "limit", strconv.Itoa(limit)+" is less than 1")
+	}
+	r := s.cfg.retention
+	tag, err := s.pool.Exec(ctx, s.sql.clean, micros(r.Completed), micros(r.Cancelled), micros(r.Dead), limit, s.table)
+	if err != nil {
+		return 0, s.fail(op, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
