@@ -21,13 +21,13 @@ import (
 func OurSettings() []Setting { return claimStoreSettings(openClaimStore) }
 
 // FeatureSettings are the claim store with job kinds and retention on
-// beside River's tuned and benchmark settings and the plain store: the
-// comparison of a queue that keeps what it completed, as River does.
-// River's defaults are left out: its 100 ms fetch cooldown caps them at
-// about 1,000 jobs/s, which would make a run last minutes.
+// beside River's tuned and benchmark settings and the plain store at 100
+// workers: the comparison of a queue that keeps what it completed, as
+// River does. River's defaults are left out: its 100 ms fetch cooldown
+// caps them at about 1,000 jobs/s, which would make a run last minutes.
 func FeatureSettings() []Setting {
 	rs := RiverSettings()
-	return append([]Setting{rs[1], rs[2]}, append(OurSettings(), KindsRetentionSettings()...)...)
+	return append([]Setting{rs[1], rs[2], OurSettings()[0]}, KindsRetentionSettings()...)
 }
 
 // KindsRetentionSettings are OurSettings with job kinds and retention on:
