@@ -92,6 +92,10 @@ type CleanRun struct {
 	// Before and During are the claim calls' durations before the cleaner
 	// started and while it ran.
 	Before, During Latencies
+	// Waits counts, while the cleaner ran, what the claim statements
+	// were seen waiting on (pg_stat_activity's wait_event_type:wait_event,
+	// sampled every millisecond); "running" when on CPU or not waiting.
+	Waits map[string]int
 }
 
 // CleanReport is what MeasureCleaner found: a plain value, safe to read
@@ -123,7 +127,7 @@ func MeasureCleaner(ctx context.Context, cfg CleanConfig) (*CleanReport, error) 
 	rep.Load[0] = loadAverage()
 	for r := range cfg.Runs {
 		var run CleanRun
-		setting := Setting{Name: "cleaner", PoolSize: DefaultPoolSize, Open: func(context.Context, *pgxpool.Pool) (System, error) { return nopSystem{}, nil }}
+		setting := Setting{Name: "cleaner", PoolSize: cleanPoolSize(cfg), Open: func(context.Context, *pgxpool.Pool) (System, error) { return nopSystem{}, nil }}
 		qcfg := Config{DSN: cfg.DSN, Timeout: cfg.Timeout}
 		err := withSystem(ctx, qcfg, admin, setting, func(_ System, pool *pgxpool.Pool) error {
 			var err error
@@ -135,8 +139,8 @@ func MeasureCleaner(ctx context.Context, cfg CleanConfig) (*CleanReport, error) 
 		}
 		rep.Runs = append(rep.Runs, run)
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "cleaner run %d: %d rows in %s; claims before: %+v; during: %+v (load %s)\n",
-				r+1, cfg.Rows, run.Clean, run.Before, run.During, loadAverage())
+			fmt.Fprintf(cfg.Progress, "cleaner run %d: %d rows in %s; claims before: %+v; during: %+v; claim waits %v (load %s)\n",
+				r+1, cfg.Rows, run.Clean, run.Before, run.During, run.Waits, loadAverage())
 		}
 	}
 	rep.Median = medianCleanRun(rep.Runs)
@@ -210,11 +214,16 @@ FROM generate_series(1, $2)`, store.Table())
 		return run, errors.Join(fctx.Err(), halt())
 	}
 	cleaning.Store(true)
+	sampled := make(chan map[string]int, 1)
+	sctx, stopSampling := context.WithCancel(fctx)
+	go func() { sampled <- sampleClaimWaits(sctx, pool) }()
 	t0 := time.Now()
 	removed := 0
 	for {
 		n, err := b.Clean(fctx, cfg.Batch)
 		if err != nil {
+			stopSampling()
+			<-sampled
 			return run, errors.Join(fmt.Errorf("clean: %w", err), halt())
 		}
 		removed += n
@@ -223,6 +232,8 @@ FROM generate_series(1, $2)`, store.Table())
 		}
 	}
 	run.Clean = time.Since(t0)
+	stopSampling()
+	run.Waits = <-sampled
 	if err := halt(); err != nil {
 		return run, err
 	}
@@ -301,15 +312,58 @@ func medianCleanRun(runs []CleanRun) CleanRun {
 
 // WriteMarkdown writes the settings line and a table of the medians.
 func (r *CleanReport) WriteMarkdown(w io.Writer) error {
+	if err := r.writeTable(w); err != nil {
+		return err
+	}
+	for i, run := range r.Runs {
+		if _, err := fmt.Fprintf(w, "\nRun %d, claim statements seen waiting while it cleaned: %v\n", i+1, run.Waits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTable writes the settings line and the table of medians.
+func (r *CleanReport) writeTable(w io.Writer) error {
 	c := r.Config
 	m := r.Median
-	_, err := fmt.Fprintf(w, "Retention cleaner: %d completed rows past their retention removed by Clean(%d) in a loop while %d goroutines enqueue, claim and complete one item at a time; "+
+	_, err := fmt.Fprintf(w, "Retention cleaner: %d completed rows past their retention removed by Clean(%d) in a loop while %d goroutines enqueue, claim and complete one item at a time, on a pool of %d; "+
 		"baseline %s before it starts; medians of %d runs; load average %s at the start, %s at the end.\n\n"+
 		"| phase | claims | claim p50 ms | claim p99 ms | claim max ms | claims over 10 ms |\n|---|--:|--:|--:|--:|--:|\n"+
 		"| before the cleaner | %d | %s | %s | %s | %d |\n| while it cleans (%.1f s, %.0f rows/s) | %d | %s | %s | %s | %d |\n",
-		c.Rows, c.Batch, c.Claimers, c.Before, c.Runs, r.Load[0], r.Load[1],
+		c.Rows, c.Batch, c.Claimers, cleanPoolSize(c), c.Before, c.Runs, r.Load[0], r.Load[1],
 		m.Before.Count, ms(m.Before.P50), ms(m.Before.P99), ms(m.Before.Max), m.Before.Over10ms,
 		m.Clean.Seconds(), float64(c.Rows)/m.Clean.Seconds(),
 		m.During.Count, ms(m.During.P50), ms(m.During.P99), ms(m.During.Max), m.During.Over10ms)
 	return err
 }
+
+// sampleClaimWaits polls pg_stat_activity every millisecond until ctx
+// ends and counts the wait events of the claim statements it sees
+// running, on a connection of its own from pool.
+func sampleClaimWaits(ctx context.Context, pool *pgxpool.Pool) map[string]int {
+	waits := map[string]int{}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		rows, err := pool.Query(ctx, `SELECT coalesce(wait_event_type || ':' || wait_event, 'running') FROM pg_stat_activity
+WHERE datname = current_database() AND state = 'active' AND query LIKE 'WITH locked AS%'`)
+		if err == nil {
+			var w string
+			_, err = pgx.ForEachRow(rows, []any{&w}, func() error { waits[w]++; return nil })
+		}
+		if err != nil && ctx.Err() == nil {
+			waits["sampling error: "+err.Error()]++
+		}
+		select {
+		case <-ctx.Done():
+			return waits
+		case <-tick.C:
+		}
+	}
+}
+
+// cleanPoolSize is the pool of a cleaner run: a connection for each
+// claimer, the cleaner, the sampler, and the store's own enqueue and
+// settle statements, so that no claim waits for a connection.
+func cleanPoolSize(cfg CleanConfig) int { return cfg.Claimers + 4 }
