@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/lease/claim"
@@ -18,6 +19,33 @@ import (
 // and 2,000 like River's own benchmark, on a pool of DefaultPoolSize
 // connections.
 func OurSettings() []Setting { return claimStoreSettings(openClaimStore) }
+
+// FeatureSettings are the claim store with job kinds and retention on
+// beside River's tuned and benchmark settings and the plain store at 100
+// workers: the comparison of a queue that keeps what it completed, as
+// River does. River's defaults are left out: its 100 ms fetch cooldown
+// caps them at about 1,000 jobs/s, which would make a run last minutes.
+func FeatureSettings() []Setting {
+	rs := RiverSettings()
+	return append([]Setting{rs[1], rs[2], OurSettings()[0]}, KindsRetentionSettings()...)
+}
+
+// KindsRetentionSettings are OurSettings with job kinds and retention on:
+// items are enqueued as typed args (claim.ArgsItem) and routed by a
+// claim.Workers, and completed items are kept for
+// claim.StandardRetention (24 hours, as River keeps its completed jobs by
+// default) instead of being deleted.
+func KindsRetentionSettings() []Setting {
+	open := func(workers int) func(context.Context, *pgxpool.Pool) (System, error) {
+		return func(ctx context.Context, pool *pgxpool.Pool) (System, error) {
+			return openClaimStoreWith(ctx, pool, workers, true)
+		}
+	}
+	return []Setting{
+		{Name: "lease kinds+retention (100 workers)", PoolSize: DefaultPoolSize, Open: open(100)},
+		{Name: "lease kinds+retention (2,000 workers)", PoolSize: DefaultPoolSize, Open: open(2000)},
+	}
+}
 
 // claimStoreSettings are OurSettings with systems that openStore opens, so
 // that a test can stand in for the store.
@@ -49,6 +77,9 @@ type claimSystem struct {
 	broker  *claim.Broker
 	workers int
 	items   []claim.NewItem // reused by Enqueue, which the harness calls from one goroutine at a time
+	// kinds makes the items typed args routed by a claim.Workers, and
+	// the store keep completed items for claim.StandardRetention.
+	kinds bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -58,7 +89,17 @@ type claimSystem struct {
 // openClaimStore opens a postgres.ClaimStore behind a claim.Broker on pool,
 // worked by Broker.Work with workers handlers.
 func openClaimStore(ctx context.Context, pool *pgxpool.Pool, workers int) (System, error) {
-	store, err := postgres.NewClaimStore(pool)
+	return openClaimStoreWith(ctx, pool, workers, false)
+}
+
+// openClaimStoreWith is openClaimStore, with kinds and retention on if
+// kinds is set.
+func openClaimStoreWith(ctx context.Context, pool *pgxpool.Pool, workers int, kinds bool) (*claimSystem, error) {
+	var opts []postgres.ClaimOption
+	if kinds {
+		opts = append(opts, postgres.WithClaimRetention(claim.StandardRetention))
+	}
+	store, err := postgres.NewClaimStore(pool, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -69,15 +110,47 @@ func openClaimStore(ctx context.Context, pool *pgxpool.Pool, workers int) (Syste
 	if err != nil {
 		return nil, err
 	}
-	return &claimSystem{store: store, broker: broker, workers: workers}, nil
+	return &claimSystem{store: store, broker: broker, workers: workers, kinds: kinds}, nil
+}
+
+// ourNoop is the arguments of the no-op job of the kinds settings.
+type ourNoop struct{}
+
+func (ourNoop) Kind() string { return "pgcompare_noop" }
+
+// fill grows s.items to n items and returns the first n.
+func (s *claimSystem) fill(n int) ([]claim.NewItem, error) {
+	for len(s.items) < n {
+		it := claim.NewItem{Queue: ourQueue}
+		if s.kinds {
+			var err error
+			if it, err = claim.ArgsItem(ourQueue, ourNoop{}); err != nil {
+				return nil, err
+			}
+		}
+		it.MaxAttempts = claim.DefaultMaxAttempts // as the Broker fills it in; EnqueueTx needs it set
+		s.items = append(s.items, it)
+	}
+	return s.items[:n], nil
 }
 
 // Enqueue adds n items with one EnqueueMany.
 func (s *claimSystem) Enqueue(ctx context.Context, n int) error {
-	for len(s.items) < n {
-		s.items = append(s.items, claim.NewItem{Queue: ourQueue})
+	items, err := s.fill(n)
+	if err != nil {
+		return err
 	}
-	_, err := s.broker.EnqueueMany(ctx, s.items[:n])
+	_, err = s.broker.EnqueueMany(ctx, items)
+	return err
+}
+
+// EnqueueTx adds n items with one ClaimStore.EnqueueTx in tx.
+func (s *claimSystem) EnqueueTx(ctx context.Context, tx pgx.Tx, n int) error {
+	items, err := s.fill(n)
+	if err != nil {
+		return err
+	}
+	_, err = s.store.EnqueueTx(ctx, tx, items)
 	return err
 }
 
@@ -85,16 +158,29 @@ func (s *claimSystem) Enqueue(ctx context.Context, n int) error {
 // returns; Work stores it right after, and Settled waits for that.
 func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	handler := func(context.Context, claim.Claim) error {
+		obs.Started()
+		defer obs.Completed()
+		return nil
+	}
+	if s.kinds {
+		var ws claim.Workers
+		err := claim.AddWorker(&ws, func(context.Context, claim.Job[ourNoop]) error {
+			obs.Started()
+			defer obs.Completed()
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		handler = ws.Handler()
+	}
 	w := claim.Worker{
 		Queue:         ourQueue,
 		Concurrency:   s.workers,
 		BatchSize:     min(s.workers, ourBatch),
 		LeaseDuration: ourLease,
-		Handler: func(context.Context, claim.Claim) error {
-			obs.Started()
-			defer obs.Completed()
-			return nil
-		},
+		Handler:       handler,
 	}
 	s.wg.Go(func() { s.err = s.broker.Work(ctx, w) })
 	return nil

@@ -14,10 +14,10 @@ import (
 func (r *Report) header() string {
 	c := r.Config
 	return fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s, shared_buffers=%s; "+
-		"burn-down of %d no-op items enqueued in batches of %d; pickup of %d items one at a time into an idle queue (after %d unmeasured); "+
-		"medians of %d runs; load average %s at the start, %s at the end.",
+		"burn-down of %d no-op items enqueued in batches of %d; pickup of %d items one at a time (after %d unmeasured) into an idle queue and right after the burn-down; "+
+		"%d items enqueued in one caller transaction, median of %d; medians of %d runs; load average %s at the start, %s at the end.",
 		r.Server["server_version"], r.Server["fsync"], r.Server["synchronous_commit"], r.Server["shared_buffers"],
-		c.N, c.Batch, c.Pickup, c.PickupWarmup, c.Runs, cmp.Or(r.Load[0], "unknown"), cmp.Or(r.Load[1], "unknown"))
+		c.N, c.Batch, c.Pickup, c.PickupWarmup, c.TxItems, c.TxRounds, c.Runs, cmp.Or(r.Load[0], "unknown"), cmp.Or(r.Load[1], "unknown"))
 }
 
 // ms formats d in milliseconds.
@@ -30,11 +30,12 @@ func ms(d time.Duration) string {
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s\n\n", r.header())
-	fmt.Fprintln(bw, "| setting | pool | enqueue items/s | burn-down jobs/s | pickup p50 ms | pickup p99 ms |")
-	fmt.Fprintln(bw, "|---|--:|--:|--:|--:|--:|")
+	fmt.Fprintf(bw, "| setting | pool | enqueue items/s | tx enqueue of %d ms | burn-down jobs/s | pickup p50 ms | pickup p99 ms | after burn-down p50 ms | after burn-down p99 ms |\n", r.Config.TxItems)
+	fmt.Fprintln(bw, "|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, row := range r.Rows {
 		m := row.Median
-		fmt.Fprintf(bw, "| %s | %d | %.0f | %.0f | %s | %s |\n", row.Setting, row.PoolSize, m.EnqueuePerSec, m.BurnDownPerSec, ms(m.PickupP50), ms(m.PickupP99))
+		fmt.Fprintf(bw, "| %s | %d | %.0f | %s | %.0f | %s | %s | %s | %s |\n", row.Setting, row.PoolSize, m.EnqueuePerSec, ms(m.TxEnqueue),
+			m.BurnDownPerSec, ms(m.PickupP50), ms(m.PickupP99), ms(m.PickupAfterP50), ms(m.PickupAfterP99))
 	}
 	return bw.Flush()
 }

@@ -30,6 +30,10 @@ type Config struct {
 	// Pickup is the number of items whose pickup latency each run
 	// measures, after PickupWarmup unmeasured ones. Defaults 200 and 5.
 	Pickup, PickupWarmup int
+	// TxItems is how many items one caller transaction enqueues, for the
+	// Systems that are TxEnqueuers, and TxRounds how many such
+	// transactions each run times. Defaults 1,000 and 5.
+	TxItems, TxRounds int
 	// Runs is how many times each setting is measured. Default 3.
 	Runs int
 	// Timeout bounds each phase of a run (enqueue, burn-down, one pickup).
@@ -50,6 +54,8 @@ func (c Config) withDefaults() Config {
 	def(&c.Pickup, 200)
 	def(&c.PickupWarmup, 5)
 	def(&c.Runs, 3)
+	def(&c.TxItems, 1_000)
+	def(&c.TxRounds, 5)
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Minute
 	}
@@ -57,12 +63,21 @@ func (c Config) withDefaults() Config {
 }
 
 // Run is one run of one setting: a bulk enqueue and burn-down of N items
-// on one fresh database, then pickup latencies on another.
+// on one fresh database followed by pickup latencies on it, pickup
+// latencies into an idle queue on another, and transactional enqueues on
+// a third (TxEnqueuers only).
 type Run struct {
 	EnqueuePerSec  float64       // items enqueued per second
 	BurnDownPerSec float64       // items completed per second, from Start to the last completion
-	PickupP50      time.Duration // pickup latency, median
-	PickupP99      time.Duration // pickup latency, 99th percentile
+	PickupP50      time.Duration // pickup latency into an idle queue, median
+	PickupP99      time.Duration // pickup latency into an idle queue, 99th percentile
+	// PickupAfterP50 and PickupAfterP99 are the pickup latencies right
+	// after the burn-down, on its database, with the same workers.
+	PickupAfterP50, PickupAfterP99 time.Duration
+	// TxEnqueue is the median time of one caller transaction that
+	// enqueues TxItems items: begin, EnqueueTx, commit. Zero for a
+	// System that is not a TxEnqueuer.
+	TxEnqueue time.Duration
 }
 
 // Row is the runs of one setting and their medians.
@@ -138,8 +153,9 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 			}
 			rep.Rows[i].Runs = append(rep.Rows[i].Runs, run)
 			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "%s run %d: enqueue %.0f items/s, burn-down %.0f jobs/s, pickup p50 %s p99 %s\n",
-					s.Name, r+1, run.EnqueuePerSec, run.BurnDownPerSec, run.PickupP50, run.PickupP99)
+				fmt.Fprintf(cfg.Progress, "%s run %d: enqueue %.0f items/s, tx enqueue of %d %s, burn-down %.0f jobs/s, pickup p50 %s p99 %s, after burn-down p50 %s p99 %s (load %s)\n",
+					s.Name, r+1, run.EnqueuePerSec, cfg.TxItems, run.TxEnqueue, run.BurnDownPerSec, run.PickupP50, run.PickupP99,
+					run.PickupAfterP50, run.PickupAfterP99, loadAverage())
 			}
 		}
 	}
@@ -153,21 +169,40 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 // measureOnce is one Run of s.
 func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting) (Run, error) {
 	var run Run
-	err := withSystem(ctx, cfg, admin, s, func(sys System) error {
-		var err error
-		run.EnqueuePerSec, run.BurnDownPerSec, err = burnDown(ctx, cfg, sys)
-		return err
+	err := withSystem(ctx, cfg, admin, s, func(sys System, _ *pgxpool.Pool) error {
+		var (
+			r   relay
+			err error
+		)
+		run.EnqueuePerSec, run.BurnDownPerSec, err = burnDown(ctx, cfg, sys, &r)
+		if err != nil {
+			return err
+		}
+		lat, err := pickupLoop(ctx, cfg, sys, &r)
+		if err != nil {
+			return fmt.Errorf("after burn-down: %w", err)
+		}
+		run.PickupAfterP50, run.PickupAfterP99 = percentile(lat, 50), percentile(lat, 99)
+		return nil
 	})
 	if err != nil {
 		return run, err
 	}
-	err = withSystem(ctx, cfg, admin, s, func(sys System) error {
+	err = withSystem(ctx, cfg, admin, s, func(sys System, _ *pgxpool.Pool) error {
 		lat, err := pickup(ctx, cfg, sys)
 		if err != nil {
 			return err
 		}
 		run.PickupP50, run.PickupP99 = percentile(lat, 50), percentile(lat, 99)
 		return nil
+	})
+	if err != nil {
+		return run, err
+	}
+	err = withSystem(ctx, cfg, admin, s, func(sys System, pool *pgxpool.Pool) error {
+		var err error
+		run.TxEnqueue, err = txEnqueue(ctx, cfg, sys, pool)
+		return err
 	})
 	return run, err
 }
@@ -176,7 +211,7 @@ var dbSeq atomic.Int64
 
 // withSystem creates a fresh database, opens s on it, calls f, then stops
 // the System and drops the database whatever f returned.
-func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, f func(System) error) (err error) {
+func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, f func(System, *pgxpool.Pool) error) (err error) {
 	db := fmt.Sprintf("pgcompare_queues_%d_%d", os.Getpid(), dbSeq.Add(1))
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
 		return err
@@ -208,7 +243,7 @@ func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, f f
 			err = errors.Join(err, fmt.Errorf("stop: %w", serr))
 		}
 	}()
-	return f(sys)
+	return f(sys, pool)
 }
 
 // counter counts completions and closes reached when the count gets to
@@ -262,9 +297,10 @@ func wait(ctx context.Context, ch <-chan struct{}, timeout time.Duration, what s
 	}
 }
 
-// burnDown enqueues cfg.N items in batches, then works them all off, and
-// returns both rates.
-func burnDown(ctx context.Context, cfg Config, sys System) (enqueue, work float64, err error) {
+// burnDown enqueues cfg.N items in batches, then starts the workers with
+// r's observer, waits for them to work every item off, and returns both
+// rates. The workers keep running, so that r can serve the next phase.
+func burnDown(ctx context.Context, cfg Config, sys System, r *relay) (enqueue, work float64, err error) {
 	ectx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	start := time.Now()
@@ -278,7 +314,8 @@ func burnDown(ctx context.Context, cfg Config, sys System) (enqueue, work float6
 	done := newCounter()
 	reached := done.await(int64(cfg.N))
 	start = time.Now()
-	if err := sys.Start(ctx, Observer{Started: func() {}, Completed: done.add}); err != nil {
+	r.set(Observer{Started: func() {}, Completed: done.add})
+	if err := sys.Start(ctx, r.observer()); err != nil {
 		return 0, 0, fmt.Errorf("start: %w", err)
 	}
 	if err := wait(ctx, reached, cfg.Timeout, "burn-down"); err != nil {
@@ -298,6 +335,16 @@ func burnDown(ctx context.Context, cfg Config, sys System) (enqueue, work float6
 // and returns for each measured item the time from the start of its
 // Enqueue call to the start of its handler.
 func pickup(ctx context.Context, cfg Config, sys System) ([]time.Duration, error) {
+	var r relay
+	r.set(Observer{Started: func() {}, Completed: func() {}})
+	if err := sys.Start(ctx, r.observer()); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	return pickupLoop(ctx, cfg, sys, &r)
+}
+
+// pickupLoop is pickup on a System already started with r's observer.
+func pickupLoop(ctx context.Context, cfg Config, sys System, r *relay) ([]time.Duration, error) {
 	started := make(chan time.Time, 1)
 	done := newCounter()
 	obs := Observer{
@@ -309,9 +356,7 @@ func pickup(ctx context.Context, cfg Config, sys System) ([]time.Duration, error
 		},
 		Completed: done.add,
 	}
-	if err := sys.Start(ctx, obs); err != nil {
-		return nil, fmt.Errorf("start: %w", err)
-	}
+	r.set(obs)
 	lat := make([]time.Duration, 0, cfg.Pickup)
 	for i := range cfg.PickupWarmup + cfg.Pickup {
 		reached := done.await(int64(i + 1))
@@ -386,5 +431,8 @@ func medianRun(runs []Run) Run {
 		BurnDownPerSec: field(func(r Run) float64 { return r.BurnDownPerSec }),
 		PickupP50:      time.Duration(field(func(r Run) float64 { return float64(r.PickupP50) })),
 		PickupP99:      time.Duration(field(func(r Run) float64 { return float64(r.PickupP99) })),
+		PickupAfterP50: time.Duration(field(func(r Run) float64 { return float64(r.PickupAfterP50) })),
+		PickupAfterP99: time.Duration(field(func(r Run) float64 { return float64(r.PickupAfterP99) })),
+		TxEnqueue:      time.Duration(field(func(r Run) float64 { return float64(r.TxEnqueue) })),
 	}
 }

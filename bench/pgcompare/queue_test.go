@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,11 +18,13 @@ import (
 )
 
 // TestQueuesSmall runs the whole queue comparison at a size CI can afford:
-// every River setting, once, on 500 items and 8 pickups.
+// River, the plain claim store and the store with kinds and retention,
+// once, on 500 items, 8 pickups and transactions of 50 items. The other
+// settings differ from these only in numbers (workers, fetch intervals).
 func TestQueuesSmall(t *testing.T) {
 	var progress bytes.Buffer
-	cfg := Config{DSN: os.Getenv(dsnEnv), N: 500, Batch: 200, Pickup: 8, PickupWarmup: 1, Runs: 1, Timeout: time.Minute, Progress: &progress}
-	settings := append(RiverSettings(), OurSettings()...)
+	cfg := Config{DSN: os.Getenv(dsnEnv), N: 500, Batch: 200, Pickup: 8, PickupWarmup: 1, TxItems: 50, TxRounds: 2, Runs: 1, Timeout: time.Minute, Progress: &progress}
+	settings := []Setting{RiverSettings()[1], OurSettings()[0], KindsRetentionSettings()[1]}
 	rep, err := Measure(ctx, cfg, settings)
 	require.NoError(t, err)
 	t.Log("\n" + progress.String())
@@ -34,6 +37,9 @@ func TestQueuesSmall(t *testing.T) {
 		assert.Positive(t, m.BurnDownPerSec, row.Setting)
 		assert.Positive(t, m.PickupP50, row.Setting)
 		assert.GreaterOrEqual(t, m.PickupP99, m.PickupP50, row.Setting)
+		assert.Positive(t, m.PickupAfterP50, row.Setting)
+		assert.GreaterOrEqual(t, m.PickupAfterP99, m.PickupAfterP50, row.Setting)
+		assert.Positive(t, m.TxEnqueue, row.Setting)
 	}
 	for _, name := range []string{"fsync", "synchronous_commit", "server_version"} {
 		assert.NotEmpty(t, rep.Server[name], name)
@@ -128,11 +134,14 @@ func TestOurSettingsInterleave(t *testing.T) {
 	require.Len(t, settings, 2)
 	rep, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 300, Batch: 100, Pickup: 10, Runs: 3, Timeout: time.Minute}, settings)
 	require.NoError(t, err)
-	assert.Equal(t, []int{100, 100, 2000, 2000, 100, 100, 2000, 2000, 100, 100, 2000, 2000}, opened, "a burn-down and a pickup database per run, settings interleaved")
+	round := []int{100, 100, 100, 2000, 2000, 2000}
+	assert.Equal(t, slices.Concat(round, round, round), opened, "a burn-down, a pickup and a transaction database per run, settings interleaved")
 	for _, row := range rep.Rows {
 		assert.Len(t, row.Runs, 3)
 		assert.Positive(t, row.Median.BurnDownPerSec)
 		assert.Positive(t, row.Median.PickupP99)
+		assert.Positive(t, row.Median.PickupAfterP99, "pickups after the burn-down, with the workers it started")
+		assert.Zero(t, row.Median.TxEnqueue, "not a TxEnqueuer")
 	}
 }
 
@@ -144,4 +153,24 @@ func TestMeasureReportsAnOpenError(t *testing.T) {
 	}}
 	_, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 10, Runs: 1}, []Setting{bad})
 	require.ErrorContains(t, err, "broken, run 1: open: no such library")
+}
+
+// TestCleanerSmall runs the cleaner measurement at a size CI can afford:
+// the cleaner removes every row it was given while claims run, and both
+// phases have claims.
+func TestCleanerSmall(t *testing.T) {
+	var progress bytes.Buffer
+	cfg := CleanConfig{DSN: os.Getenv(dsnEnv), Rows: 3000, Batch: 500, Claimers: 2, Before: 200 * time.Millisecond, Runs: 1, Timeout: time.Minute, Progress: &progress}
+	rep, err := MeasureCleaner(ctx, cfg)
+	require.NoError(t, err)
+	t.Log("\n" + progress.String())
+	require.Len(t, rep.Runs, 1)
+	m := rep.Median
+	assert.Positive(t, m.Clean)
+	assert.Positive(t, m.Before.Count)
+	assert.Positive(t, m.During.Count)
+	assert.GreaterOrEqual(t, m.During.Max, m.During.P99)
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	assert.Contains(t, md.String(), "while it cleans")
 }

@@ -107,6 +107,15 @@ func (s *riverSystem) Enqueue(ctx context.Context, n int) error {
 	return err
 }
 
+// EnqueueTx inserts n jobs with one InsertManyTx in tx.
+func (s *riverSystem) EnqueueTx(ctx context.Context, tx pgx.Tx, n int) error {
+	for len(s.args) < n {
+		s.args = append(s.args, river.InsertManyParams{Args: riverNoop{}})
+	}
+	_, err := s.client.InsertManyTx(ctx, tx, s.args[:n])
+	return err
+}
+
 // Start starts the client. A completion counts when River's subscription
 // reports it: after River's completer has stored it.
 func (s *riverSystem) Start(ctx context.Context, obs Observer) error {

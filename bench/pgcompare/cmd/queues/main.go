@@ -3,11 +3,18 @@
 // claim store (postgres.ClaimStore worked by claim.Broker) in two. Each run
 // uses fresh databases that it creates on the server and drops again.
 //
+// With -features it measures instead the settings of
+// pgcompare.FeatureSettings: River tuned and bench beside the claim store
+// plain and with job kinds and retention on. With -clean N it then also
+// measures the retention cleaner removing N completed rows while claims
+// run (pgcompare.MeasureCleaner); -n 0 skips the queue comparison.
+//
 // It prints a markdown table of the medians over the runs to standard
 // output, progress to standard error, and with -svg writes a bar chart.
 // From bench/pgcompare, against a throwaway server:
 //
 //	../../scripts/with-postgres go run ./cmd/queues -n 100000 -runs 5 -svg /tmp/queues.svg
+//	../../scripts/with-postgres go run ./cmd/queues -features -clean 1000000
 //
 // The server is LEASE_POSTGRES_DSN unless -dsn names one.
 package main
@@ -37,6 +44,9 @@ func run() error {
 		cfg  pgcompare.Config
 		only string
 		svg  string
+
+		features bool
+		clean    pgcompare.CleanConfig
 	)
 	flag.StringVar(&cfg.DSN, "dsn", os.Getenv("LEASE_POSTGRES_DSN"), "the PostgreSQL server (default $LEASE_POSTGRES_DSN); the role needs CREATEDB")
 	flag.IntVar(&cfg.N, "n", 100_000, "items enqueued and burnt down in each run")
@@ -46,6 +56,10 @@ func run() error {
 	flag.IntVar(&cfg.Runs, "runs", 3, "runs of each setting; the table shows medians")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit on each phase of a run")
 	flag.StringVar(&only, "only", "", "measure only the settings whose names contain this text")
+	flag.IntVar(&cfg.TxItems, "tx-items", 1_000, "items enqueued in one caller transaction")
+	flag.IntVar(&cfg.TxRounds, "tx-rounds", 5, "caller transactions timed in each run")
+	flag.BoolVar(&features, "features", false, "measure River tuned and bench beside the claim store plain and with kinds and retention")
+	flag.IntVar(&clean.Rows, "clean", 0, "also measure the retention cleaner removing this many completed rows while claims run")
 	flag.StringVar(&svg, "svg", "", "also write a bar chart of the medians to this file (it must not exist)")
 	flag.Parse()
 	if flag.NArg() != 0 {
@@ -54,8 +68,12 @@ func run() error {
 	if cfg.DSN == "" {
 		return errors.New("no server: set LEASE_POSTGRES_DSN or -dsn (scripts/with-postgres sets it)")
 	}
+	all := append(pgcompare.RiverSettings(), pgcompare.OurSettings()...)
+	if features {
+		all = pgcompare.FeatureSettings()
+	}
 	var settings []pgcompare.Setting
-	for _, s := range append(pgcompare.RiverSettings(), pgcompare.OurSettings()...) {
+	for _, s := range all {
 		if strings.Contains(s.Name, only) {
 			settings = append(settings, s)
 		}
@@ -76,22 +94,33 @@ func run() error {
 	cfg.Progress = os.Stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := pgcompare.Measure(ctx, cfg, settings)
-	if err != nil {
-		if out != nil {
-			_ = out.Close()
-			_ = os.Remove(svg)
-		}
-		return err
-	}
-	if err := rep.WriteMarkdown(os.Stdout); err != nil {
-		return err
-	}
-	if out != nil {
-		if err := errors.Join(rep.WriteSVG(out), out.Close()); err != nil {
+	if cfg.N > 0 {
+		rep, err := pgcompare.Measure(ctx, cfg, settings)
+		if err != nil {
+			if out != nil {
+				_ = out.Close()
+				_ = os.Remove(svg)
+			}
 			return err
 		}
-		fmt.Fprintln(os.Stderr, "wrote", svg)
+		if err := rep.WriteMarkdown(os.Stdout); err != nil {
+			return err
+		}
+		if out != nil {
+			if err := errors.Join(rep.WriteSVG(out), out.Close()); err != nil {
+				return err
+			}
+			fmt.Fprintln(os.Stderr, "wrote", svg)
+		}
+	}
+	if clean.Rows > 0 {
+		clean.DSN, clean.Runs, clean.Timeout, clean.Progress = cfg.DSN, cfg.Runs, cfg.Timeout, os.Stderr
+		crep, err := pgcompare.MeasureCleaner(ctx, clean)
+		if err != nil {
+			return err
+		}
+		fmt.Println()
+		return crep.WriteMarkdown(os.Stdout)
 	}
 	return nil
 }

@@ -1,0 +1,370 @@
+package pgcompare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/postgres"
+)
+
+// CleanConfig sizes a measurement of the claim store's retention cleaner
+// running beside claims. The zero value of a field means its default. It
+// is read-only once MeasureCleaner is called.
+type CleanConfig struct {
+	// DSN is the server, as Config.DSN.
+	DSN string
+	// Rows is how many completed items, past their retention, the cleaner
+	// removes in each run. Default 1,000,000.
+	Rows int
+	// Batch is the limit of each Clean call. Default
+	// claim.DefaultCleanBatch.
+	Batch int
+	// Claimers is how many goroutines claim while the cleaner runs, each
+	// in a loop of enqueue one item, claim it, complete it. Default 4.
+	Claimers int
+	// Before is how long the claimers run before the cleaner starts, the
+	// baseline. Default 3 s.
+	Before time.Duration
+	// Runs is how many times it is measured. Default 3.
+	Runs int
+	// Timeout bounds each phase of a run. Default 10 minutes.
+	Timeout time.Duration
+	// Progress, if not nil, gets a line for each finished run.
+	Progress io.Writer
+}
+
+func (c CleanConfig) withDefaults() CleanConfig {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.Rows, 1_000_000)
+	def(&c.Batch, claim.DefaultCleanBatch)
+	def(&c.Claimers, 4)
+	def(&c.Runs, 3)
+	if c.Before <= 0 {
+		c.Before = 3 * time.Second
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	return c
+}
+
+// Latencies summarises the durations of claim calls.
+type Latencies struct {
+	Count         int
+	P50, P99, Max time.Duration
+	// Over10ms counts the calls that took longer than 10 ms.
+	Over10ms int
+}
+
+// summarise returns the Latencies of ds.
+func summarise(ds []time.Duration) Latencies {
+	l := Latencies{Count: len(ds), P50: percentile(ds, 50), P99: percentile(ds, 99)}
+	if len(ds) > 0 {
+		l.Max = slices.Max(ds)
+	}
+	for _, d := range ds {
+		if d > 10*time.Millisecond {
+			l.Over10ms++
+		}
+	}
+	return l
+}
+
+// CleanRun is one run of the cleaner.
+type CleanRun struct {
+	// Clean is how long the cleaner took to remove CleanConfig.Rows rows,
+	// from the first Clean call to the one that found none left.
+	Clean time.Duration
+	// Before and During are the claim calls' durations before the cleaner
+	// started and while it ran.
+	Before, During Latencies
+	// Waits counts, while the cleaner ran, what the claim statements
+	// were seen waiting on (pg_stat_activity's wait_event_type:wait_event,
+	// sampled every millisecond); "running" when on CPU or not waiting.
+	Waits map[string]int
+}
+
+// CleanReport is what MeasureCleaner found: a plain value, safe to read
+// from many goroutines.
+type CleanReport struct {
+	Config CleanConfig
+	Runs   []CleanRun
+	Median CleanRun // each field the median over Runs
+	Load   [2]string
+}
+
+// MeasureCleaner measures the claim store's retention cleaner: each run
+// fills a fresh database with cfg.Rows completed items whose retention
+// has passed, starts cfg.Claimers claim loops, and after cfg.Before runs
+// Broker.Clean in a loop, as Broker.RunCleaner does in each round, until
+// it removes nothing more. It reports how long that took and the claim
+// latencies before and during it.
+func MeasureCleaner(ctx context.Context, cfg CleanConfig) (*CleanReport, error) {
+	cfg = cfg.withDefaults()
+	if cfg.DSN == "" {
+		return nil, errors.New("pgcompare: CleanConfig.DSN is empty")
+	}
+	admin, err := pgx.Connect(ctx, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = admin.Close(context.WithoutCancel(ctx)) }()
+	rep := &CleanReport{Config: cfg}
+	rep.Load[0] = loadAverage()
+	for r := range cfg.Runs {
+		var run CleanRun
+		setting := Setting{Name: "cleaner", PoolSize: cleanPoolSize(cfg), Open: func(context.Context, *pgxpool.Pool) (System, error) { return nopSystem{}, nil }}
+		qcfg := Config{DSN: cfg.DSN, Timeout: cfg.Timeout}
+		err := withSystem(ctx, qcfg, admin, setting, func(_ System, pool *pgxpool.Pool) error {
+			var err error
+			run, err = cleanOnce(ctx, cfg, pool)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("pgcompare: cleaner, run %d: %w", r+1, err)
+		}
+		rep.Runs = append(rep.Runs, run)
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "cleaner run %d: %d rows in %s; claims before: %+v; during: %+v; claim waits %v (load %s)\n",
+				r+1, cfg.Rows, run.Clean, run.Before, run.During, run.Waits, loadAverage())
+		}
+	}
+	rep.Median = medianCleanRun(rep.Runs)
+	rep.Load[1] = loadAverage()
+	return rep, nil
+}
+
+// nopSystem lets withSystem manage a database that MeasureCleaner fills
+// itself.
+type nopSystem struct{}
+
+func (nopSystem) Enqueue(context.Context, int) error    { return nil }
+func (nopSystem) Start(context.Context, Observer) error { return nil }
+func (nopSystem) Settled(context.Context) error         { return nil }
+func (nopSystem) Stop(context.Context) error            { return nil }
+
+// cleanOnce is one CleanRun on the empty database pool points to.
+func cleanOnce(ctx context.Context, cfg CleanConfig, pool *pgxpool.Pool) (CleanRun, error) {
+	var run CleanRun
+	// Completed items are kept an hour: those the claimers complete stay,
+	// and only the rows filled in below, finished two hours ago, are due.
+	store, err := postgres.NewClaimStore(pool, postgres.WithClaimRetention(claim.Retention{Completed: time.Hour}))
+	if err != nil {
+		return run, err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		return run, fmt.Errorf("migrate: %w", err)
+	}
+	b := lease.Must(claim.New(store))
+	defer func() { _ = b.Close() }()
+	fctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	fill := fmt.Sprintf(`INSERT INTO %s (queue, kind, payload, state, max_attempts, priority, enqueued_at, due, finished_at)
+SELECT $1, 'pgcompare_noop', '{}', 5, 25, 0, now() - interval '3 hours', now() - interval '3 hours', now() - interval '2 hours'
+FROM generate_series(1, $2)`, store.Table())
+	if _, err := pool.Exec(fctx, fill, ourQueue+"_done", cfg.Rows); err != nil {
+		return run, fmt.Errorf("fill: %w", err)
+	}
+	if _, err := pool.Exec(fctx, "VACUUM ANALYZE "+store.Table()); err != nil {
+		return run, fmt.Errorf("vacuum: %w", err)
+	}
+
+	var (
+		cleaning atomic.Bool
+		stop     = make(chan struct{})
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		before   []time.Duration
+		during   []time.Duration
+		loopErr  error
+	)
+	for i := range cfg.Claimers {
+		wg.Go(func() {
+			var mine [2][]time.Duration
+			err := claimLoop(fctx, b, fmt.Sprintf("claimer-%d", i), stop, &cleaning, &mine)
+			mu.Lock()
+			defer mu.Unlock()
+			before = append(before, mine[0]...)
+			during = append(during, mine[1]...)
+			loopErr = errors.Join(loopErr, err)
+		})
+	}
+	halt := func() error {
+		close(stop)
+		wg.Wait()
+		return loopErr
+	}
+	select {
+	case <-time.After(cfg.Before):
+	case <-fctx.Done():
+		return run, errors.Join(fctx.Err(), halt())
+	}
+	cleaning.Store(true)
+	sampled := make(chan map[string]int, 1)
+	sctx, stopSampling := context.WithCancel(fctx)
+	go func() { sampled <- sampleClaimWaits(sctx, pool) }()
+	t0 := time.Now()
+	removed := 0
+	for {
+		n, err := b.Clean(fctx, cfg.Batch)
+		if err != nil {
+			stopSampling()
+			<-sampled
+			return run, errors.Join(fmt.Errorf("clean: %w", err), halt())
+		}
+		removed += n
+		if n < cfg.Batch {
+			break
+		}
+	}
+	run.Clean = time.Since(t0)
+	stopSampling()
+	run.Waits = <-sampled
+	if err := halt(); err != nil {
+		return run, err
+	}
+	if removed != cfg.Rows {
+		return run, fmt.Errorf("clean removed %d rows, want %d", removed, cfg.Rows)
+	}
+	run.Before, run.During = summarise(before), summarise(during)
+	return run, nil
+}
+
+// claimLoop enqueues an item, claims it and completes it, until stop is
+// closed, and records each Claim call's duration in lat[0] before the
+// cleaner starts and in lat[1] once it has.
+func claimLoop(ctx context.Context, b *claim.Broker, owner string, stop <-chan struct{}, cleaning *atomic.Bool, lat *[2][]time.Duration) error {
+	queue := ourQueue + "_" + owner // one queue per claimer: each claim finds its own item
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		if _, err := b.Enqueue(ctx, queue, nil); err != nil {
+			return fmt.Errorf("enqueue: %w", err)
+		}
+		phase := 0
+		if cleaning.Load() {
+			phase = 1
+		}
+		t0 := time.Now()
+		cs, err := b.Claim(ctx, queue, owner, 1, ourLease)
+		d := time.Since(t0)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		if len(cs) != 1 {
+			return fmt.Errorf("claim: got %d items, want 1", len(cs))
+		}
+		lat[phase] = append(lat[phase], d)
+		if err := b.Complete(ctx, cs[0]); err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+	}
+}
+
+// medianCleanRun is the field-wise median of runs.
+func medianCleanRun(runs []CleanRun) CleanRun {
+	dur := func(f func(CleanRun) time.Duration) time.Duration {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = float64(f(r))
+		}
+		return time.Duration(median(xs))
+	}
+	count := func(f func(CleanRun) int) int {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = float64(f(r))
+		}
+		return int(median(xs))
+	}
+	lat := func(f func(CleanRun) Latencies) Latencies {
+		return Latencies{
+			Count:    count(func(r CleanRun) int { return f(r).Count }),
+			P50:      dur(func(r CleanRun) time.Duration { return f(r).P50 }),
+			P99:      dur(func(r CleanRun) time.Duration { return f(r).P99 }),
+			Max:      dur(func(r CleanRun) time.Duration { return f(r).Max }),
+			Over10ms: count(func(r CleanRun) int { return f(r).Over10ms }),
+		}
+	}
+	return CleanRun{
+		Clean:  dur(func(r CleanRun) time.Duration { return r.Clean }),
+		Before: lat(func(r CleanRun) Latencies { return r.Before }),
+		During: lat(func(r CleanRun) Latencies { return r.During }),
+	}
+}
+
+// WriteMarkdown writes the settings line and a table of the medians.
+func (r *CleanReport) WriteMarkdown(w io.Writer) error {
+	if err := r.writeTable(w); err != nil {
+		return err
+	}
+	for i, run := range r.Runs {
+		if _, err := fmt.Fprintf(w, "\nRun %d, claim statements seen waiting while it cleaned: %v\n", i+1, run.Waits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTable writes the settings line and the table of medians.
+func (r *CleanReport) writeTable(w io.Writer) error {
+	c := r.Config
+	m := r.Median
+	_, err := fmt.Fprintf(w, "Retention cleaner: %d completed rows past their retention removed by Clean(%d) in a loop while %d goroutines enqueue, claim and complete one item at a time, on a pool of %d; "+
+		"baseline %s before it starts; medians of %d runs; load average %s at the start, %s at the end.\n\n"+
+		"| phase | claims | claim p50 ms | claim p99 ms | claim max ms | claims over 10 ms |\n|---|--:|--:|--:|--:|--:|\n"+
+		"| before the cleaner | %d | %s | %s | %s | %d |\n| while it cleans (%.1f s, %.0f rows/s) | %d | %s | %s | %s | %d |\n",
+		c.Rows, c.Batch, c.Claimers, cleanPoolSize(c), c.Before, c.Runs, r.Load[0], r.Load[1],
+		m.Before.Count, ms(m.Before.P50), ms(m.Before.P99), ms(m.Before.Max), m.Before.Over10ms,
+		m.Clean.Seconds(), float64(c.Rows)/m.Clean.Seconds(),
+		m.During.Count, ms(m.During.P50), ms(m.During.P99), ms(m.During.Max), m.During.Over10ms)
+	return err
+}
+
+// sampleClaimWaits polls pg_stat_activity every millisecond until ctx
+// ends and counts the wait events of the claim statements it sees
+// running, on a connection of its own from pool.
+func sampleClaimWaits(ctx context.Context, pool *pgxpool.Pool) map[string]int {
+	waits := map[string]int{}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		rows, err := pool.Query(ctx, `SELECT coalesce(wait_event_type || ':' || wait_event, 'running') FROM pg_stat_activity
+WHERE datname = current_database() AND state = 'active' AND query LIKE 'WITH locked AS%'`)
+		if err == nil {
+			var w string
+			_, err = pgx.ForEachRow(rows, []any{&w}, func() error { waits[w]++; return nil })
+		}
+		if err != nil && ctx.Err() == nil {
+			waits["sampling error: "+err.Error()]++
+		}
+		select {
+		case <-ctx.Done():
+			return waits
+		case <-tick.C:
+		}
+	}
+}
+
+// cleanPoolSize is the pool of a cleaner run: a connection for each
+// claimer, the cleaner, the sampler, and the store's own enqueue and
+// settle statements, so that no claim waits for a connection.
+func cleanPoolSize(cfg CleanConfig) int { return cfg.Claimers + 4 }
