@@ -20,6 +20,9 @@ const (
 	CodeInvalidArgument Code = "LS_INVALID_ARGUMENT" // bad input; nothing changed
 	CodeClosed          Code = "LS_CLOSED"           // the service is closed
 	CodeKeyExists       Code = "LS_KEY_EXISTS"       // GrantWithKey found the key present
+	// CodeStorage reports storage that cannot serve the call: a file that
+	// is read-only, full, corrupt or not a database. Nothing was changed.
+	CodeStorage Code = "LS_STORAGE"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every error the service
@@ -34,6 +37,7 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 	ErrClosed          = errors.New("lease service closed")
 	ErrKeyExists       = errors.New("key exists")
+	ErrStorage         = errors.New("storage failure")
 )
 
 func sentinel(c Code) error {
@@ -54,6 +58,8 @@ func sentinel(c Code) error {
 		return ErrClosed
 	case CodeKeyExists:
 		return ErrKeyExists
+	case CodeStorage:
+		return ErrStorage
 	}
 	return nil
 }

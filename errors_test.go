@@ -27,6 +27,7 @@ var errSentinels = []struct {
 	{lease.CodeInvalidArgument, lease.ErrInvalidArgument},
 	{lease.CodeClosed, lease.ErrClosed},
 	{lease.CodeKeyExists, lease.ErrKeyExists},
+	{lease.CodeStorage, lease.ErrStorage},
 }
 
 func TestErrorMatchesExactlyItsSentinel(t *testing.T) {

@@ -1,0 +1,102 @@
+package sqlite
+
+import "strings"
+
+// The values of the state column. A waiting item is visible or delayed as
+// its due time says; a claimed item whose due time (its lease's end)
+// passed is claimable again, or dead if that claim was its last attempt,
+// without anyone writing it so: every statement reads the row that way, and
+// the next Claim to come across it writes it.
+const (
+	rowWaiting = 1
+	rowClaimed = 3
+	rowDead    = 4
+)
+
+// Every statement takes now, in nanoseconds since the Unix epoch on the
+// store's clock, as the parameter :now.
+
+// claimColumns are the columns itemRow scans.
+const claimColumns = `id, queue, key, payload, state, attempts, max_attempts, priority, timeout_ns,
+  enqueued_at, due, owner, dead_at, history`
+
+// effectiveState is the claim.State of a row as of :now.
+const effectiveState = `(CASE WHEN state = 4 THEN 4
+  WHEN state = 3 AND due > :now THEN 3
+  WHEN state = 3 AND attempts >= max_attempts THEN 4
+  WHEN due <= :now THEN 1
+  ELSE 2 END)`
+
+// lostEntry is the history entry of a claim whose lease ended unsettled,
+// written with the row's values before the update.
+const lostEntry = `json_insert(history, '$[#]', json_object('a', attempts, 'o', owner, 't', due,
+  'r', 'lease expired', 'l', json('true')))`
+
+var claimSQL = strings.NewReplacer("{COLS}", claimColumns, "{STATE}", effectiveState, "{LOST}", lostEntry)
+
+var (
+	sqlInsert = `INSERT INTO lease_claims (queue, key, payload, state, max_attempts, priority, timeout_ns, enqueued_at, due)
+VALUES (:queue, :key, :payload, 1, :max, :prio, :timeout, :now, :due)
+ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
+RETURNING id`
+	sqlByKey = claimSQL.Replace(`SELECT {COLS} FROM lease_claims WHERE queue = :queue AND key = :key`)
+
+	// The next claimable rows of a queue, in claim order.
+	sqlClaimable = `SELECT id, state, attempts, max_attempts FROM lease_claims
+WHERE queue = :queue AND state IN (1, 3) AND due <= :now
+ORDER BY priority, due, id LIMIT :limit`
+	// An expired claim on its last attempt goes to the dead letters, its
+	// loss in the history.
+	sqlBury = claimSQL.Replace(`UPDATE lease_claims SET state = 4, dead_at = due, token = token + 1,
+  history = {LOST} WHERE id = :id`)
+	sqlTake = claimSQL.Replace(`UPDATE lease_claims SET
+  history = CASE WHEN state = 3 THEN {LOST} ELSE history END,
+  state = 3, attempts = attempts + 1, token = token + 1, owner = :owner, due = :due
+WHERE id = :id
+RETURNING attempts, max_attempts, priority, timeout_ns, enqueued_at, token, payload`)
+
+	sqlExtend = `UPDATE lease_claims SET due = :due
+WHERE id = :id AND token = :token AND state = 3 AND due > :now
+RETURNING due`
+
+	sqlComplete = `DELETE FROM lease_claims WHERE id = :id AND token = :token AND state = 3 AND due > :now`
+	// :how 2 retry, 3 dead, 4 snooze.
+	sqlMove = `UPDATE lease_claims SET
+  history = CASE WHEN :how = 4 THEN history
+    ELSE json_insert(history, '$[#]', json_object('a', attempts, 'o', owner, 't', :now, 'r', :reason)) END,
+  state = CASE WHEN :how = 3 THEN 4 ELSE 1 END,
+  attempts = CASE WHEN :how = 4 THEN attempts - 1 ELSE attempts END,
+  due = CASE WHEN :how = 3 THEN due ELSE :due END,
+  dead_at = CASE WHEN :how = 3 THEN :now END,
+  owner = NULL
+WHERE id = :id AND token = :token AND state = 3 AND due > :now`
+
+	sqlCancel = `DELETE FROM lease_claims WHERE id = :id AND queue = :queue
+RETURNING token, state = 3 AND due > :now`
+
+	// A dead item, or a claim on its last attempt whose lease ended (its
+	// loss joins the history), made visible with no attempts used.
+	sqlRequeueDead = claimSQL.Replace(`UPDATE lease_claims SET
+  history = CASE WHEN state = 3 THEN {LOST} ELSE history END,
+  state = 1, attempts = 0, due = :now, dead_at = NULL, owner = NULL
+WHERE id = :id AND queue = :queue
+  AND (state = 4 OR (state = 3 AND due <= :now AND attempts >= max_attempts))
+RETURNING {COLS}`)
+
+	sqlDeleteDead = claimSQL.Replace(`DELETE FROM lease_claims WHERE id = :id AND queue = :queue AND {STATE} = 4`)
+
+	sqlLookup = claimSQL.Replace(`SELECT {COLS} FROM lease_claims WHERE id = :id`)
+
+	sqlList = claimSQL.Replace(`SELECT {COLS} FROM lease_claims
+WHERE queue = :queue AND id > :after AND (:state = 0 OR {STATE} = :state)
+ORDER BY id LIMIT :limit`)
+
+	sqlCounts = claimSQL.Replace(`SELECT
+  coalesce(sum({STATE} = 1), 0), coalesce(sum({STATE} = 2), 0),
+  coalesce(sum({STATE} = 3), 0), coalesce(sum({STATE} = 4), 0)
+FROM lease_claims WHERE queue = :queue`)
+
+	// The earliest instant after :now at which a row becomes due: a delay
+	// that ends, or a lease.
+	sqlNextDue = `SELECT coalesce(min(due), 0) FROM lease_claims WHERE state IN (1, 3) AND due > :now`
+)

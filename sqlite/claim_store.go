@@ -1,0 +1,664 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+)
+
+// ClaimStore is a [claim.Store] that keeps items and claims in an SQLite
+// file: a durable work queue that needs nothing but the file, shared by
+// every process of the host that opens it. It is safe for concurrent use by
+// multiple goroutines, and by several processes opening the same file.
+//
+// An item is one row. Every write (Enqueue, Claim, Extend, Settle, Cancel,
+// RequeueDead, DeleteDead) runs in a write transaction begun with BEGIN
+// IMMEDIATE on the store's one writer connection, and the writes of many
+// goroutines share one transaction (group commit): a call returns once the
+// transaction holding it committed. Another process's write transaction
+// makes this one wait (the busy timeout) and try again; a busy file never
+// reaches the caller. Reads (Lookup, List, Counts) use a small pool of
+// reader connections and never wait for writes.
+//
+// Deadlines are instants of the store's clock ([WithClock]; the host's wall
+// clock by default), which every process of the host shares. Each claim
+// increments the item's token, which is never reset, and Extend and Settle
+// act only if the item is still claimed with that token and its lease has
+// not ended: a clock step can make a lease end early or late, never give
+// two claims the same token.
+type ClaimStore struct {
+	d *db
+
+	mu sync.Mutex
+	// lost holds the Lost functions of this store's live claims that
+	// have one, with their expiry, so that Cancel can call them. Expired
+	// ones are pruned as the map grows past twice its size after the
+	// last pruning.
+	lost      map[claim.Ref]lostClaim
+	lostPrune int
+	callbacks sync.WaitGroup // Lost functions running
+}
+
+type lostClaim struct {
+	fn      func(claim.Ref, error)
+	expires int64
+}
+
+var _ claim.Store = (*ClaimStore)(nil)
+
+// NewClaimStore opens the SQLite file at path as a claim store, creating
+// the file if it does not exist and bringing its schema up to date (safe
+// when several processes open a file at once). It returns an error matching
+// lease.ErrInvalidArgument for bad options, and a storage error (a
+// *lease.Error matching lease.ErrStorage, and [ErrReadOnly], [ErrFull],
+// [ErrCorrupt], [ErrNotDatabase] or [ErrCannotOpen] when SQLite says which)
+// when the file cannot be used. Close releases the file.
+func NewClaimStore(ctx context.Context, path string, opts ...Option) (*ClaimStore, error) {
+	d, err := openDB(ctx, "claims.open", path, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &ClaimStore{d: d, lost: map[claim.Ref]lostClaim{}, lostPrune: 64}
+	d.watch.mu.Lock()
+	d.watch.dueQuery = nextDue
+	d.watch.mu.Unlock()
+	return s, nil
+}
+
+// nextDue is the watcher's query for the next instant an item or a claim
+// becomes due.
+func nextDue(ctx context.Context, conn *sql.Conn, now int64) (int64, error) {
+	var next int64
+	err := conn.QueryRowContext(ctx, sqlNextDue, sql.Named("now", now)).Scan(&next)
+	return next, err
+}
+
+// write runs fn in the next group commit, on behalf of op.
+func (s *ClaimStore) write(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
+	err := s.d.commit.do(ctx, "claims."+op, func(tx *sql.Tx) error {
+		return fn(ctx, tx, s.d.now())
+	}, after)
+	if err != nil {
+		return s.fail(op, err)
+	}
+	return nil
+}
+
+func (s *ClaimStore) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	return s.d.txStmt(ctx, tx, query)
+}
+
+// Enqueue adds items in one transaction and returns them, in order, with
+// IDs in that order. An item whose Key exists in its queue (or earlier in
+// items) is not added: the existing item is returned in its place.
+func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
+	const op = "enqueue"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	for i, it := range items {
+		if err := checkNewItem(i, it); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]claim.Item, len(items))
+	if len(items) == 0 {
+		return out, nil
+	}
+	var soonest int64
+	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		soonest = 0
+		ins, err := s.txStmt(ctx, tx, sqlInsert)
+		if err != nil {
+			return err
+		}
+		for i, it := range items {
+			due := addNanos(now, it.Delay)
+			var key any
+			if it.Key != "" {
+				key = it.Key
+			}
+			var id int64
+			err := ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("key", key),
+				sql.Named("payload", payloadArg(it.Payload)), sql.Named("max", it.MaxAttempts),
+				sql.Named("prio", it.Priority), sql.Named("timeout", int64(it.Timeout)),
+				sql.Named("now", now), sql.Named("due", due)).Scan(&id)
+			if errors.Is(err, sql.ErrNoRows) {
+				// The key is held: by an item stored before, or earlier
+				// in this transaction.
+				var r itemRow
+				if err := tx.QueryRowContext(ctx, sqlByKey, sql.Named("queue", it.Queue),
+					sql.Named("key", it.Key)).Scan(r.dest()...); err != nil {
+					return err
+				}
+				if out[i], err = r.item(now); err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[i] = claim.Item{
+				ID: claim.ItemID(id), Queue: it.Queue, Key: it.Key, Payload: clonePayload(it.Payload),
+				State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
+				Timeout: it.Timeout, EnqueuedAt: at(now), VisibleAt: at(due),
+			}
+			if due > now {
+				out[i].State = claim.Delayed
+				if soonest == 0 || due < soonest {
+					soonest = due
+				}
+			}
+		}
+		return nil
+	}, func() { s.d.watch.dueAt(soonest) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// payloadArg keeps an empty payload apart from none.
+func payloadArg(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// Claim claims up to req.Limit claimable items of req.Queue, in claim
+// order, in one write transaction. An expired claim on its last attempt
+// that it comes across goes to the dead letters instead.
+func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
+	const op = "claim"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := checkClaimRequest(req); err != nil {
+		return nil, err
+	}
+	var out []claim.Claim
+	var soonest int64
+	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		out = make([]claim.Claim, 0, min(req.Limit, 64))
+		due := addNanos(now, req.Lease)
+		soonest = 0
+		take, err := s.txStmt(ctx, tx, sqlTake)
+		if err != nil {
+			return err
+		}
+		claimable, err := s.txStmt(ctx, tx, sqlClaimable)
+		if err != nil {
+			return err
+		}
+		for len(out) < req.Limit {
+			rows, err := claimable.QueryContext(ctx, sql.Named("queue", req.Queue),
+				sql.Named("now", now), sql.Named("limit", req.Limit-len(out)))
+			if err != nil {
+				return err
+			}
+			type cand struct {
+				id             int64
+				state          int
+				attempts, maxA int
+			}
+			var cands []cand
+			for rows.Next() {
+				var c cand
+				if err := rows.Scan(&c.id, &c.state, &c.attempts, &c.maxA); err != nil {
+					_ = rows.Close()
+					return err
+				}
+				cands = append(cands, c)
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			if len(cands) == 0 {
+				break
+			}
+			for _, c := range cands {
+				if c.state == rowClaimed && c.attempts >= c.maxA {
+					if _, err := tx.ExecContext(ctx, sqlBury, sql.Named("id", c.id)); err != nil {
+						return err
+					}
+					continue
+				}
+				cl := claim.Claim{Queue: req.Queue, Item: claim.ItemID(c.id), Owner: req.Owner, ExpiresAt: at(due)}
+				var timeout, enqueued, token int64
+				var payload []byte
+				if err := take.QueryRowContext(ctx, sql.Named("owner", req.Owner), sql.Named("due", due),
+					sql.Named("id", c.id)).Scan(&cl.Attempt, &cl.MaxAttempts, &cl.Priority, &timeout,
+					&enqueued, &token, &payload); err != nil {
+					return err
+				}
+				cl.Timeout, cl.EnqueuedAt = time.Duration(timeout), at(enqueued)
+				cl.Payload = clonePayload(payload)
+				cl.Ref = claim.Ref{Item: cl.Item, Token: uint64(token)}
+				out = append(out, cl)
+			}
+		}
+		if len(out) > 0 {
+			soonest = due
+		}
+		return nil
+	}, func() { s.d.watch.dueAt(soonest) })
+	if err != nil {
+		return nil, err
+	}
+	if req.Lost != nil && len(out) > 0 {
+		s.track(out, req.Lost)
+	}
+	return out, nil
+}
+
+// Extend extends the live claim r to lease from now on the store's clock.
+func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duration) (time.Time, error) {
+	const op = "extend"
+	if err := s.begin(ctx, op); err != nil {
+		return time.Time{}, err
+	}
+	if err := checkRef(op, r); err != nil {
+		return time.Time{}, err
+	}
+	if lease <= 0 {
+		return time.Time{}, invalid("claims."+op, "lease_duration", lease.String()+" is not positive")
+	}
+	var expires int64
+	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		expires = 0
+		st, err := s.txStmt(ctx, tx, sqlExtend)
+		if err != nil {
+			return err
+		}
+		err = st.QueryRowContext(ctx, sql.Named("due", addNanos(now, lease)), sql.Named("id", int64(r.Item)),
+			sql.Named("token", int64(r.Token)), sql.Named("now", now)).Scan(&expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	}, func() { s.d.watch.dueAt(expires) })
+	if err != nil {
+		return time.Time{}, err
+	}
+	if expires == 0 {
+		s.untrack(r)
+		return time.Time{}, staleClaim(op, r)
+	}
+	s.retrack(r, expires)
+	return at(expires), nil
+}
+
+// Settle ends the live claim st.Ref as st says, in one write transaction
+// shared with other calls; it returns once that transaction committed.
+func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
+	const op = "settle"
+	if err := s.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := checkSettlement(st); err != nil {
+		return err
+	}
+	var settled bool
+	var due int64
+	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		settled, due = false, 0
+		id, token := sql.Named("id", int64(st.Ref.Item)), sql.Named("token", int64(st.Ref.Token))
+		var res sql.Result
+		if st.How == claim.SettleComplete {
+			stmt, err := s.txStmt(ctx, tx, sqlComplete)
+			if err != nil {
+				return err
+			}
+			if res, err = stmt.ExecContext(ctx, id, token, sql.Named("now", now)); err != nil {
+				return err
+			}
+		} else {
+			stmt, err := s.txStmt(ctx, tx, sqlMove)
+			if err != nil {
+				return err
+			}
+			due = addNanos(now, st.After)
+			if res, err = stmt.ExecContext(ctx, id, token, sql.Named("now", now), sql.Named("how", int(st.How)),
+				sql.Named("reason", st.Reason), sql.Named("due", due)); err != nil {
+				return err
+			}
+		}
+		n, err := res.RowsAffected()
+		settled = n == 1
+		return err
+	}, func() {
+		if st.How == claim.SettleRetry || st.How == claim.SettleSnooze {
+			s.d.watch.dueAt(due)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s.untrack(st.Ref)
+	if !settled {
+		return staleClaim(op, st.Ref)
+	}
+	return nil
+}
+
+// Cancel deletes the item id of queue whatever its state. If it was
+// claimed, its claim ends: later calls on it are stale, and, if this store
+// made the claim, the claim's Lost function is called with a cause
+// matching claim.ErrCancelled and lease.ErrStaleUse. A claim made by
+// another process learns of it on its next call. An item that is not in
+// queue gets an error matching claim.ErrNotFound.
+func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) error {
+	const op = "cancel"
+	if err := s.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := checkItem(op, queue, id); err != nil {
+		return err
+	}
+	var found, live bool
+	var token int64
+	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		found, live = false, false
+		err := tx.QueryRowContext(ctx, sqlCancel, sql.Named("id", int64(id)), sql.Named("queue", queue),
+			sql.Named("now", now)).Scan(&token, &live)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	}, nil)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
+	}
+	if live {
+		s.lose(claim.Ref{Item: id, Token: uint64(token)}, op)
+	}
+	return nil
+}
+
+// Lookup returns the item id as of now on the store's clock.
+func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error) {
+	const op = "lookup"
+	if err := s.begin(ctx, op); err != nil {
+		return claim.Item{}, err
+	}
+	if id == 0 || id > math.MaxInt64 {
+		return claim.Item{}, invalid("claims."+op, "id", "is not an item ID")
+	}
+	now := s.d.now()
+	var r itemRow
+	err := s.d.read.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return claim.Item{}, &claim.NotFoundError{Op: op, Item: id}
+	}
+	if err != nil {
+		return claim.Item{}, s.fail(op, err)
+	}
+	it, err := r.item(now)
+	if err != nil {
+		return claim.Item{}, s.fail(op, err)
+	}
+	return it, nil
+}
+
+// List returns the items of q.Queue in q.State (every state when zero)
+// with IDs above q.After, in ID order, at most q.Limit of them, as of now
+// on the store's clock.
+func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
+	const op = "list"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	switch {
+	case q.Queue == "":
+		return nil, invalid("claims."+op, "queue", "must not be empty")
+	case q.State > claim.Dead:
+		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
+	case q.Limit < 1:
+		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
+	}
+	if err := checkName("claims."+op, "queue", q.Queue); err != nil {
+		return nil, err
+	}
+	now := s.d.now()
+	after := int64(min(uint64(q.After), math.MaxInt64))
+	rows, err := s.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
+		sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now))
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	defer func() { _ = rows.Close() }()
+	out := []claim.Item{}
+	for rows.Next() {
+		var r itemRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, s.fail(op, err)
+		}
+		it, err := r.item(now)
+		if err != nil {
+			return nil, s.fail(op, err)
+		}
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(op, err)
+	}
+	return out, nil
+}
+
+// Counts returns the numbers of items of queue in each state as of now on
+// the store's clock. An unknown queue has zero counts.
+func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, error) {
+	const op = "counts"
+	if err := s.begin(ctx, op); err != nil {
+		return claim.Counts{}, err
+	}
+	if err := checkName("claims."+op, "queue", queue); err != nil {
+		return claim.Counts{}, err
+	}
+	var c claim.Counts
+	err := s.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", s.d.now())).
+		Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead)
+	if err != nil {
+		return claim.Counts{}, s.fail(op, err)
+	}
+	return c, nil
+}
+
+// RequeueDead makes the dead item id of queue visible at once with no
+// attempts used, keeping its history. An item that is not a dead letter of
+// queue gets an error matching claim.ErrNotFound.
+func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
+	const op = "requeue_dead"
+	if err := s.begin(ctx, op); err != nil {
+		return claim.Item{}, err
+	}
+	if err := checkItem(op, queue, id); err != nil {
+		return claim.Item{}, err
+	}
+	var it claim.Item
+	var found bool
+	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		found = false
+		var r itemRow
+		err := tx.QueryRowContext(ctx, sqlRequeueDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
+			sql.Named("now", now)).Scan(r.dest()...)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		it, err = r.item(now)
+		return err
+	}, nil)
+	if err != nil {
+		return claim.Item{}, err
+	}
+	if !found {
+		return claim.Item{}, &claim.NotFoundError{Op: op, Queue: queue, Item: id}
+	}
+	return it, nil
+}
+
+// DeleteDead deletes the dead item id of queue, freeing its key. An item
+// that is not a dead letter of queue gets an error matching
+// claim.ErrNotFound.
+func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.ItemID) error {
+	const op = "delete_dead"
+	if err := s.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := checkItem(op, queue, id); err != nil {
+		return err
+	}
+	var n int64
+	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		res, err := tx.ExecContext(ctx, sqlDeleteDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
+			sql.Named("now", now))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	}, nil)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
+	}
+	return nil
+}
+
+// Notify returns a channel that is closed once an item of queue may have
+// become claimable: at the next commit through this store, at the next
+// commit of another process seen by the poll ([WithPoll]), when an item
+// or a claim known to the store becomes due on its clock, or when the
+// store closes. Every commit wakes every waiter, whatever its queue: the
+// file does not say what changed. Call stop when no longer waiting.
+func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {
+	return s.d.watch.wait()
+}
+
+// Transactions returns how many write transactions the store has committed:
+// fewer than its write calls when group commit shares them.
+func (s *ClaimStore) Transactions() int64 { return s.d.commit.transactions.Load() }
+
+// Close stops the store's goroutines and closes the file. Calls waiting
+// for a batch fail with an error matching lease.ErrClosed, as do later
+// calls; Notify channels are closed. No Lost function runs after Close
+// returns. Close is idempotent.
+func (s *ClaimStore) Close() error {
+	s.mu.Lock()
+	s.d.closed.Store(true)
+	s.mu.Unlock()
+	s.d.close()
+	s.callbacks.Wait()
+	return nil
+}
+
+// begin checks what every call needs: a context that is not nil or done,
+// and an open store.
+func (s *ClaimStore) begin(ctx context.Context, op string) error {
+	if ctx == nil {
+		return invalid("claims."+op, "ctx", "must not be nil")
+	}
+	if s.d.closed.Load() {
+		return closedError("claims." + op)
+	}
+	return ctx.Err()
+}
+
+// fail wraps a database error of op, or reports the store closed if it
+// closed meanwhile.
+func (s *ClaimStore) fail(op string, err error) error {
+	var le *lease.Error
+	if errors.As(err, &le) && !errors.Is(err, lease.ErrStorage) {
+		return err
+	}
+	if s.d.closed.Load() {
+		return closedError("claims." + op)
+	}
+	if errors.As(err, new(*storageError)) {
+		return err
+	}
+	return storage("claims."+op, err)
+}
+
+// track records the Lost function of claims.
+func (s *ClaimStore) track(claims []claim.Claim, fn func(claim.Ref, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.d.closed.Load() {
+		return
+	}
+	for _, c := range claims {
+		s.lost[c.Ref] = lostClaim{fn: fn, expires: c.ExpiresAt.UnixNano()}
+	}
+	if len(s.lost) >= 2*s.lostPrune {
+		now := s.d.now()
+		for r, l := range s.lost {
+			if l.expires <= now {
+				delete(s.lost, r)
+			}
+		}
+		s.lostPrune = max(64, len(s.lost))
+	}
+}
+
+func (s *ClaimStore) untrack(r claim.Ref) {
+	s.mu.Lock()
+	delete(s.lost, r)
+	s.mu.Unlock()
+}
+
+func (s *ClaimStore) retrack(r claim.Ref, expires int64) {
+	s.mu.Lock()
+	if l, ok := s.lost[r]; ok {
+		l.expires = expires
+		s.lost[r] = l
+	}
+	s.mu.Unlock()
+}
+
+// lose calls, once, the Lost function of r, a claim ended by Cancel.
+func (s *ClaimStore) lose(r claim.Ref, op string) {
+	s.mu.Lock()
+	l, ok := s.lost[r]
+	if !ok || s.d.closed.Load() {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.lost, r)
+	s.callbacks.Add(1)
+	s.mu.Unlock()
+	defer s.callbacks.Done()
+	l.fn(r, fmt.Errorf("%w: %w", staleClaim(op, r), claim.ErrCancelled))
+}
+
+func staleClaim(op string, r claim.Ref) *lease.Error {
+	return &lease.Error{Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
+		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " is no longer claimed by this claim"}
+}
+
+func clonePayload(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}

@@ -1,0 +1,224 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// writeOp is one caller's write: run does its work inside the batch's
+// transaction and records its results in variables of the caller's; err
+// is its answer once done is closed.
+type writeOp struct {
+	ctx context.Context
+	op  string
+	run func(tx *sql.Tx) error
+	// after, if set, runs once the batch committed, before done is
+	// closed: it wakes waiters of what the op changed.
+	after func()
+	err   error
+	done  chan struct{}
+}
+
+// committer is group commit: the writes of many goroutines share one
+// transaction, and so one sync of the write-ahead log. Its goroutine takes
+// whatever writes are pending, runs each inside a savepoint of one
+// transaction (so that one write's failure undoes only that write), commits,
+// and only then answers them; writes that arrive meanwhile wait for the next
+// batch. A caller's nil error thus means its write is in the file. pending
+// holds one entry per waiting caller, so it is bounded by the number of
+// calling goroutines.
+type committer struct {
+	d    *db
+	max  int
+	kick chan struct{} // capacity 1
+
+	// transactions counts the transactions committed, for tests.
+	transactions atomic.Int64
+
+	mu      sync.Mutex
+	pending []*writeOp
+	closed  bool
+}
+
+func newCommitter(d *db, max int) *committer {
+	return &committer{d: d, max: max, kick: make(chan struct{}, 1)}
+}
+
+// do runs fn in the next batch and waits for the batch's commit. When ctx
+// ends before the batch began, the write is withdrawn and changes nothing;
+// when it ends while the batch runs, do still waits for the batch, so that
+// the answer is known.
+func (c *committer) do(ctx context.Context, op string, fn func(tx *sql.Tx) error, after func()) error {
+	w := &writeOp{ctx: ctx, op: op, run: fn, after: after, done: make(chan struct{})}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return closedError(op)
+	}
+	c.pending = append(c.pending, w)
+	c.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	if i := slices.Index(c.pending, w); i >= 0 {
+		c.pending = slices.Delete(c.pending, i, i+1)
+		c.mu.Unlock()
+		return ctx.Err()
+	}
+	c.mu.Unlock()
+	<-w.done
+	return w.err
+}
+
+func (c *committer) take() []*writeOp {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(c.pending), c.max)
+	batch := slices.Clone(c.pending[:n])
+	c.pending = slices.Delete(c.pending, 0, n)
+	return batch
+}
+
+// run is the committer's goroutine.
+func (c *committer) run() {
+	for {
+		select {
+		case <-c.d.ctx.Done():
+			c.mu.Lock()
+			c.closed = true
+			left := c.pending
+			c.pending = nil
+			c.mu.Unlock()
+			for _, w := range left {
+				w.err = closedError(w.op)
+				close(w.done)
+			}
+			return
+		case <-c.kick:
+		}
+		for {
+			batch := c.take()
+			if len(batch) == 0 {
+				break
+			}
+			c.commitBatch(batch)
+		}
+	}
+}
+
+// close makes later writes fail; the goroutine fails the pending ones.
+func (c *committer) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+}
+
+// commitBatch runs batch in one transaction, trying it again while the
+// file is busy, and answers every write.
+func (c *committer) commitBatch(batch []*writeOp) {
+	ctx := c.d.ctx
+	err := retryBusy(ctx, c.d.cfg.busy, func() error { return c.attempt(ctx, batch) })
+	if err != nil && c.d.closed.Load() {
+		err = closedError("commit")
+	}
+	if err == nil {
+		c.transactions.Add(1)
+		c.d.watch.changed()
+	}
+	for _, w := range batch {
+		switch {
+		case err != nil:
+			w.err = reword(w.op, err)
+		case w.err == nil && w.after != nil:
+			w.after()
+		}
+		close(w.done)
+	}
+}
+
+// reword makes a failure of the batch the error of one write.
+func reword(op string, err error) error {
+	var se *storageError
+	if errors.As(err, &se) {
+		return err
+	}
+	return storage(op, err)
+}
+
+// attempt runs the batch once: BEGIN IMMEDIATE, each write in a savepoint,
+// COMMIT. A busy error anywhere undoes it all and is returned, for the
+// batch to be tried again. Any other error of a write is that write's,
+// the others going on; an error of the transaction itself is returned.
+func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
+	tx, err := c.d.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	one := len(batch) == 1
+	for _, w := range batch {
+		w.err = nil
+		if err := w.ctx.Err(); err != nil {
+			w.err = err
+			continue
+		}
+		if one {
+			if werr := w.run(tx); werr != nil {
+				if isBusy(werr) || isFatal(werr) {
+					return werr
+				}
+				w.err = werr
+				return tx.Rollback()
+			}
+			break
+		}
+		if err := c.exec(ctx, tx, sqlSavepoint); err != nil {
+			return err
+		}
+		if werr := w.run(tx); werr != nil {
+			if isBusy(werr) || isFatal(werr) {
+				return werr
+			}
+			w.err = werr
+			if err := c.exec(ctx, tx, sqlRollbackTo); err != nil {
+				return err
+			}
+		}
+		if err := c.exec(ctx, tx, sqlReleaseSavepoint); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// isFatal reports a failure of the file rather than of one write: a full,
+// read-only or corrupt file fails the whole batch.
+func isFatal(err error) bool {
+	kind, _ := kindOf(err)
+	return kind != nil
+}
+
+// exec runs one of the prepared statements in tx.
+func (c *committer) exec(ctx context.Context, tx *sql.Tx, query string) error {
+	st, err := c.d.txStmt(ctx, tx, query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx)
+	return err
+}

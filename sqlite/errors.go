@@ -1,0 +1,123 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/leasehold/lease"
+	sqlite3 "modernc.org/sqlite"
+	lib "modernc.org/sqlite/lib"
+)
+
+// What was wrong with the file, for errors.Is. Every storage failure is a
+// *lease.Error matching lease.ErrStorage as well.
+var (
+	// ErrReadOnly: the file or its directory cannot be written.
+	ErrReadOnly = errors.New("sqlite: the database file is read-only")
+	// ErrFull: the disk, or the cap of WithMaxPages, is full.
+	ErrFull = errors.New("sqlite: the database file is full")
+	// ErrCorrupt: the file is damaged.
+	ErrCorrupt = errors.New("sqlite: the database file is corrupt")
+	// ErrNotDatabase: the file is not an SQLite database.
+	ErrNotDatabase = errors.New("sqlite: the file is not an SQLite database")
+	// ErrCannotOpen: the file cannot be opened or created.
+	ErrCannotOpen = errors.New("sqlite: the database file cannot be opened")
+)
+
+// storageError is a failure of the file: a *lease.Error with
+// CodeStorage, and what was wrong when SQLite said.
+type storageError struct {
+	le   *lease.Error
+	kind error // nil when SQLite did not say
+}
+
+func (e *storageError) Error() string {
+	if e.kind == nil {
+		return "sqlite: " + e.le.Error()
+	}
+	return "sqlite: " + e.le.Error() + ": " + strings.TrimPrefix(e.kind.Error(), "sqlite: ")
+}
+
+func (e *storageError) Unwrap() []error {
+	if e.kind == nil {
+		return []error{e.le}
+	}
+	return []error{e.le, e.kind}
+}
+
+// kindOf says what SQLite reported, and whether the call may be tried
+// again (the file was busy or locked by another connection).
+func kindOf(err error) (kind error, busy bool) {
+	var se *sqlite3.Error
+	if !errors.As(err, &se) {
+		return nil, false
+	}
+	switch se.Code() & 0xff {
+	case lib.SQLITE_BUSY, lib.SQLITE_LOCKED:
+		return nil, true
+	case lib.SQLITE_READONLY, lib.SQLITE_PERM:
+		return ErrReadOnly, false
+	case lib.SQLITE_FULL:
+		return ErrFull, false
+	case lib.SQLITE_CORRUPT:
+		return ErrCorrupt, false
+	case lib.SQLITE_NOTADB:
+		return ErrNotDatabase, false
+	case lib.SQLITE_CANTOPEN:
+		return ErrCannotOpen, false
+	}
+	return nil, false
+}
+
+func isBusy(err error) bool {
+	_, busy := kindOf(err)
+	return busy
+}
+
+// storage wraps err, a failure of the database in op, as a storage error;
+// *lease.Errors and context errors pass unchanged.
+func storage(op string, err error) error {
+	var le *lease.Error
+	if errors.As(err, &le) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	kind, _ := kindOf(err)
+	return &storageError{le: &lease.Error{Code: lease.CodeStorage, Op: op, Detail: err.Error()}, kind: kind}
+}
+
+func invalid(op, field, detail string) error {
+	return &lease.Error{Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+}
+
+func closedError(op string) error {
+	return &lease.Error{Code: lease.CodeClosed, Op: op, Detail: "sqlite: store closed"}
+}
+
+// MaxNameLen is the longest name the store accepts, in bytes: a queue, key,
+// owner, lock name or execution ID.
+const MaxNameLen = 1024
+
+// checkText refuses what the store does not keep as text: invalid UTF-8
+// and NUL bytes.
+func checkText(op, field, s string) error {
+	switch {
+	case !utf8.ValidString(s):
+		return invalid(op, field, fmt.Sprintf("%q is not valid UTF-8", s))
+	case strings.IndexByte(s, 0) >= 0:
+		return invalid(op, field, fmt.Sprintf("%q contains a NUL byte", s))
+	}
+	return nil
+}
+
+func checkName(op, field, s string) error {
+	switch {
+	case s == "":
+		return invalid(op, field, "must not be empty")
+	case len(s) > MaxNameLen:
+		return invalid(op, field, fmt.Sprintf("is %d bytes, more than %d", len(s), MaxNameLen))
+	}
+	return checkText(op, field, s)
+}

@@ -1,0 +1,254 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/leasehold/lease/lock"
+)
+
+// Provider is a [lock.Provider] that keeps locks in an SQLite file, shared
+// by every process of the host that opens it. It is a [lock.Waiter] and a
+// [lock.Inspector], so [lock.Manager] (TryLock, Lock, DoWait, fencing) and
+// lock/election work on it. It is safe for concurrent use by multiple
+// goroutines and processes.
+//
+// Acquire, Renew and Release are writes, committed as the claim store's are
+// (BEGIN IMMEDIATE, group commit, busy retries). A lock's row is never
+// deleted, and each acquisition sets its token to the previous one plus
+// one, in the transaction that holds the file's write lock: tokens of a
+// name grow strictly across every process sharing the file. Leases end at
+// instants of the provider's clock ([WithClock]; the host's wall clock by
+// default). The provider keeps no time base of its own, so a
+// [lock.Manager] over it keeps time on its own clock and confirms a lease
+// with a Renew before running the function; a clock step can make a lease
+// end early or late, and fencing tokens keep two holders from acting as
+// one.
+type Provider struct {
+	d *db
+	// onWait, if set (by tests), is called each time AcquireWait starts
+	// waiting.
+	onWait func(name string)
+}
+
+var (
+	_ lock.Provider  = (*Provider)(nil)
+	_ lock.Waiter    = (*Provider)(nil)
+	_ lock.Inspector = (*Provider)(nil)
+)
+
+// New opens the SQLite file at path as a lock provider, creating it if it
+// does not exist and bringing its schema up to date (safe when several
+// processes open a file at once). Errors are as [NewClaimStore]'s. Close
+// releases the file; it frees no lock.
+func New(ctx context.Context, path string, opts ...Option) (*Provider, error) {
+	d, err := openDB(ctx, "locks.open", path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Provider{d: d}, nil
+}
+
+// Close stops the provider's goroutines and closes the file: calls under
+// way fail with an error matching lease.ErrClosed, as do later ones. The
+// locks held stay held until their leases end. Close is idempotent.
+func (p *Provider) Close() error {
+	p.d.close()
+	return nil
+}
+
+func (p *Provider) open(op string) error {
+	if p.d.closed.Load() {
+		return closedError(op)
+	}
+	return nil
+}
+
+// fail wraps a failure of op, or reports the provider closed.
+func (p *Provider) fail(op string, err error) error {
+	if p.d.closed.Load() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return closedError(op)
+	}
+	if errors.As(err, new(*storageError)) {
+		return err
+	}
+	return storage(op, err)
+}
+
+// Acquire takes the lock name for executionID for d, measured on the
+// provider's clock, if it is unheld, released or expired. It returns nil,
+// nil when someone holds it, the same executionID included. The new Lease's
+// Token is greater than every token issued before for name. A nil error
+// means the acquisition is in the file.
+func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+		return nil, err
+	}
+	if err := p.open("acquire"); err != nil {
+		return nil, err
+	}
+	l, _, err := p.acquire(ctx, name, executionID, d)
+	return l, err
+}
+
+// acquire is Acquire for checked arguments; when the lock is held it also
+// returns when its lease ends.
+func (p *Provider) acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, int64, error) {
+	var (
+		l    *lock.Lease
+		ends int64
+	)
+	err := p.d.commit.do(ctx, "acquire", func(tx *sql.Tx) error {
+		l, ends = nil, 0
+		now := p.d.now()
+		st, err := p.d.txStmt(ctx, tx, sqlAcquire)
+		if err != nil {
+			return err
+		}
+		var token, expires int64
+		err = st.QueryRowContext(ctx, sql.Named("name", name), sql.Named("exec", executionID),
+			sql.Named("now", now), sql.Named("expires", addNanos(now, d))).Scan(&token, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return tx.QueryRowContext(ctx, sqlExpiry, sql.Named("name", name)).Scan(&ends)
+		}
+		if err != nil {
+			return err
+		}
+		l = &lock.Lease{Name: name, ExecutionID: executionID, ExpiresAt: at(expires), Token: uint64(token)}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, 0, p.fail("acquire", err)
+	}
+	return l, ends, nil
+}
+
+// Renew extends, to d from now on the provider's clock, every lease in
+// leases that still holds its lock (same name, execution ID and token, not
+// expired, not released), in one transaction. It returns those, in input
+// order, with their new ExpiresAt and unchanged Token; the others are
+// silently skipped. A lease listed twice is returned twice.
+func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
+	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+		return nil, err
+	}
+	if err := checkLeases("renew", leases); err != nil {
+		return nil, err
+	}
+	if err := p.open("renew"); err != nil {
+		return nil, err
+	}
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	renewed := make([]int64, len(leases))
+	err := p.d.commit.do(ctx, "renew", func(tx *sql.Tx) error {
+		clear(renewed)
+		now := p.d.now()
+		st, err := p.d.txStmt(ctx, tx, sqlRenew)
+		if err != nil {
+			return err
+		}
+		done := map[lock.Lease]int64{}
+		for i, l := range leases {
+			if l.Token == 0 || l.Token > math.MaxInt64 {
+				continue
+			}
+			k := lock.Lease{Name: l.Name, ExecutionID: l.ExecutionID, Token: l.Token}
+			if e, ok := done[k]; ok {
+				renewed[i] = e
+				continue
+			}
+			var expires int64
+			err := st.QueryRowContext(ctx, sql.Named("name", l.Name), sql.Named("exec", l.ExecutionID),
+				sql.Named("token", int64(l.Token)), sql.Named("now", now),
+				sql.Named("expires", addNanos(now, d))).Scan(&expires)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			renewed[i], done[k] = expires, expires
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, p.fail("renew", err)
+	}
+	var out []lock.Lease
+	for i, l := range leases {
+		if renewed[i] != 0 {
+			l.ExpiresAt = at(renewed[i])
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Release frees, in one transaction, every lease in leases that still
+// holds its lock. Releasing a lease that was already released, has
+// expired, or was never issued is not an error, and a release never frees
+// a lock someone else now holds. A released lock keeps its last token. The
+// provider's waiters in this process are woken when the release commits;
+// those of other processes at their next poll.
+func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
+	if err := lock.CheckRelease(ctx, leases); err != nil {
+		return err
+	}
+	if err := checkLeases("release", leases); err != nil {
+		return err
+	}
+	if err := p.open("release"); err != nil {
+		return err
+	}
+	if len(leases) == 0 {
+		return nil
+	}
+	err := p.d.commit.do(ctx, "release", func(tx *sql.Tx) error {
+		now := p.d.now()
+		st, err := p.d.txStmt(ctx, tx, sqlRelease)
+		if err != nil {
+			return err
+		}
+		for _, l := range leases {
+			if l.Token == 0 || l.Token > math.MaxInt64 {
+				continue
+			}
+			if _, err := st.ExecContext(ctx, sql.Named("name", l.Name), sql.Named("exec", l.ExecutionID),
+				sql.Named("token", int64(l.Token)), sql.Named("now", now)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return p.fail("release", err)
+	}
+	return nil
+}
+
+// checkAcquire applies the contract's checks and the store's limits.
+func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
+	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
+		return err
+	}
+	if err := checkName("acquire", "name", name); err != nil {
+		return err
+	}
+	return checkName("acquire", "executionID", executionID)
+}
+
+// checkLeases refuses a batch with a bad entry before anything is written.
+func checkLeases(op string, leases []lock.Lease) error {
+	for i, l := range leases {
+		if err := checkName(op, fmt.Sprintf("leases[%d].Name", i), l.Name); err != nil {
+			return err
+		}
+		if err := checkName(op, fmt.Sprintf("leases[%d].ExecutionID", i), l.ExecutionID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
