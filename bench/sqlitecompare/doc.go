@@ -1,0 +1,2 @@
+// Package sqlitecompare measures work queues on an SQLite file.
+package sqlitecompare

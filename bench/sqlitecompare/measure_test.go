@@ -1,0 +1,57 @@
+package sqlitecompare
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tinyConfig is a measurement CI can afford: every queue, every phase,
+// once, on a few items.
+func tinyConfig(t *testing.T, progress *bytes.Buffer) Config {
+	return Config{
+		Dir: t.TempDir(), Floor: 50 * time.Millisecond,
+		BurnDown: 40, Workers: []int{1, 4}, Enqueue: 60, Batch: 25,
+		EnqueueOne: 30, Goroutines: 4,
+		Pickup: 3, PickupWarmup: 1, PickupWorkers: 2,
+		Runs: 1, Timeout: time.Minute, Progress: progress,
+	}
+}
+
+// TestMeasureTiny runs the whole comparison at a tiny size: it checks that
+// the harness and every adapter still work, not how fast they are.
+func TestMeasureTiny(t *testing.T) {
+	var progress bytes.Buffer
+	cfg := tinyConfig(t, &progress)
+	rep, err := Measure(context.Background(), cfg)
+	t.Log("\n" + progress.String())
+	require.NoError(t, err)
+
+	require.Len(t, rep.Columns, len(Queues()))
+	assert.Positive(t, rep.FloorMedian)
+	for _, col := range rep.Columns {
+		require.Len(t, col.Runs, 1, col.Queue)
+		m := col.Median
+		require.Len(t, m.BurnDown, 2, col.Queue)
+		for _, r := range m.BurnDown {
+			assert.Positive(t, r, col.Queue)
+		}
+		assert.Positive(t, m.EnqueueBatch, col.Queue)
+		assert.Positive(t, m.EnqueueSerial, col.Queue)
+		assert.Positive(t, m.EnqueueConcurrent, col.Queue)
+		assert.Positive(t, m.PickupP50, col.Queue)
+		assert.GreaterOrEqual(t, m.PickupP99, m.PickupP50, col.Queue)
+		assert.Positive(t, m.CrossP50, col.Queue)
+		assert.GreaterOrEqual(t, m.CrossP99, m.CrossP50, col.Queue)
+		if col.Queue == OursName {
+			assert.Positive(t, m.BurnDownPerCommit[1], "ours counts its commits")
+			assert.Positive(t, m.ConcurrentPerCommit, "ours counts its commits")
+		} else {
+			assert.Zero(t, m.ConcurrentPerCommit, col.Queue)
+		}
+	}
+}
