@@ -55,3 +55,17 @@ func TestMeasureTiny(t *testing.T) {
 		}
 	}
 }
+
+// TestMemorySoakTiny passes a few items through the store and checks the
+// samples are taken.
+func TestMemorySoakTiny(t *testing.T) {
+	samples, err := MemorySoak(context.Background(), t.TempDir(), SyncNormal, 200, 4, 30, 60)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(samples), 3)
+	assert.Equal(t, 0, samples[0].Items)
+	assert.Equal(t, 200, samples[len(samples)-1].Items)
+	for _, s := range samples {
+		assert.Positive(t, s.HeapInuse)
+		assert.Positive(t, s.LiveHeap)
+	}
+}
