@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the driver every queue here runs on
@@ -43,11 +44,14 @@ func openDB(ctx context.Context, path string, sync Sync) (*sql.DB, error) {
 	return db, nil
 }
 
+// floorSeq numbers the files of CommitFloor, so that each is fresh.
+var floorSeq atomic.Int64
+
 // CommitFloor measures how many one-row transactions per second one
 // connection commits to a fresh file in dir for d: the rate a queue that
 // commits every call on its own cannot beat on this disk.
 func CommitFloor(ctx context.Context, dir string, sync Sync, d time.Duration) (float64, error) {
-	db, err := openDB(ctx, filepath.Join(dir, fmt.Sprintf("floor-%s.db", sync)), sync)
+	db, err := openDB(ctx, filepath.Join(dir, fmt.Sprintf("floor-%s-%d.db", sync, floorSeq.Add(1))), sync)
 	if err != nil {
 		return 0, err
 	}

@@ -99,6 +99,16 @@ func Measure(ctx context.Context, cfg Config) (*Report, error) {
 	for i, q := range queues {
 		rep.Columns[i].Queue = q.Name
 	}
+	// Each queue's schema is made once, in a template file that every
+	// phase of every run copies: a fresh file, without the cost of
+	// migrating it again (River's migrations take longer than some phases).
+	templates := make([]string, len(queues))
+	for i, q := range queues {
+		templates[i] = filepath.Join(dir, fmt.Sprintf("template-q%d.db", i))
+		if err := withSystem(ctx, cfg, q, templates[i], func(System) error { return nil }); err != nil {
+			return nil, fmt.Errorf("sqlitecompare: %s: %w", q.Name, err)
+		}
+	}
 	for r := range cfg.Runs {
 		floor, err := CommitFloor(ctx, dir, cfg.Sync, cfg.Floor)
 		if err != nil {
@@ -107,7 +117,7 @@ func Measure(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Floor = append(rep.Floor, floor)
 		cfg.progress("floor run %d: %.0f commits/s (load %s)", r+1, floor, loadAverage())
 		for i, q := range queues {
-			run, err := measureOnce(ctx, cfg, filepath.Join(dir, fmt.Sprintf("run%d-q%d", r+1, i)), q)
+			run, err := measureOnce(ctx, cfg, filepath.Join(dir, fmt.Sprintf("run%d-q%d", r+1, i)), templates[i], q)
 			if err != nil {
 				return nil, fmt.Errorf("sqlitecompare: %s, run %d: %w", q.Name, r+1, err)
 			}
@@ -128,10 +138,20 @@ func (c Config) progress(format string, args ...any) {
 	}
 }
 
-// measureOnce is one Run of q, its files named from prefix.
-func measureOnce(ctx context.Context, cfg Config, prefix string, q Queue) (Run, error) {
+// measureOnce is one Run of q, its files copies of template named from
+// prefix.
+func measureOnce(ctx context.Context, cfg Config, prefix, template string, q Queue) (Run, error) {
 	var run Run
 	file := func(phase string) string { return prefix + "-" + phase + ".db" }
+	phaseFiles := []string{"enqueue-batch", "enqueue-serial", "enqueue-concurrent", "pickup", "pickup-cross"}
+	for _, workers := range cfg.Workers {
+		phaseFiles = append(phaseFiles, fmt.Sprintf("burndown%d", workers))
+	}
+	for _, p := range phaseFiles {
+		if err := copyDatabase(template, file(p)); err != nil {
+			return run, err
+		}
+	}
 	for _, workers := range cfg.Workers {
 		var rate, perCommit float64
 		err := withSystem(ctx, cfg, q, file(fmt.Sprintf("burndown%d", workers)), func(sys System) error {
@@ -188,8 +208,26 @@ func measureOnce(ctx context.Context, cfg Config, prefix string, q Queue) (Run, 
 	return run, nil
 }
 
-// withSystem opens q on a fresh file at path, calls f, then stops the
-// System whatever f returned.
+// copyDatabase copies the SQLite file at from, closed by every
+// connection, and its write-ahead log if one is left, to a new file to.
+func copyDatabase(from, to string) error {
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(from + suffix)
+		if errors.Is(err, os.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to+suffix, b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withSystem opens q on the file at path, calls f, then stops the
+// System whatever f returned. The file is created if it does not exist.
 func withSystem(ctx context.Context, cfg Config, q Queue, path string, f func(System) error) (err error) {
 	sys, err := q.Open(ctx, path, cfg.Sync)
 	if err != nil {

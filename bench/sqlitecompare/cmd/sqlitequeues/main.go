@@ -13,10 +13,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -32,13 +34,14 @@ func main() {
 	}
 }
 
-func run() error {
+func run() (err error) {
 	var (
 		cfg     sqlitecompare.Config
 		sync    string
 		workers string
 		only    string
 		memory  int
+		cpuprof string
 	)
 	flag.StringVar(&cfg.Dir, "dir", "", "where to make the temporary files (default the system's temporary directory)")
 	flag.StringVar(&sync, "sync", "FULL", "PRAGMA synchronous of every queue: FULL or NORMAL")
@@ -54,6 +57,7 @@ func run() error {
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit on each phase of a run")
 	flag.StringVar(&only, "only", "", "measure only the queues whose names contain this text")
 	flag.IntVar(&memory, "memory", 0, "instead, pass this many items through ours and print the heap ten times on the way")
+	flag.StringVar(&cpuprof, "cpuprofile", "", "write a CPU profile of the whole measurement to this file")
 	flag.Parse()
 	if flag.NArg() != 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -79,6 +83,19 @@ func run() error {
 		return fmt.Errorf("no queue matches -only %q", only)
 	}
 	cfg.Progress = os.Stderr
+	if cpuprof != "" {
+		f, err := os.Create(cpuprof)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return errors.Join(err, f.Close())
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			err = errors.Join(err, f.Close())
+		}()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if memory > 0 {
