@@ -60,8 +60,8 @@ func wait(ctx context.Context, ch <-chan struct{}, timeout time.Duration, what s
 }
 
 // pickup starts cfg.PickupWorkers workers on an empty queue and enqueues
-// items one at a time, each once the previous one is completed so that
-// the queue is idle, and returns for each measured item the time from the
+// items one at a time, each once the previous one's completion is stored
+// so that the queue is idle, and returns for each measured item the time from the
 // start of its enqueue call to the start of its handler. The items are
 // enqueued through sys, or by child, another process on the same file,
 // when child is not nil.
@@ -111,6 +111,14 @@ func pickup(ctx context.Context, cfg Config, sys System, child *childProcess) ([
 		t.Stop()
 		if err := wait(ctx, reached, cfg.Timeout, fmt.Sprintf("pickup of item %d", i+1)); err != nil {
 			return nil, err
+		}
+		// The completion stored too, the queue is idle again: the next
+		// enqueue does not meet the last settlement's write.
+		sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		err := sys.Settled(sctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("settled: %w", err)
 		}
 		if i >= cfg.PickupWarmup {
 			// Across processes t0 has no monotonic reading, and both are
