@@ -55,7 +55,7 @@ func produce(args []string) error {
 	return nil
 }
 
-// work claims items of the burn-down ten at a time, with leases of a
+// work claims items of the burn-down 25 at a time, with leases of a
 // second, and completes each from a goroutine of its own (so that the
 // completions share commits), saying "ran ID TOKEN" before the completion
 // and "done ID TOKEN" once it returned. It exits once the queue is empty
@@ -72,7 +72,7 @@ func work(args []string) error {
 	say("ready")
 	for {
 		ready, stop := s.Notify(burnQueue)
-		got, err := s.Claim(ctx, claim.ClaimRequest{Queue: burnQueue, Owner: args[1], Limit: 10, Lease: time.Second})
+		got, err := s.Claim(ctx, claim.ClaimRequest{Queue: burnQueue, Owner: args[1], Limit: 25, Lease: time.Second})
 		if err != nil {
 			stop()
 			return err
@@ -172,7 +172,7 @@ func TestBurnDownSurvivesKills(t *testing.T) {
 		}
 	}
 	var killedWorkers, killedProducer, producerDone bool
-	deadline := time.After(80 * time.Second)
+	deadline := time.After(150 * time.Second) // a loaded machine, with the race detector
 	stopped := false
 	for !stopped {
 		select {

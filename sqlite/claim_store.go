@@ -4,9 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"math"
-	"strconv"
 	"sync"
 	"time"
 
@@ -81,9 +78,10 @@ func nextDue(ctx context.Context, conn *sql.Conn, now int64) (int64, error) {
 	return next, err
 }
 
-// write runs fn in the next group commit, on behalf of op.
-func (s *ClaimStore) write(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
-	err := s.d.commit.do(ctx, "claims."+op, func(tx *sql.Tx) error {
+// write runs fn in the next group commit, on behalf of op; single says
+// that fn changes the file with one statement at most (see committer.do).
+func (s *ClaimStore) write(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
+	err := s.d.commit.do(ctx, "claims."+op, single, func(tx *sql.Tx) error {
 		return fn(ctx, tx, s.d.now())
 	}, after)
 	if err != nil {
@@ -114,7 +112,7 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 		return out, nil
 	}
 	var soonest int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, len(items) == 1, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		soonest = 0
 		ins, err := s.txStmt(ctx, tx, sqlInsert)
 		if err != nil {
@@ -188,7 +186,7 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 	}
 	var out []claim.Claim
 	var soonest int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, false, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		out = make([]claim.Claim, 0, min(req.Limit, 64))
 		due := addNanos(now, req.Lease)
 		soonest = 0
@@ -274,7 +272,7 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 		return time.Time{}, invalid("claims."+op, "lease_duration", lease.String()+" is not positive")
 	}
 	var expires int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		expires = 0
 		st, err := s.txStmt(ctx, tx, sqlExtend)
 		if err != nil {
@@ -310,7 +308,7 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	}
 	var settled bool
 	var due int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		settled, due = false, 0
 		id, token := sql.Named("id", int64(st.Ref.Item)), sql.Named("token", int64(st.Ref.Token))
 		var res sql.Result
@@ -367,7 +365,7 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 	}
 	var found, live bool
 	var token int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found, live = false, false
 		err := tx.QueryRowContext(ctx, sqlCancel, sql.Named("id", int64(id)), sql.Named("queue", queue),
 			sql.Named("now", now)).Scan(&token, &live)
@@ -389,95 +387,6 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 	return nil
 }
 
-// Lookup returns the item id as of now on the store's clock.
-func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error) {
-	const op = "lookup"
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Item{}, err
-	}
-	if id == 0 || id > math.MaxInt64 {
-		return claim.Item{}, invalid("claims."+op, "id", "is not an item ID")
-	}
-	now := s.d.now()
-	var r itemRow
-	err := s.d.read.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return claim.Item{}, &claim.NotFoundError{Op: op, Item: id}
-	}
-	if err != nil {
-		return claim.Item{}, s.fail(op, err)
-	}
-	it, err := r.item(now)
-	if err != nil {
-		return claim.Item{}, s.fail(op, err)
-	}
-	return it, nil
-}
-
-// List returns the items of q.Queue in q.State (every state when zero)
-// with IDs above q.After, in ID order, at most q.Limit of them, as of now
-// on the store's clock.
-func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
-	const op = "list"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	switch {
-	case q.Queue == "":
-		return nil, invalid("claims."+op, "queue", "must not be empty")
-	case q.State > claim.Dead:
-		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
-	case q.Limit < 1:
-		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
-	}
-	if err := checkName("claims."+op, "queue", q.Queue); err != nil {
-		return nil, err
-	}
-	now := s.d.now()
-	after := int64(min(uint64(q.After), math.MaxInt64))
-	rows, err := s.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
-		sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now))
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	defer func() { _ = rows.Close() }()
-	out := []claim.Item{}
-	for rows.Next() {
-		var r itemRow
-		if err := rows.Scan(r.dest()...); err != nil {
-			return nil, s.fail(op, err)
-		}
-		it, err := r.item(now)
-		if err != nil {
-			return nil, s.fail(op, err)
-		}
-		out = append(out, it)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(op, err)
-	}
-	return out, nil
-}
-
-// Counts returns the numbers of items of queue in each state as of now on
-// the store's clock. An unknown queue has zero counts.
-func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, error) {
-	const op = "counts"
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Counts{}, err
-	}
-	if err := checkName("claims."+op, "queue", queue); err != nil {
-		return claim.Counts{}, err
-	}
-	var c claim.Counts
-	err := s.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", s.d.now())).
-		Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead)
-	if err != nil {
-		return claim.Counts{}, s.fail(op, err)
-	}
-	return c, nil
-}
-
 // RequeueDead makes the dead item id of queue visible at once with no
 // attempts used, keeping its history. An item that is not a dead letter of
 // queue gets an error matching claim.ErrNotFound.
@@ -491,7 +400,7 @@ func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.Ite
 	}
 	var it claim.Item
 	var found bool
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found = false
 		var r itemRow
 		err := tx.QueryRowContext(ctx, sqlRequeueDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
@@ -527,7 +436,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 		return err
 	}
 	var n int64
-	err := s.write(ctx, op, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		res, err := tx.ExecContext(ctx, sqlDeleteDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
 			sql.Named("now", now))
 		if err != nil {
@@ -598,62 +507,6 @@ func (s *ClaimStore) fail(op string, err error) error {
 		return err
 	}
 	return storage("claims."+op, err)
-}
-
-// track records the Lost function of claims.
-func (s *ClaimStore) track(claims []claim.Claim, fn func(claim.Ref, error)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.d.closed.Load() {
-		return
-	}
-	for _, c := range claims {
-		s.lost[c.Ref] = lostClaim{fn: fn, expires: c.ExpiresAt.UnixNano()}
-	}
-	if len(s.lost) >= 2*s.lostPrune {
-		now := s.d.now()
-		for r, l := range s.lost {
-			if l.expires <= now {
-				delete(s.lost, r)
-			}
-		}
-		s.lostPrune = max(64, len(s.lost))
-	}
-}
-
-func (s *ClaimStore) untrack(r claim.Ref) {
-	s.mu.Lock()
-	delete(s.lost, r)
-	s.mu.Unlock()
-}
-
-func (s *ClaimStore) retrack(r claim.Ref, expires int64) {
-	s.mu.Lock()
-	if l, ok := s.lost[r]; ok {
-		l.expires = expires
-		s.lost[r] = l
-	}
-	s.mu.Unlock()
-}
-
-// lose calls, once, the Lost function of r, a claim ended by Cancel.
-func (s *ClaimStore) lose(r claim.Ref, op string) {
-	s.mu.Lock()
-	l, ok := s.lost[r]
-	if !ok || s.d.closed.Load() {
-		s.mu.Unlock()
-		return
-	}
-	delete(s.lost, r)
-	s.callbacks.Add(1)
-	s.mu.Unlock()
-	defer s.callbacks.Done()
-	l.fn(r, fmt.Errorf("%w: %w", staleClaim(op, r), claim.ErrCancelled))
-}
-
-func staleClaim(op string, r claim.Ref) *lease.Error {
-	return &lease.Error{Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
-		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " is no longer claimed by this claim"}
 }
 
 func clonePayload(b []byte) []byte {

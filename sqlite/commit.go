@@ -15,7 +15,10 @@ import (
 type writeOp struct {
 	ctx context.Context
 	op  string
-	run func(tx *sql.Tx) error
+	// single: run changes the file with one statement at most, which
+	// SQLite undoes by itself if it fails, so it needs no savepoint.
+	single bool
+	run    func(tx *sql.Tx) error
 	// after, if set, runs once the batch committed, before done is
 	// closed: it wakes waiters of what the op changed.
 	after func()
@@ -25,8 +28,9 @@ type writeOp struct {
 
 // committer is group commit: the writes of many goroutines share one
 // transaction, and so one sync of the write-ahead log. Its goroutine takes
-// whatever writes are pending, runs each inside a savepoint of one
-// transaction (so that one write's failure undoes only that write), commits,
+// whatever writes are pending, runs them in one transaction (each write of
+// several statements inside a savepoint, so that one write's failure undoes
+// only that write), commits,
 // and only then answers them; writes that arrive meanwhile wait for the next
 // batch. A caller's nil error thus means its write is in the file. pending
 // holds one entry per waiting caller, so it is bounded by the number of
@@ -48,12 +52,13 @@ func newCommitter(d *db, max int) *committer {
 	return &committer{d: d, max: max, kick: make(chan struct{}, 1)}
 }
 
-// do runs fn in the next batch and waits for the batch's commit. When ctx
+// do runs fn in the next batch and waits for the batch's commit; single
+// says that fn changes the file with one statement at most. When ctx
 // ends before the batch began, the write is withdrawn and changes nothing;
 // when it ends while the batch runs, do still waits for the batch, so that
 // the answer is known.
-func (c *committer) do(ctx context.Context, op string, fn func(tx *sql.Tx) error, after func()) error {
-	w := &writeOp{ctx: ctx, op: op, run: fn, after: after, done: make(chan struct{})}
+func (c *committer) do(ctx context.Context, op string, single bool, fn func(tx *sql.Tx) error, after func()) error {
+	w := &writeOp{ctx: ctx, op: op, single: single, run: fn, after: after, done: make(chan struct{})}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -129,6 +134,11 @@ func (c *committer) close() {
 func (c *committer) commitBatch(batch []*writeOp) {
 	ctx := c.d.ctx
 	err := retryBusy(ctx, c.d.cfg.busy, func() error { return c.attempt(ctx, batch) })
+	if errors.Is(err, errNothingCommitted) {
+		// The batch's one write failed on its own: its error is its answer.
+		close(batch[0].done)
+		return
+	}
 	if err != nil && c.d.closed.Load() {
 		err = closedError("commit")
 	}
@@ -183,9 +193,19 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 					return werr
 				}
 				w.err = werr
-				return tx.Rollback()
+				_ = tx.Rollback()
+				return errNothingCommitted
 			}
 			break
+		}
+		if w.single {
+			if werr := w.run(tx); werr != nil {
+				if isBusy(werr) || isFatal(werr) {
+					return werr
+				}
+				w.err = werr
+			}
+			continue
 		}
 		if err := c.exec(ctx, tx, sqlSavepoint); err != nil {
 			return err
@@ -205,6 +225,10 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 	}
 	return tx.Commit()
 }
+
+// errNothingCommitted reports a batch of one write that failed and was
+// rolled back; the write's error is set.
+var errNothingCommitted = errors.New("nothing committed")
 
 // isFatal reports a failure of the file rather than of one write: a full,
 // read-only or corrupt file fails the whole batch.

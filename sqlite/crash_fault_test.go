@@ -69,7 +69,7 @@ func TestKillDuringGroupCommit(t *testing.T) {
 	path := tempFile(t)
 	c := startChild(t, "enqueuer", path)
 	acked := map[string]bool{}
-	for len(acked) < 300 {
+	for len(acked) < 100 {
 		acked[c.expect(t, "acked ", 60*time.Second)] = true
 	}
 	c.kill()

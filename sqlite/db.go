@@ -90,6 +90,11 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 	}
 	d.commit = newCommitter(d, c.batch)
 	d.watch = newWatcher(d)
+	if err := d.watch.start(ctx); err != nil {
+		d.cancel()
+		d.closeConns()
+		return nil, storage(op, err)
+	}
 	d.wg.Go(d.commit.run)
 	d.wg.Go(d.watch.run)
 	return d, nil
@@ -171,6 +176,13 @@ func retryBusy(ctx context.Context, busy time.Duration, f func() error) error {
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
+}
+
+// reading runs f, a read on the reader pool, trying it again while the
+// file is busy (a reader can be, briefly, while another connection
+// recovers or checkpoints the write-ahead log).
+func (d *db) reading(ctx context.Context, f func() error) error {
+	return retryBusy(ctx, d.cfg.busy, f)
 }
 
 // preparedWrites are the statements prepared once on the writer

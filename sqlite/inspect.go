@@ -25,8 +25,10 @@ func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool,
 	}
 	h := lock.Holding{Name: name}
 	var token, expires int64
-	err := p.d.read.QueryRowContext(ctx, sqlHolder, sql.Named("name", name), sql.Named("now", p.d.now())).
-		Scan(&h.ExecutionID, &token, &expires)
+	err := p.d.reading(ctx, func() error {
+		return p.d.read.QueryRowContext(ctx, sqlHolder, sql.Named("name", name), sql.Named("now", p.d.now())).
+			Scan(&h.ExecutionID, &token, &expires)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return lock.Holding{}, false, nil
 	}
@@ -56,23 +58,27 @@ func (p *Provider) Held(ctx context.Context, prefix string, limit int) ([]lock.H
 	if limit > 0 {
 		lim = int64(limit)
 	}
-	rows, err := p.d.read.QueryContext(ctx, sqlHeld, sql.Named("prefix", prefix), sql.Named("now", p.d.now()),
-		sql.Named("limit", lim))
-	if err != nil {
-		return nil, p.fail(op, err)
-	}
-	defer func() { _ = rows.Close() }()
 	var out []lock.Holding
-	for rows.Next() {
-		var h lock.Holding
-		var token, expires int64
-		if err := rows.Scan(&h.Name, &h.ExecutionID, &token, &expires); err != nil {
-			return nil, p.fail(op, err)
+	err := p.d.reading(ctx, func() error {
+		out = nil
+		rows, err := p.d.read.QueryContext(ctx, sqlHeld, sql.Named("prefix", prefix), sql.Named("now", p.d.now()),
+			sql.Named("limit", lim))
+		if err != nil {
+			return err
 		}
-		h.Token, h.ExpiresAt = uint64(token), at(expires)
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var h lock.Holding
+			var token, expires int64
+			if err := rows.Scan(&h.Name, &h.ExecutionID, &token, &expires); err != nil {
+				return err
+			}
+			h.Token, h.ExpiresAt = uint64(token), at(expires)
+			out = append(out, h)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, p.fail(op, err)
 	}
 	return out, nil

@@ -102,7 +102,7 @@ func (p *Provider) acquire(ctx context.Context, name, executionID string, d time
 		l    *lock.Lease
 		ends int64
 	)
-	err := p.d.commit.do(ctx, "acquire", func(tx *sql.Tx) error {
+	err := p.d.commit.do(ctx, "acquire", true, func(tx *sql.Tx) error {
 		l, ends = nil, 0
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlAcquire)
@@ -146,7 +146,7 @@ func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Durati
 		return nil, nil
 	}
 	renewed := make([]int64, len(leases))
-	err := p.d.commit.do(ctx, "renew", func(tx *sql.Tx) error {
+	err := p.d.commit.do(ctx, "renew", len(leases) == 1, func(tx *sql.Tx) error {
 		clear(renewed)
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlRenew)
@@ -206,7 +206,7 @@ func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
 	if len(leases) == 0 {
 		return nil
 	}
-	err := p.d.commit.do(ctx, "release", func(tx *sql.Tx) error {
+	err := p.d.commit.do(ctx, "release", len(leases) == 1, func(tx *sql.Tx) error {
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlRelease)
 		if err != nil {

@@ -33,6 +33,29 @@ type watcher struct {
 	// something in the file becomes due, or 0 for none.
 	dueQuery func(ctx context.Context, conn *sql.Conn, now int64) (int64, error)
 	active   chan struct{} // capacity 1: a waiter arrived
+
+	// conn is the watcher's own connection, and version the last
+	// data_version read on it; both belong to the goroutine once it runs.
+	conn    *sql.Conn
+	version int64
+}
+
+// start takes the watcher's connection and reads the first data_version,
+// before any waiter can arrive: a commit of another process after that is
+// a change, whenever the first poll runs.
+func (w *watcher) start(ctx context.Context) error {
+	conn, err := w.d.read.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	if err := w.d.reading(ctx, func() error {
+		return conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&w.version)
+	}); err != nil {
+		_ = conn.Close()
+		return err
+	}
+	w.conn = conn
+	return nil
 }
 
 func newWatcher(d *db) *watcher {
@@ -128,13 +151,8 @@ func (w *watcher) close() {
 // and reads the next due instant after each change.
 func (w *watcher) run() {
 	ctx := w.d.ctx
-	var conn *sql.Conn
-	defer func() {
-		if conn != nil {
-			_ = conn.Close()
-		}
-	}()
-	var version int64 = -1
+	conn, version := w.conn, w.version
+	defer func() { _ = conn.Close() }()
 	tick := time.NewTicker(w.d.cfg.poll)
 	defer tick.Stop()
 	for {
@@ -154,18 +172,12 @@ func (w *watcher) run() {
 		case <-tick.C:
 		case <-w.active:
 		}
-		if conn == nil {
-			var err error
-			if conn, err = w.d.read.Conn(ctx); err != nil {
-				continue // closing, or the file is gone: the poll tries again
-			}
-		}
 		var v int64
 		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
 			continue
 		}
 		w.mu.Lock()
-		if version != -1 && v != version {
+		if v != version {
 			w.rescan = true
 			w.wakeLocked()
 		}

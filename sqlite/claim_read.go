@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/leasehold/lease/claim"
+)
+
+// Lookup returns the item id as of now on the store's clock.
+func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error) {
+	const op = "lookup"
+	if err := s.begin(ctx, op); err != nil {
+		return claim.Item{}, err
+	}
+	if id == 0 || id > math.MaxInt64 {
+		return claim.Item{}, invalid("claims."+op, "id", "is not an item ID")
+	}
+	now := s.d.now()
+	var r itemRow
+	err := s.d.reading(ctx, func() error {
+		return s.d.read.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return claim.Item{}, &claim.NotFoundError{Op: op, Item: id}
+	}
+	if err != nil {
+		return claim.Item{}, s.fail(op, err)
+	}
+	it, err := r.item(now)
+	if err != nil {
+		return claim.Item{}, s.fail(op, err)
+	}
+	return it, nil
+}
+
+// List returns the items of q.Queue in q.State (every state when zero)
+// with IDs above q.After, in ID order, at most q.Limit of them, as of now
+// on the store's clock.
+func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
+	const op = "list"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	switch {
+	case q.Queue == "":
+		return nil, invalid("claims."+op, "queue", "must not be empty")
+	case q.State > claim.Dead:
+		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
+	case q.Limit < 1:
+		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
+	}
+	if err := checkName("claims."+op, "queue", q.Queue); err != nil {
+		return nil, err
+	}
+	now := s.d.now()
+	after := int64(min(uint64(q.After), math.MaxInt64))
+	var out []claim.Item
+	err := s.d.reading(ctx, func() error {
+		out = []claim.Item{}
+		rows, err := s.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
+			sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var r itemRow
+			if err := rows.Scan(r.dest()...); err != nil {
+				return err
+			}
+			it, err := r.item(now)
+			if err != nil {
+				return err
+			}
+			out = append(out, it)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return out, nil
+}
+
+// Counts returns the numbers of items of queue in each state as of now on
+// the store's clock. An unknown queue has zero counts.
+func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, error) {
+	const op = "counts"
+	if err := s.begin(ctx, op); err != nil {
+		return claim.Counts{}, err
+	}
+	if err := checkName("claims."+op, "queue", queue); err != nil {
+		return claim.Counts{}, err
+	}
+	var c claim.Counts
+	err := s.d.reading(ctx, func() error {
+		return s.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", s.d.now())).
+			Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead)
+	})
+	if err != nil {
+		return claim.Counts{}, s.fail(op, err)
+	}
+	return c, nil
+}
