@@ -23,9 +23,9 @@ type Config struct {
 	// Enqueue is how many items the batched enqueue adds, Batch items per
 	// call. Defaults 100,000 and 1,000.
 	Enqueue, Batch int
-	// EnqueueOne is how many items are enqueued one per call, by
-	// Goroutines goroutines at once, and by one goroutine. Defaults
-	// 10,000 and 100.
+	// EnqueueOne is how many items are enqueued one per call by
+	// Goroutines goroutines at once; a tenth as many are then enqueued one
+	// per call by one goroutine. Defaults 10,000 and 100.
 	EnqueueOne, Goroutines int
 	// Pickup is how many items' pickup latency each run measures, in the
 	// process and from another process, after PickupWarmup unmeasured
