@@ -42,6 +42,9 @@ type committer struct {
 
 	// transactions counts the transactions committed, for tests.
 	transactions atomic.Int64
+	// wrote says whether the batch attempted last changed a row; only the
+	// committer's goroutine uses it.
+	wrote bool
 
 	mu      sync.Mutex
 	pending []*writeOp
@@ -144,7 +147,12 @@ func (c *committer) commitBatch(batch []*writeOp) {
 	}
 	if err == nil {
 		c.transactions.Add(1)
-		c.d.watch.changed()
+		// A batch that changed no row (an empty claim, a stale settle)
+		// wakes nobody: waking on it would send an idle worker straight
+		// back to claim, in a loop of empty write transactions.
+		if c.wrote {
+			c.d.watch.changed()
+		}
 	}
 	for _, w := range batch {
 		switch {
@@ -180,6 +188,10 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
+	before, err := totalChanges(ctx, tx)
+	if err != nil {
+		return err
+	}
 	one := len(batch) == 1
 	for _, w := range batch {
 		w.err = nil
@@ -223,7 +235,19 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 			return err
 		}
 	}
+	after, err := totalChanges(ctx, tx)
+	if err != nil {
+		return err
+	}
+	c.wrote = after != before
 	return tx.Commit()
+}
+
+// totalChanges is the number of rows the write connection has inserted,
+// updated or deleted since it opened.
+func totalChanges(ctx context.Context, tx *sql.Tx) (n int64, err error) {
+	err = tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&n)
+	return n, err
 }
 
 // errNothingCommitted reports a batch of one write that failed and was
