@@ -74,6 +74,16 @@ func TestSoloSurvivesKill(t *testing.T) {
 	require.Eventually(t, func() bool { return len(readAcks(t, acksPath)) >= 200 }, waitLimit, 5*time.Millisecond)
 	child.kill() // SIGKILL, with writes under way
 	acked := readAcks(t, acksPath)
+	// Some of the leases have 300 ms: wait, on the wall clock the log's
+	// time comes from, until the first of them is past its expiry, so that
+	// the reopened node has at least one lease to end.
+	first := acked[0].ExpiresAt
+	for _, a := range acked {
+		if a.ExpiresAt.Before(first) {
+			first = a.ExpiresAt
+		}
+	}
+	require.Eventually(t, func() bool { return time.Now().After(first) }, waitLimit, 5*time.Millisecond)
 
 	cfg, tr := soloConfig(dir)
 	n, err := Open(context.Background(), cfg)
