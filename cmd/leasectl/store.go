@@ -65,6 +65,7 @@ type driver struct {
 var drivers = map[string]driver{
 	"postgres":   postgresDriver,
 	"postgresql": postgresDriver,
+	"sqlite":     sqliteDriver,
 }
 
 // driverFor returns the driver of dsn. PostgreSQL's key=value connection
