@@ -104,7 +104,14 @@ func (e *env) pass(d time.Duration) {
 		e.adv.Advance(d)
 		return
 	}
-	<-time.After(d)
+	e.wait(d)
+}
+
+// wait returns once d has gone by on the backend's own clock.
+func (e *env) wait(d time.Duration) {
+	done := make(chan struct{})
+	e.clock.AfterFunc(d, func() { close(done) })
+	<-done
 }
 
 // expire returns once l has expired, at once with a fake clock.
@@ -117,7 +124,7 @@ func (e *env) expire(l lease.Lease) {
 		}
 		return
 	}
-	<-time.After(d + realSlack)
+	e.wait(d + realSlack)
 }
 
 func (e *env) grant(name string) lease.Lease {
