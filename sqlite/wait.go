@@ -61,8 +61,26 @@ func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d 
 		if p.onWait != nil {
 			p.onWait(name)
 		}
-		expired := make(chan struct{})
-		timer := p.d.clock.AfterFunc(max(time.Duration(ends-p.d.now()), 0), func() { close(expired) })
+		// The holder's lease ends at ends, after the attempt's now. If the
+		// clock has passed it since, try again at once: a clock that moves
+		// only when told (a fake one) would not fire a timer armed for the
+		// past until it moved again.
+		left := time.Duration(ends - p.d.now())
+		if left <= 0 {
+			stop()
+			continue
+		}
+		expired := make(chan struct{}, 1)
+		fire := func() {
+			select {
+			case expired <- struct{}{}:
+			default:
+			}
+		}
+		timer := p.d.clock.AfterFunc(left, fire)
+		if p.d.now() >= ends { // it passed while the timer was armed
+			fire()
+		}
 		select {
 		case <-changed:
 		case <-expired:
