@@ -103,8 +103,8 @@ func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]
 	if err := CheckRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
-	got, err := m.locks.Renew(ctx, toKeyed(leases), d)
-	return fromKeyed(got), err
+	got, err := m.locks.Renew(ctx, keylock.ToLeases(leases), d)
+	return keylock.FromLeases[Lease](got), err
 }
 
 // Release revokes the leases of the given locks that are still held by them.
@@ -116,26 +116,5 @@ func (m *Memory) Release(ctx context.Context, leases []Lease) error {
 	if err := CheckRelease(ctx, leases); err != nil {
 		return err
 	}
-	return m.locks.Release(ctx, toKeyed(leases))
-}
-
-// toKeyed converts leases for the Locks.
-func toKeyed(leases []Lease) []keylock.Lease {
-	out := make([]keylock.Lease, len(leases))
-	for i, l := range leases {
-		out[i] = keylock.Lease(l)
-	}
-	return out
-}
-
-// fromKeyed converts the Locks' leases.
-func fromKeyed(leases []keylock.Lease) []Lease {
-	if leases == nil {
-		return nil
-	}
-	out := make([]Lease, len(leases))
-	for i, l := range leases {
-		out[i] = Lease(l)
-	}
-	return out
+	return m.locks.Release(ctx, keylock.ToLeases(leases))
 }
