@@ -367,3 +367,33 @@ func TestLockProviderUnderManager(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "released once the function returned")
 }
+
+// The provider's waking rests on this: every node, followers included,
+// reports the ending of a lock's lease as it applies it, with the lock's
+// key among the keys deleted, for a release and for an expiry alike.
+func TestLockEndingReportedOnEveryNode(t *testing.T) {
+	c := lockCluster(t, 3)
+	ctx := ctxT(t)
+	ends := make([]*endings, len(c.nodes))
+	for i, n := range c.nodes {
+		ends[i] = watchEnds(n)
+		defer ends[i].stop()
+	}
+	p := lockOn(t, c, c.followers(c.leader())[0])
+	l, err := p.Acquire(ctx, "released", "a", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, p.Release(ctx, []lock.Lease{*l}))
+	for i := range c.nodes {
+		e := ends[i].next(t)
+		assert.Equal(t, lease.EndRevoked, e.reason, "node %d", i)
+		assert.Equal(t, []string{"lock/released"}, e.l.Keys, "node %d", i)
+	}
+	l, err = p.Acquire(ctx, "expired", "a", 500*time.Millisecond)
+	require.NoError(t, err)
+	for i := range c.nodes {
+		e := ends[i].next(t)
+		assert.Equal(t, lease.EndExpired, e.reason, "node %d", i)
+		assert.Equal(t, lease.ID(l.Token), e.l.ID, "node %d", i)
+		assert.Equal(t, []string{"lock/expired"}, e.l.Keys, "node %d", i)
+	}
+}
