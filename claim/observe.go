@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/leasehold/lease"
 )
 
 // EventKind says what an Event reports. It is a plain value, safe to
@@ -72,15 +74,15 @@ type Event struct {
 	Err error
 }
 
-// Observer receives a Broker's events. Observe is called on the goroutine
+// Observer receives a Broker's events: lease.Observer[Event], the module's
+// one observer concept, under its rules. Observe is called on the goroutine
 // of the call that caused the event, after the store has answered and
 // outside every lock, under the Broker's panic policy (reported as
 // Callback "observer"); it must be safe for concurrent use and may call the
 // Broker. Nothing is queued, so nothing is buffered. Calls that fail are
-// not events.
-type Observer interface {
-	Observe(Event)
-}
+// not events. lease.Observers shares one WithObserver between several
+// observers.
+type Observer = lease.Observer[Event]
 
 // HandlerTracer is implemented by an Observer that wraps each Work handler,
 // for example in a trace span. TraceHandler is called before the handler
@@ -92,12 +94,10 @@ type HandlerTracer interface {
 	TraceHandler(ctx context.Context, c Claim) (context.Context, func(err error))
 }
 
-// ObserverFunc adapts a function to an Observer. Like any func value it is
-// safe to share; the function must be safe for concurrent use.
-type ObserverFunc func(Event)
-
-// Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
+// ObserverFunc adapts a function to an Observer: lease.ObserverFunc[Event].
+// Like any func value it is safe to share; the function must be safe for
+// concurrent use.
+type ObserverFunc = lease.ObserverFunc[Event]
 
 // WithObserver makes the Broker tell o about its events (see Observer); if
 // o is also a HandlerTracer, it wraps every Work handler. Without it an

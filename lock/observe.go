@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/callback"
 )
 
@@ -60,14 +61,14 @@ type Event struct {
 	Err error
 }
 
-// Observer receives a Manager's events. Observe is called on the
+// Observer receives a Manager's events: lease.Observer[Event], the
+// module's one observer concept, under its rules. Observe is called on the
 // goroutine of the TryLock or Lock call, or of the renewal (a clock
 // callback), outside every lock, under the Manager's panic policy
 // (reported as Callback "observer"); it must be safe for concurrent use.
-// Nothing is queued, so nothing is buffered.
-type Observer interface {
-	Observe(Event)
-}
+// Nothing is queued, so nothing is buffered. lease.Observers shares one
+// WithObserver between several observers.
+type Observer = lease.Observer[Event]
 
 // HoldTracer is implemented by an Observer that wraps each holding of a
 // lock, for example in a trace span. TraceHold is called once the lock is
@@ -80,12 +81,10 @@ type HoldTracer interface {
 	TraceHold(ctx context.Context, l Lease) (context.Context, func(err error))
 }
 
-// ObserverFunc adapts a function to an Observer. Like any func value it is
-// safe to share; the function must be safe for concurrent use.
-type ObserverFunc func(Event)
-
-// Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
+// ObserverFunc adapts a function to an Observer: lease.ObserverFunc[Event].
+// Like any func value it is safe to share; the function must be safe for
+// concurrent use.
+type ObserverFunc = lease.ObserverFunc[Event]
 
 // WithObserver makes the Manager tell o about its events (see Observer);
 // if o is also a HoldTracer, it wraps every holding. Without it an event
