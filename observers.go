@@ -1,5 +1,7 @@
 package lease
 
+import "slices"
+
 // Observer is the one way every package of this module reports what it
 // does as it does it: a value told about each fact of type E, one call of
 // Observe per fact. The lease service has two such streams, its Events
@@ -32,6 +34,12 @@ func (f ObserverFunc[E]) Observe(e E) { f(e) }
 // share one option. Nil entries are left out; with no entry left it
 // returns nil, which the options refuse as they refuse any nil observer.
 //
+// The result has a method Unwrap() []Observer[E] that returns the
+// observers it joins, through which the packages find their optional
+// interfaces: lock.WithObserver(lease.Observers(a, b)) wraps each holding
+// in every lock.HoldTracer among a and b, as claim.WithObserver does with
+// every claim.HandlerTracer.
+//
 // A panic in one of them does not keep the ones after it from the fact:
 // they are called, and then the panic goes on to the package's panic
 // policy, which reports it once (the last one, should several panic). The
@@ -56,6 +64,13 @@ func Observers[E any](list ...Observer[E]) Observer[E] {
 
 // fanOut is what Observers returns for two observers or more.
 type fanOut[E any] []Observer[E]
+
+// Unwrap returns the observers f tells, in order, in a slice of the
+// caller's own: the packages with optional observer interfaces (such as
+// lock.HoldTracer) look for them among these.
+func (f fanOut[E]) Unwrap() []Observer[E] {
+	return slices.Clone(f)
+}
 
 // Observe tells each observer about e. Should one panic, the deferred call
 // tells the rest while the panic is under way, so that the panic policy
