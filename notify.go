@@ -10,8 +10,7 @@ import (
 )
 
 // Notifications (audit observer calls and ending subscriptions, the expiry
-// hook among them) are
-// queued under the service lock and delivered after it is released, by one
+// hook among them) are queued under the service lock and delivered after it is released, by one
 // goroutine at a time, so they arrive in the order the service decided them
 // and user code never runs under the lock. A hook that calls back into the
 // service only queues more notifications, which the same delivery loop picks
@@ -22,8 +21,8 @@ import (
 //     goes on: the other callbacks still see the event;
 //   - nothing queued is delivered once Close has been called;
 //   - each callback gets its own copy of a lease's Keys;
-//   - decisions waiting for the audit sink are bounded (WithSinkBuffer);
-//     past the bound they skip the sink and are counted.
+//   - decisions waiting for the audit observer are bounded (WithSinkBuffer);
+//     past the bound they skip it and are counted.
 
 type eventKind uint8
 
@@ -87,8 +86,9 @@ func (s *Service) OnEnd(fn func(l Lease, reason EndReason)) (stop func()) {
 	}
 }
 
-// DroppedDecisions returns how many decisions skipped the audit sink because
-// WithSinkBuffer's bound was reached while the sink was slow or blocked.
+// DroppedDecisions returns how many decisions skipped the audit observer
+// (WithAuditObserver) because WithSinkBuffer's bound was reached while it
+// was slow or blocked.
 // They are still in the audit ring (Audit) if it has room.
 func (s *Service) DroppedDecisions() uint64 {
 	s.mu.Lock()

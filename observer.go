@@ -24,7 +24,7 @@ const (
 	// EventDenied reports an operation refused with an error Code.
 	EventDenied
 	// EventDecisionsDropped reports Count decisions that skipped the
-	// audit sink because its buffer was full (see DroppedDecisions).
+	// audit observer because its buffer was full (see DroppedDecisions).
 	EventDecisionsDropped
 	// EventEventsDropped reports Count events that skipped the observer
 	// itself because its buffer was full.

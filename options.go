@@ -91,7 +91,7 @@ func WithTTLBounds(min, max time.Duration) Option {
 }
 
 // WithAuditCapacity sets how many Decisions Audit retains (default 4096).
-// 0 retains none; the sink, if any, still sees every decision. New returns
+// 0 retains none; the audit observer, if any, still sees every decision. New returns
 // an error if n < 0.
 func WithAuditCapacity(n int) Option {
 	return optionFunc(func(o *options) {
@@ -160,9 +160,10 @@ func auditOption(option string, o Observer[Decision]) Option {
 	})
 }
 
-// WithSinkBuffer sets how many decisions may wait for the audit sink
-// (default DefaultSinkBuffer) before further ones are dropped for the sink
-// and counted by DroppedDecisions. The bound keeps a blocked or slow sink
+// WithSinkBuffer sets how many decisions may wait for the audit observer
+// (default DefaultSinkBuffer) before further ones are dropped for it and
+// counted by DroppedDecisions, and how many events may wait for the
+// observer (WithObserver) likewise. The bound keeps a blocked or slow one
 // from growing the service's memory without limit. New returns an error if
 // n < 1.
 func WithSinkBuffer(n int) Option {
