@@ -14,7 +14,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // marked is an observer with an optional interface, Mark.
 type marked string
 
-func (marked) Observe(int) {}
+func (marked) Observe(int)    {}
 func (m marked) Mark() string { return string(m) }
 
 type marker interface{ Mark() string }
