@@ -99,7 +99,7 @@ func (s *Service) DroppedDecisions() uint64 {
 // wantsEnd reports whether an ending must be queued as an event.
 func (s *Service) wantsEnd(reason EndReason) bool {
 	// The expiry hook, always the first subscriber, wants no revocation.
-	return len(s.subs) > 1 || len(s.subs) == 1 && (reason == EndExpired || !s.subs[0].expiryHook)
+	return len(s.subs) > 0 && (reason == EndExpired || len(s.subs) > 1 || !s.subs[0].expiryHook)
 }
 
 // queueDecision queues d for the audit sink unless the sink's buffer is
