@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -54,53 +53,6 @@ func (d Decision) LogValue() slog.Value {
 		attrs = append(attrs, slog.String("trace_id", d.TraceID))
 	}
 	return slog.GroupValue(attrs...)
-}
-
-// SlogLevels are the levels SlogSinkLevels logs decisions at.
-type SlogLevels struct {
-	// Routine is for allowed grants, renewals and uses, which a busy
-	// service makes thousands of times a second.
-	Routine slog.Level
-	// Ended is for allowed revocations and expiries.
-	Ended slog.Level
-	// Denied is for every refused decision.
-	Denied slog.Level
-}
-
-// DefaultSlogLevels are the levels SlogSink uses: the levels a service
-// keeps on in production see ends (Info) and denials (Warn), not every
-// routine decision (Debug).
-var DefaultSlogLevels = SlogLevels{Routine: slog.LevelDebug, Ended: slog.LevelInfo, Denied: slog.LevelWarn}
-
-// SlogSink returns an audit sink for WithAuditSink that logs every Decision
-// to logger at DefaultSlogLevels. A nil logger logs to slog.Default(), as
-// LogPanic does, read when each decision is logged.
-func SlogSink(logger *slog.Logger) func(Decision) {
-	return SlogSinkLevels(logger, DefaultSlogLevels)
-}
-
-// SlogSinkLevels is SlogSink with the levels given. A decision whose level
-// the logger does not enable costs a level check and nothing more. A nil
-// logger logs to slog.Default().
-func SlogSinkLevels(logger *slog.Logger, levels SlogLevels) func(Decision) {
-	return func(d Decision) {
-		logger := logger
-		if logger == nil {
-			logger = slog.Default()
-		}
-		level := levels.Routine
-		switch {
-		case !d.Allowed:
-			level = levels.Denied
-		case d.Action == ActionRevoke || d.Action == ActionExpire:
-			level = levels.Ended
-		}
-		ctx := context.Background()
-		if !logger.Enabled(ctx, level) {
-			return
-		}
-		logger.LogAttrs(ctx, level, "lease decision", slog.Any("decision", d))
-	}
 }
 
 // auditRing keeps the most recent decisions in a fixed buffer so a

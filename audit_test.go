@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -303,10 +304,10 @@ func TestAuditKeepAliveRenewals(t *testing.T) {
 	require.Equal(t, want, got)
 }
 
-func TestSlogSink(t *testing.T) {
+func TestSlogObserver(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s, clk := newService(t, lease.WithAuditSink(lease.SlogSink(logger)))
+	s, clk := newService(t, lease.WithAuditObserver(lease.SlogObserver(logger)))
 	l, err := s.Grant(lease.WithTraceID(ctx, "tr-9"), "alice", lease.StateWrite, time.Minute)
 	require.NoError(t, err)
 	clk.Advance(time.Second)
@@ -445,26 +446,40 @@ func TestAuditExpireTimestampIsTheDeadline(t *testing.T) {
 	}
 }
 
-// TestSlogSinkLevels checks each kind of decision is logged at its level:
-// the defaults, and levels given.
-func TestSlogSinkLevels(t *testing.T) {
-	for _, tc := range []struct {
+// TestSlogObserverLevels checks each kind of decision is logged at its
+// level: the defaults, and levels given, through SlogObserver and through
+// the deprecated SlogSink built on it.
+func TestSlogObserverLevels(t *testing.T) {
+	type testCase struct {
 		name   string
 		levels *lease.SlogLevels
 		want   []string
-	}{
-		{"defaults", nil, []string{"DEBUG grant", "DEBUG renew", "WARN use", "DEBUG grant", "INFO revoke", "INFO expire"}},
-		{"given", &lease.SlogLevels{Routine: slog.LevelInfo, Ended: slog.LevelWarn, Denied: slog.LevelError},
-			[]string{"INFO grant", "INFO renew", "ERROR use", "INFO grant", "WARN revoke", "WARN expire"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+		sink   bool // through the deprecated WithAuditSink(SlogSink)
+	}
+	var cases []testCase
+	for _, sink := range []bool{false, true} {
+		cases = append(cases,
+			testCase{"defaults", nil, []string{"DEBUG grant", "DEBUG renew", "WARN use", "DEBUG grant", "INFO revoke", "INFO expire"}, sink},
+			testCase{"given", &lease.SlogLevels{Routine: slog.LevelInfo, Ended: slog.LevelWarn, Denied: slog.LevelError},
+				[]string{"INFO grant", "INFO renew", "ERROR use", "INFO grant", "WARN revoke", "WARN expire"}, sink})
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/sink=%t", tc.name, tc.sink), func(t *testing.T) {
 			var buf bytes.Buffer
 			logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			sink := lease.SlogSink(logger)
+			obs := lease.SlogObserver(logger)
 			if tc.levels != nil {
-				sink = lease.SlogSinkLevels(logger, *tc.levels)
+				obs = lease.SlogObserverLevels(logger, *tc.levels)
 			}
-			s, clk := newService(t, lease.WithAuditSink(sink))
+			opt := lease.WithAuditObserver(obs)
+			if tc.sink {
+				sink := lease.SlogSink(logger)
+				if tc.levels != nil {
+					sink = lease.SlogSinkLevels(logger, *tc.levels)
+				}
+				opt = lease.WithAuditSink(sink)
+			}
+			s, clk := newService(t, opt)
 			l := grant(t, s, lease.Operation, time.Second)
 			_, _ = s.Renew(ctx, l.ID)
 			_, _ = s.Use(ctx, l.ID, lease.StateWrite)

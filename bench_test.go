@@ -28,7 +28,7 @@ func BenchmarkGrantRevoke(b *testing.B) { benchGrantRevoke(b) }
 // BenchmarkUseObserved is BenchmarkUse with an observer installed: an
 // allowed Use is not an event, so it must cost what BenchmarkUse does.
 func BenchmarkUseObserved(b *testing.B) {
-	benchUse(b, lease.WithObserver(lease.ObserverFunc(func(lease.Event) {})))
+	benchUse(b, lease.WithObserver(lease.ObserverFunc[lease.Event](func(lease.Event) {})))
 }
 
 // BenchmarkGrantRevokeObserved is BenchmarkGrantRevoke with a trivial
@@ -36,7 +36,7 @@ func BenchmarkUseObserved(b *testing.B) {
 // difference between the two is what observing costs.
 func BenchmarkGrantRevokeObserved(b *testing.B) {
 	var seen int
-	benchGrantRevoke(b, lease.WithObserver(lease.ObserverFunc(func(lease.Event) { seen++ })))
+	benchGrantRevoke(b, lease.WithObserver(lease.ObserverFunc[lease.Event](func(lease.Event) { seen++ })))
 	if seen != 2*b.N {
 		b.Fatalf("observed %d events, want %d", seen, 2*b.N)
 	}
@@ -89,7 +89,7 @@ func BenchmarkObserverOverhead(b *testing.B) {
 		}
 		return err
 	}
-	fn := lease.ObserverFunc(func(lease.Event) {})
+	fn := lease.ObserverFunc[lease.Event](func(lease.Event) {})
 	use := func(s *lease.Service, id lease.ID) error {
 		_, err := s.Use(ctx, id, lease.Operation)
 		return err
@@ -98,7 +98,7 @@ func BenchmarkObserverOverhead(b *testing.B) {
 	rare := lease.ExpireEvents | lease.DenyEvents
 	for _, bc := range []struct {
 		name string
-		obs  lease.Observer
+		obs  lease.Observer[lease.Event]
 		set  lease.EventSet
 		op   func(s *lease.Service, id lease.ID) error
 	}{

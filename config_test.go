@@ -28,10 +28,13 @@ var badOptions = []struct {
 	{"WithAuditCapacity", func() lease.Option { return lease.WithAuditCapacity(-1) }},
 	{"WithEndedCapacity", func() lease.Option { return lease.WithEndedCapacity(-1) }},
 	{"WithAuditSink", func() lease.Option { return lease.WithAuditSink(nil) }},
+	{"WithAuditObserver", func() lease.Option { return lease.WithAuditObserver(nil) }},
+	{"WithAuditObserver", func() lease.Option { return lease.WithAuditObserver(lease.Observers[lease.Decision]()) }},
 	{"WithSinkBuffer", func() lease.Option { return lease.WithSinkBuffer(0) }},
 	{"WithOnExpire", func() lease.Option { return lease.WithOnExpire(nil) }},
 	{"WithTraceIDFunc", func() lease.Option { return lease.WithTraceIDFunc(nil) }},
 	{"WithObserver", func() lease.Option { return lease.WithObserver(nil) }},
+	{"WithObserver", func() lease.Option { return lease.WithObserver(lease.Observers[lease.Event](nil, nil)) }},
 	{"WithObserverOf", func() lease.Option { return lease.WithObserverOf(nil, lease.AllEvents) }},
 	{"WithObserverOf", func() lease.Option { return lease.WithObserverOf(&events{}, lease.AllEvents+1) }},
 	{"WithPanicHandler", func() lease.Option { return lease.WithPanicHandler(nil) }},
@@ -115,7 +118,7 @@ func TestNilArgumentsOutsideOptionsAreDefaults(t *testing.T) {
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	defer slog.SetDefault(old)
-	s, _ := newService(t, lease.WithAuditSink(lease.SlogSink(nil)))
+	s, _ := newService(t, lease.WithAuditObserver(lease.SlogObserver(nil)))
 	grant(t, s, lease.Operation, time.Minute)
 	assert.Contains(t, buf.String(), "lease decision", "a nil logger logs to slog.Default")
 

@@ -9,8 +9,8 @@ import (
 	"github.com/leasehold/lease/internal/callback"
 )
 
-// Notifications (audit sink calls, expiry hooks and ending subscriptions) are
-// queued under the service lock and delivered after it is released, by one
+// Notifications (audit observer calls and ending subscriptions, the expiry
+// hook among them) are queued under the service lock and delivered after it is released, by one
 // goroutine at a time, so they arrive in the order the service decided them
 // and user code never runs under the lock. A hook that calls back into the
 // service only queues more notifications, which the same delivery loop picks
@@ -21,8 +21,8 @@ import (
 //     goes on: the other callbacks still see the event;
 //   - nothing queued is delivered once Close has been called;
 //   - each callback gets its own copy of a lease's Keys;
-//   - decisions waiting for the audit sink are bounded (WithSinkBuffer);
-//     past the bound they skip the sink and are counted.
+//   - decisions waiting for the audit observer are bounded (WithSinkBuffer);
+//     past the bound they skip it and are counted.
 
 type eventKind uint8
 
@@ -42,6 +42,14 @@ type event struct {
 type subscriber struct {
 	fn      func(Lease, EndReason)
 	stopped atomic.Bool
+	// expiryHook marks the subscriber WithOnExpire made: it is given the
+	// expiries only, and its panics are reported as Callback "expiry hook".
+	expiryHook bool
+}
+
+// expiryHook is the subscriber that stands for WithOnExpire's f.
+func expiryHook(f func(Lease)) *subscriber {
+	return &subscriber{fn: func(l Lease, _ EndReason) { f(l) }, expiryHook: true}
 }
 
 // OnEnd subscribes fn to lease endings: it is called with every lease that
@@ -78,8 +86,9 @@ func (s *Service) OnEnd(fn func(l Lease, reason EndReason)) (stop func()) {
 	}
 }
 
-// DroppedDecisions returns how many decisions skipped the audit sink because
-// WithSinkBuffer's bound was reached while the sink was slow or blocked.
+// DroppedDecisions returns how many decisions skipped the audit observer
+// (WithAuditObserver) because WithSinkBuffer's bound was reached while it
+// was slow or blocked.
 // They are still in the audit ring (Audit) if it has room.
 func (s *Service) DroppedDecisions() uint64 {
 	s.mu.Lock()
@@ -89,7 +98,8 @@ func (s *Service) DroppedDecisions() uint64 {
 
 // wantsEnd reports whether an ending must be queued as an event.
 func (s *Service) wantsEnd(reason EndReason) bool {
-	return len(s.subs) > 0 || (reason == EndExpired && s.opts.onExpire != nil)
+	// The expiry hook, always the first subscriber, wants no revocation.
+	return len(s.subs) > 0 && (reason == EndExpired || len(s.subs) > 1 || !s.subs[0].expiryHook)
 }
 
 // queueDecision queues d for the audit sink unless the sink's buffer is
@@ -304,24 +314,22 @@ func (s *Service) dispatch(ev *event) {
 	case eventEnd:
 		// The event owns its Keys (end made them for it): the last
 		// callback may have them, every other one gets a copy.
-		if ev.reason == EndExpired && s.opts.onExpire != nil {
-			l := ev.lease
-			if len(ev.subs) > 0 {
-				l = ownKeys(l)
-			}
-			callback.Call("expiry hook", s.reportPanic, func() { s.opts.onExpire(l) })
-		}
 		for i, sub := range ev.subs {
 			if s.stopped.Load() {
 				return
 			}
-			if !sub.stopped.Load() {
-				l := ev.lease
-				if i < len(ev.subs)-1 {
-					l = ownKeys(l)
-				}
-				callback.Call("end subscriber", s.reportPanic, func() { sub.fn(l, ev.reason) })
+			if sub.stopped.Load() || sub.expiryHook && ev.reason != EndExpired {
+				continue
 			}
+			l := ev.lease
+			if i < len(ev.subs)-1 {
+				l = ownKeys(l)
+			}
+			name := "end subscriber"
+			if sub.expiryHook {
+				name = "expiry hook"
+			}
+			callback.Call(name, s.reportPanic, func() { sub.fn(l, ev.reason) })
 		}
 	}
 }

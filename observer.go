@@ -24,7 +24,7 @@ const (
 	// EventDenied reports an operation refused with an error Code.
 	EventDenied
 	// EventDecisionsDropped reports Count decisions that skipped the
-	// audit sink because its buffer was full (see DroppedDecisions).
+	// audit observer because its buffer was full (see DroppedDecisions).
 	EventDecisionsDropped
 	// EventEventsDropped reports Count events that skipped the observer
 	// itself because its buffer was full.
@@ -50,8 +50,8 @@ func (k EventKind) String() string {
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Event is one thing an Observer is told about. It is a plain value, safe
-// to copy and to keep.
+// Event is one thing a Service's observer is told about (WithObserver).
+// It is a plain value, safe to copy and to keep.
 type Event struct {
 	Kind    EventKind
 	LeaseID ID     // 0 for the dropped kinds and for a denial of no lease
@@ -74,29 +74,6 @@ type Event struct {
 	At time.Time
 }
 
-// Observer receives a Service's events: the grants, renewals, endings and
-// denials the audit sink and the ending subscribers see, in the same order,
-// without allowed Uses (the hot path stays free of them), or those of them
-// WithObserverOf selected. Observe is
-// called outside the service's lock, by one goroutine at a time, under the
-// service's panic policy (reported as Callback "observer"); it may call
-// back into the service. Events wait for a slow observer in a buffer of
-// WithSinkBuffer's size, which an event leaves once the observer has
-// returned from it; past it they are dropped and counted, and the count
-// is reported by an EventEventsDropped once there is room again (in an
-// empty buffer of size one, the report takes a place of its own beyond the
-// bound). Nothing is observed after Close returns.
-type Observer interface {
-	Observe(Event)
-}
-
-// ObserverFunc adapts a function to an Observer. Like any func value it is
-// safe to share; the function decides its own concurrency.
-type ObserverFunc func(Event)
-
-// Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
-
 // EventSet is a set of the events an observer is given (see
 // WithObserverOf): a union of the constants below. It is a plain value,
 // safe to share.
@@ -118,10 +95,23 @@ const (
 	AllEvents = GrantEvents | RenewEvents | RevokeEvents | ExpireEvents | DenyEvents
 )
 
-// WithObserver makes the service tell o about all its events (see
-// Observer); it is WithObserverOf(o, AllEvents). Without an observer an
-// event costs a nil check. New returns an error if o is nil.
-func WithObserver(o Observer) Option {
+// WithObserver makes the service tell o about all its events; it is
+// WithObserverOf(o, AllEvents). Without an observer an event costs a nil
+// check. New returns an error if o is nil.
+//
+// o is given the grants, renewals, endings and denials the audit observer
+// and the ending subscribers see, in the same order, without allowed Uses
+// (the hot path stays free of them). Observe is called outside the
+// service's lock, by one goroutine at a time, under the service's panic
+// policy (reported as Callback "observer"); it may call back into the
+// service. Events wait for a slow observer in a buffer of WithSinkBuffer's
+// size, which an event leaves once the observer has returned from it; past
+// it they are dropped and counted, and the count is reported by an
+// EventEventsDropped once there is room again (in an empty buffer of size
+// one, the report takes a place of its own beyond the bound). Nothing is
+// observed after Close returns. Several observers share the option through
+// Observers.
+func WithObserver(o Observer[Event]) Option {
 	return observerOption("WithObserver", o, AllEvents)
 }
 
@@ -133,12 +123,12 @@ func WithObserver(o Observer) Option {
 // order. An observer that needs only the rare events (expiries, denials)
 // next to counts read from Stats leaves the frequent ones out. New returns
 // an error if o is nil or set holds anything but the EventSet constants.
-func WithObserverOf(o Observer, set EventSet) Option {
+func WithObserverOf(o Observer[Event], set EventSet) Option {
 	return observerOption("WithObserverOf", o, set)
 }
 
 // observerOption is WithObserverOf, refusals named after option.
-func observerOption(option string, o Observer, set EventSet) Option {
+func observerOption(option string, o Observer[Event], set EventSet) Option {
 	return optionFunc(func(opts *options) {
 		switch {
 		case o == nil:
@@ -148,7 +138,7 @@ func observerOption(option string, o Observer, set EventSet) Option {
 			opts.refuse(option, "unknown events in set "+strconv.Itoa(int(set)))
 			return
 		}
-		f, _ := o.(ObserverFunc) // called directly: one copy of the Event fewer per call
+		f, _ := o.(ObserverFunc[Event]) // called directly: one copy of the Event fewer per call
 		// Each Service built with the option gets hooks of its own.
 		opts.observer, opts.observed = &observerHook{obs: o, fn: f}, set
 	})
@@ -158,7 +148,7 @@ func observerOption(option string, o Observer, set EventSet) Option {
 // queue as compact records, apart from the other notifications, and become
 // Events only when they are delivered, outside the lock.
 type observerHook struct {
-	obs Observer
+	obs Observer[Event]
 	fn  func(Event) // obs's own function, if obs is an ObserverFunc
 	// early counts records delivered in the middle of a batch, ahead of a
 	// sink or subscriber call that may block: they no longer wait, so they

@@ -11,7 +11,7 @@ import (
 
 func ExampleWithObserver() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	observer := lease.ObserverFunc(func(e lease.Event) {
+	observer := lease.ObserverFunc[lease.Event](func(e lease.Event) {
 		switch e.Kind {
 		case lease.EventEnded:
 			fmt.Printf("lease %d (%s) %s, lag %s\n", e.LeaseID, e.Purpose, e.Reason, e.Lag)
@@ -40,7 +40,7 @@ func ExampleWithObserver() {
 // keeps: the grants, renewals and revocations cost it nothing.
 func ExampleWithObserverOf() {
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	observer := lease.ObserverFunc(func(e lease.Event) {
+	observer := lease.ObserverFunc[lease.Event](func(e lease.Event) {
 		fmt.Printf("lease %d (%s) %s %s\n", e.LeaseID, e.Purpose, e.Kind, e.Reason)
 	})
 	svc := lease.Must(lease.New(lease.WithClock(clock), lease.WithObserverOf(observer, lease.ExpireEvents|lease.DenyEvents)))

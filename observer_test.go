@@ -110,7 +110,7 @@ func TestObserverBufferIsBoundedAndDropsAreReported(t *testing.T) {
 func TestObserverPanicIsReportedAndNothingRunsAfterClose(t *testing.T) {
 	var panics []*lease.PanicError
 	calls := 0
-	obs := lease.ObserverFunc(func(lease.Event) { calls++; panic("boom") })
+	obs := lease.ObserverFunc[lease.Event](func(lease.Event) { calls++; panic("boom") })
 	s, _ := newService(t, lease.WithObserver(obs),
 		lease.WithPanicHandler(func(p *lease.PanicError) { panics = append(panics, p) }))
 	grant(t, s, lease.Operation, time.Minute)
@@ -214,7 +214,7 @@ func TestObserverOrderAcrossConcurrentProducers(t *testing.T) {
 		log = append(log, who+" "+string(action)+" "+strconv.FormatUint(uint64(id), 10))
 	}
 	s, _ := newService(t,
-		lease.WithObserver(lease.ObserverFunc(func(e lease.Event) { add("observer", e.Action, e.LeaseID) })),
+		lease.WithObserver(lease.ObserverFunc[lease.Event](func(e lease.Event) { add("observer", e.Action, e.LeaseID) })),
 		lease.WithAuditSink(func(d lease.Decision) { add("sink", d.Action, d.LeaseID) }))
 	const workers, rounds = 4, 100
 	var wg sync.WaitGroup
@@ -261,7 +261,7 @@ func TestObserverOrderAcrossConcurrentProducers(t *testing.T) {
 func TestObserverPanicInTheMiddleOfARun(t *testing.T) {
 	var panics []*lease.PanicError
 	rec := &events{}
-	obs := lease.ObserverFunc(func(e lease.Event) {
+	obs := lease.ObserverFunc[lease.Event](func(e lease.Event) {
 		rec.Observe(e)
 		if e.Kind == lease.EventEnded && e.LeaseID == 2 {
 			panic("boom")
@@ -295,7 +295,7 @@ func TestObserverNothingDeliveredAfterCloseInTheMiddleOfARun(t *testing.T) {
 	rec := &events{}
 	sinkAfterClose := 0
 	s, clk := newService(t,
-		lease.WithObserver(lease.ObserverFunc(func(e lease.Event) {
+		lease.WithObserver(lease.ObserverFunc[lease.Event](func(e lease.Event) {
 			rec.Observe(e)
 			if e.Kind == lease.EventEnded {
 				assert.NoError(t, s.Close())
@@ -341,7 +341,7 @@ func TestObserverQueuedEventsAreDroppedByClose(t *testing.T) {
 func TestObserverMayCallBack(t *testing.T) {
 	var s *lease.Service
 	rec := &events{}
-	s, _ = newService(t, lease.WithObserver(lease.ObserverFunc(func(e lease.Event) {
+	s, _ = newService(t, lease.WithObserver(lease.ObserverFunc[lease.Event](func(e lease.Event) {
 		rec.Observe(e)
 		if e.Kind == lease.EventGranted && e.LeaseID == 1 {
 			l, err := s.Grant(ctx, "inner", lease.Operation, time.Minute)

@@ -91,7 +91,7 @@ func WithTTLBounds(min, max time.Duration) Option {
 }
 
 // WithAuditCapacity sets how many Decisions Audit retains (default 4096).
-// 0 retains none; the sink, if any, still sees every decision. New returns
+// 0 retains none; the audit observer, if any, still sees every decision. New returns
 // an error if n < 0.
 func WithAuditCapacity(n int) Option {
 	return optionFunc(func(o *options) {
@@ -117,24 +117,53 @@ func WithEndedCapacity(n int) Option {
 	})
 }
 
-// WithAuditSink streams every Decision to sink, in order, outside the
-// service's lock. The sink may call back into the service. Decisions wait
-// for a slow sink in a buffer of WithSinkBuffer's size; when it is full,
-// further decisions skip the sink (the audit ring still records them) and
-// are counted by DroppedDecisions. New returns an error if sink is nil.
+// WithAuditObserver makes the service tell o about every Decision, the
+// audit trail's records as Audit keeps them (allowed Uses, trace IDs and
+// revisions included), in order, outside the service's lock, under the
+// service's panic policy (reported as Callback "audit sink"); o may call
+// back into the service. Decisions wait for a slow observer in a buffer of
+// WithSinkBuffer's size; when it is full, further decisions skip the
+// observer (the audit ring still records them) and are counted by
+// DroppedDecisions. SlogObserver logs them; Observers shares the option
+// between several observers. New returns an error if o is nil.
+//
+// Every decision, a Use among them, is built and queued for o: for hooks
+// and metrics, WithObserver's Events cost less.
+func WithAuditObserver(o Observer[Decision]) Option {
+	return auditOption("WithAuditObserver", o)
+}
+
+// WithAuditSink streams every Decision to sink, as WithAuditObserver does.
+// New returns an error if sink is nil.
+//
+// Deprecated: use WithAuditObserver(lease.ObserverFunc[lease.Decision](sink)),
+// or WithAuditObserver(SlogObserver(logger)) for a sink made by SlogSink.
 func WithAuditSink(sink func(Decision)) Option {
-	return optionFunc(func(o *options) {
-		if sink == nil {
-			o.refuse("WithAuditSink", "sink must not be nil")
+	if sink == nil {
+		return optionFunc(func(o *options) { o.refuse("WithAuditSink", "sink must not be nil") })
+	}
+	return auditOption("WithAuditSink", ObserverFunc[Decision](sink))
+}
+
+// auditOption is WithAuditObserver, refusals named after option.
+func auditOption(option string, o Observer[Decision]) Option {
+	return optionFunc(func(opts *options) {
+		if o == nil {
+			opts.refuse(option, "observer must not be nil")
 			return
 		}
-		o.auditSink = sink
+		if f, ok := o.(ObserverFunc[Decision]); ok {
+			opts.auditSink = f // called directly
+			return
+		}
+		opts.auditSink = o.Observe
 	})
 }
 
-// WithSinkBuffer sets how many decisions may wait for the audit sink
-// (default DefaultSinkBuffer) before further ones are dropped for the sink
-// and counted by DroppedDecisions. The bound keeps a blocked or slow sink
+// WithSinkBuffer sets how many decisions may wait for the audit observer
+// (default DefaultSinkBuffer) before further ones are dropped for it and
+// counted by DroppedDecisions, and how many events may wait for the
+// observer (WithObserver) likewise. The bound keeps a blocked or slow one
 // from growing the service's memory without limit. New returns an error if
 // n < 1.
 func WithSinkBuffer(n int) Option {
@@ -148,9 +177,14 @@ func WithSinkBuffer(n int) Option {
 }
 
 // WithOnExpire calls f with every lease that expires, in deadline order,
-// outside the service's lock. The Lease's Keys are the keys that were
-// deleted with it. f may call back into the service. New returns an error
-// if f is nil.
+// outside the service's lock, before the OnEnd subscribers. The Lease's
+// Keys are the keys that were deleted with it. f may call back into the
+// service; its panics are reported as Callback "expiry hook". New returns
+// an error if f is nil.
+//
+// Deprecated: subscribe with OnEnd and keep the EndExpired endings, which
+// is what this option does; a hook that needs no Keys can be an observer
+// given ExpireEvents (WithObserverOf).
 func WithOnExpire(f func(Lease)) Option {
 	return optionFunc(func(o *options) {
 		if f == nil {

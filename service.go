@@ -12,8 +12,8 @@ import (
 
 // Service manages leases and the keys attached to them. Create one with New.
 //
-// A Service is safe for concurrent use by multiple goroutines. Hooks, audit
-// sinks and ending subscribers run outside its lock and may call back into it.
+// A Service is safe for concurrent use by multiple goroutines. Observers and
+// ending subscribers run outside its lock and may call back into it.
 // Its operations take turns on one lock, so one Service does about one
 // core's worth of them; an application that needs more can partition its
 // leases (by tenant, say) over several Services, each with its own IDs and
@@ -179,6 +179,9 @@ func newService(o options) *Service {
 		audit: newAuditRing(o.auditCapacity),
 	}
 	s.leases = newLeaseTable(s.relocated)
+	if o.onExpire != nil {
+		s.subs = []*subscriber{expiryHook(o.onExpire)} // first, as it always was
+	}
 	return s
 }
 
@@ -195,7 +198,7 @@ func (s *Service) relocated(e *entry) {
 // Close stops the service: its timer is stopped, every keep-alive context is
 // cancelled with cause ErrClosed, Done is closed, and later calls fail with
 // LS_CLOSED. Leases do not expire after Close. Notifications still queued
-// are dropped: after Close returns no hook, subscriber or sink is called,
+// are dropped: after Close returns no observer or subscriber is called,
 // except that a callback already running (perhaps the one calling Close)
 // finishes. Close is idempotent and always returns nil.
 func (s *Service) Close() error {

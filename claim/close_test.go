@@ -61,11 +61,11 @@ func TestNoHandlerStartsAfterClose(t *testing.T) {
 		b      *claim.Broker
 		closed atomic.Bool
 	)
-	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 		if d.Action == lease.ActionGrant && closed.CompareAndSwap(false, true) {
 			assert.NoError(t, b.Close())
 		}
-	})))
+	}))))
 	defer func() { require.NoError(t, svc.Close()) }()
 	b = lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	enqueue(t, b, q, "p")
@@ -89,11 +89,11 @@ func TestNoHandlerStartsAfterClose(t *testing.T) {
 func TestClaimDuringCloseIsRefused(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var b *claim.Broker
-	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 		if d.Action == lease.ActionGrant {
 			assert.NoError(t, b.Close())
 		}
-	})))
+	}))))
 	defer func() { require.NoError(t, svc.Close()) }()
 	b = lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	enqueue(t, b, q, "a")

@@ -368,14 +368,14 @@ func TestWorkClaimLostBeforeItsJobExistsIsNotRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := leasetest.NewFakeClock(t0)
 		var grants int
-		svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+		svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 			if d.Action == lease.ActionGrant {
 				grants++
 				if grants == 1 {
 					clk.Advance(ttl)
 				}
 			}
-		})))
+		}))))
 		b := newBrokerOn(t, svc)
 		attempts := make(chan int, 2)
 		stop := startWork(t, b, claim.Worker{Queue: q, LeaseDuration: ttl, Handler: func(_ context.Context, c claim.Claim) error {

@@ -122,11 +122,11 @@ func TestLostClaimWhileAHeartbeatIsUnderWay(t *testing.T) {
 		svc    *lease.Service
 		target atomic.Uint64 // the lease to revoke at its next renewal
 	)
-	svc = lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+	svc = lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 		if d.Action == lease.ActionRenew && target.CompareAndSwap(uint64(d.LeaseID), 0) {
 			_, _ = svc.Revoke(ctx, d.LeaseID)
 		}
-	})))
+	}))))
 	b := newBrokerOn(t, svc)
 	release := make(chan struct{})
 	runs, stop := blockingWork(t, b, release)

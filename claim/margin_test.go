@@ -41,12 +41,12 @@ func TestWorkStopsTheHandlerAtTheSafetyMargin(t *testing.T) {
 					target  atomic.Uint64 // the lease whose renewals hang
 					renewed atomic.Int32
 				)
-				svc := lease.Must(lease.New(lease.WithAuditSink(func(dec lease.Decision) {
+				svc := lease.Must(lease.New(lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(dec lease.Decision) {
 					if dec.Action == lease.ActionRenew && uint64(dec.LeaseID) == target.Load() {
 						renewed.Add(1)
 						<-hang
 					}
-				})))
+				}))))
 				b := newBrokerOn(t, svc)
 				type stopped struct {
 					at    time.Time

@@ -19,12 +19,12 @@ func duringGrant(t *testing.T, hook func(m *claim.Memory)) *claim.Memory {
 	t.Helper()
 	var m *claim.Memory
 	armed := true
-	svc := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(t0)), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 		if d.Action == lease.ActionGrant && d.Allowed && armed {
 			armed = false
 			hook(m)
 		}
-	})))
+	}))))
 	m = lease.Must(claim.NewMemory(svc))
 	t.Cleanup(func() {
 		require.NoError(t, m.Close())

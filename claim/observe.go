@@ -4,6 +4,9 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/observers"
 )
 
 // EventKind says what an Event reports. It is a plain value, safe to
@@ -72,15 +75,15 @@ type Event struct {
 	Err error
 }
 
-// Observer receives a Broker's events. Observe is called on the goroutine
+// Observer receives a Broker's events: lease.Observer[Event], the module's
+// one observer concept, under its rules. Observe is called on the goroutine
 // of the call that caused the event, after the store has answered and
 // outside every lock, under the Broker's panic policy (reported as
 // Callback "observer"); it must be safe for concurrent use and may call the
 // Broker. Nothing is queued, so nothing is buffered. Calls that fail are
-// not events.
-type Observer interface {
-	Observe(Event)
-}
+// not events. lease.Observers shares one WithObserver between several
+// observers.
+type Observer = lease.Observer[Event]
 
 // HandlerTracer is implemented by an Observer that wraps each Work handler,
 // for example in a trace span. TraceHandler is called before the handler
@@ -92,16 +95,16 @@ type HandlerTracer interface {
 	TraceHandler(ctx context.Context, c Claim) (context.Context, func(err error))
 }
 
-// ObserverFunc adapts a function to an Observer. Like any func value it is
-// safe to share; the function must be safe for concurrent use.
-type ObserverFunc func(Event)
-
-// Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
+// ObserverFunc adapts a function to an Observer: lease.ObserverFunc[Event].
+// Like any func value it is safe to share; the function must be safe for
+// concurrent use.
+type ObserverFunc = lease.ObserverFunc[Event]
 
 // WithObserver makes the Broker tell o about its events (see Observer); if
-// o is also a HandlerTracer, it wraps every Work handler. Without it an
-// event costs a nil check. New returns an error if o is nil.
+// o is also a HandlerTracer, it wraps every Work handler, and so does
+// every HandlerTracer among the observers o joins if it was made by
+// lease.Observers (each in its own context, the first outermost). Without
+// it an event costs a nil check. New returns an error if o is nil.
 func WithObserver(o Observer) Option {
 	return optionFunc(func(opts *options) {
 		if o == nil {
@@ -109,6 +112,7 @@ func WithObserver(o Observer) Option {
 			return
 		}
 		opts.observer = o
+		opts.tracers = observers.Find[HandlerTracer](o)
 	})
 }
 
@@ -161,19 +165,22 @@ func (b *Broker) traceHandler(j *job) (context.Context, func(error)) {
 	if o == nil {
 		return j.ctx, noTrace
 	}
-	ctx, end := j.ctx, noTrace
-	if t, ok := o.(HandlerTracer); ok {
+	ctx := j.ctx
+	var ends []func(error) // the HandlerTracers', in the order they began
+	for _, t := range b.opts.tracers {
 		b.call("observer", func() {
-			c, e := t.TraceHandler(j.ctx, j.claim)
-			if c != nil && e != nil {
-				ctx, end = c, e
+			c, end := t.TraceHandler(ctx, j.claim)
+			if c != nil && end != nil {
+				ctx, ends = c, append(ends, end)
 			}
 		})
 	}
 	start := j.r.clock.Now()
 	c := j.claim
 	return ctx, func(err error) {
-		b.call("observer", func() { end(err) })
+		for i := len(ends) - 1; i >= 0; i-- { // the innermost first
+			b.call("observer", func() { ends[i](err) })
+		}
 		b.emit(Event{Kind: EventHandled, Queue: c.Queue, Item: c.Item, Owner: c.Owner, Attempt: c.Attempt,
 			Duration: j.r.clock.Now().Sub(start), Err: err})
 	}

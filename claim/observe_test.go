@@ -138,3 +138,49 @@ func TestObserverPanicsAreReported(t *testing.T) {
 	assert.Equal(t, "observer", panics[0].Callback)
 	assert.Equal(t, "EventKind(99)", claim.EventKind(99).String())
 }
+
+// TestJoinedObservers: observers joined by lease.Observers each see every
+// event, each HandlerTracer among them wraps the Work handler, and one
+// that panics is reported by the Broker's panic policy as Callback
+// "observer" without keeping the others from the event.
+func TestJoinedObservers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var panics []*lease.PanicError
+		first, second := &recorder{}, &recorder{}
+		bad := lease.ObserverFunc[claim.Event](func(claim.Event) { panic("observer failed") })
+		b, _ := newRealBroker(t, claim.WithObserver(lease.Observers(first, bad, second)),
+			claim.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
+		seen := make(chan any, 1)
+		stop := startWork(t, b, claim.Worker{Queue: q, Owner: "w", Handler: func(ctx context.Context, c claim.Claim) error {
+			seen <- ctx.Value(tracedKey{})
+			return nil
+		}})
+		item := enqueue(t, b, q, "a")
+		synctest.Wait()
+		require.NoError(t, stop())
+		assert.Equal(t, item.ID, <-seen)
+
+		kinds := func(r *recorder) []claim.EventKind {
+			var out []claim.EventKind
+			for _, e := range r.all() {
+				out = append(out, e.Kind)
+			}
+			return out
+		}
+		want := []claim.EventKind{claim.EventClaimed, claim.EventHandled, claim.EventCompleted}
+		assert.Equal(t, want, kinds(first))
+		assert.Equal(t, want, kinds(second))
+		for _, r := range []*recorder{first, second} {
+			r.mu.Lock()
+			assert.Equal(t, []error{nil}, r.traced, "each tracer ended its handler")
+			r.mu.Unlock()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		require.Len(t, panics, len(want))
+		for _, p := range panics {
+			assert.Equal(t, "observer", p.Callback)
+		}
+	})
+}

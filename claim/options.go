@@ -34,6 +34,7 @@ type options struct {
 	jitter      func(time.Duration) time.Duration
 	onPanic     func(*lease.PanicError)
 	observer    Observer                              // nil: none (WithObserver)
+	tracers     []HandlerTracer                       // the observer's, or those it joins (lease.Observers)
 	onError     func(context.Context, HandlerFailure) // nil: none (WithErrorHook)
 	bad         error                                 // the first option refused, reported by New
 }

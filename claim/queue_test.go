@@ -137,12 +137,12 @@ func TestWorkerStoppedRightAfterItsClaimStillEndsItsWait(t *testing.T) {
 func TestLeaseExpiredBeforeItWasRecordedIsTakenBackAtOnce(t *testing.T) {
 	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var once bool
-	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 		if d.Action == lease.ActionGrant && !once {
 			once = true
 			clk.Advance(time.Second)
 		}
-	})))
+	}))))
 	m := lease.Must(NewMemory(svc))
 	b := lease.Must(New(m))
 	t.Cleanup(func() {

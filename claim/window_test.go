@@ -109,9 +109,12 @@ func TestHooksMayCallTheBroker(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var b *claim.Broker
 	var seen []claim.Counts
-	svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
-		seen = append(seen, countsOf(t, b, q))
-	})))
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	svc.OnEnd(func(_ lease.Lease, reason lease.EndReason) {
+		if reason == lease.EndExpired {
+			seen = append(seen, countsOf(t, b, q))
+		}
+	})
 	b = lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 	defer func() {
 		require.NoError(t, b.Close())
@@ -152,12 +155,12 @@ func TestOverlappingHeartbeats(t *testing.T) {
 				errIn  error
 			)
 			clk := leasetest.NewFakeClock(t0)
-			svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(func(d lease.Decision) {
+			svc := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 				if d.Action == lease.ActionRenew && !nested {
 					nested = true
 					_, errIn = b.Heartbeat(ctx, c, tt.inner)
 				}
-			})))
+			}))))
 			b = lease.Must(claim.New(lease.Must(claim.NewMemory(svc))))
 			defer func() {
 				require.NoError(t, b.Close())

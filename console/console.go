@@ -42,7 +42,8 @@ type Config struct {
 	Queues []string
 	// Recorder, when set, is the source of the throughput and failure-rate
 	// charts: the embedding program attaches it to the Broker with
-	// claim.WithObserver.
+	// claim.WithObserver, alone or joined to other observers by
+	// lease.Observers.
 	Recorder *Recorder
 	// Locks lists the locks held (lock.Memory and the PostgreSQL and etcd
 	// providers are Inspectors). If it is also a lock.WaitInspector

@@ -20,9 +20,12 @@ const (
 const MaxRecordedQueues = 1000
 
 // Recorder counts a Broker's events minute by minute over the last hour,
-// per queue and in total, for the console's charts. Attach it with
-// claim.WithObserver(rec). Its memory is bounded: an hour of minutes for
-// at most MaxRecordedQueues queues.
+// per queue and in total, for the console's charts. It is a claim.Observer
+// (lease.Observer[claim.Event]): attach it with claim.WithObserver(rec), or,
+// beside other observers such as the otel module's, with
+// claim.WithObserver(lease.Observers(rec, tel.Claim())), which keeps the
+// other's handler spans. Its memory is bounded: an hour of minutes for at
+// most MaxRecordedQueues queues.
 //
 // A Recorder is safe for concurrent use; Observe takes a mutex for a few
 // additions and never calls out.

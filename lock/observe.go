@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/callback"
+	"github.com/leasehold/lease/internal/observers"
 )
 
 // EventKind says what an Event reports. It is a plain value, safe to
@@ -60,14 +62,14 @@ type Event struct {
 	Err error
 }
 
-// Observer receives a Manager's events. Observe is called on the
+// Observer receives a Manager's events: lease.Observer[Event], the
+// module's one observer concept, under its rules. Observe is called on the
 // goroutine of the TryLock or Lock call, or of the renewal (a clock
 // callback), outside every lock, under the Manager's panic policy
 // (reported as Callback "observer"); it must be safe for concurrent use.
-// Nothing is queued, so nothing is buffered.
-type Observer interface {
-	Observe(Event)
-}
+// Nothing is queued, so nothing is buffered. lease.Observers shares one
+// WithObserver between several observers.
+type Observer = lease.Observer[Event]
 
 // HoldTracer is implemented by an Observer that wraps each holding of a
 // lock, for example in a trace span. TraceHold is called once the lock is
@@ -80,16 +82,16 @@ type HoldTracer interface {
 	TraceHold(ctx context.Context, l Lease) (context.Context, func(err error))
 }
 
-// ObserverFunc adapts a function to an Observer. Like any func value it is
-// safe to share; the function must be safe for concurrent use.
-type ObserverFunc func(Event)
-
-// Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
+// ObserverFunc adapts a function to an Observer: lease.ObserverFunc[Event].
+// Like any func value it is safe to share; the function must be safe for
+// concurrent use.
+type ObserverFunc = lease.ObserverFunc[Event]
 
 // WithObserver makes the Manager tell o about its events (see Observer);
-// if o is also a HoldTracer, it wraps every holding. Without it an event
-// costs a nil check. NewManager returns an error if o is nil.
+// if o is also a HoldTracer, it wraps every holding, and so does every
+// HoldTracer among the observers o joins if it was made by
+// lease.Observers (each in its own context, the first outermost). Without
+// it an event costs a nil check. NewManager returns an error if o is nil.
 func WithObserver(o Observer) Option {
 	return optionFunc(func(opts *managerOptions) {
 		if o == nil {
@@ -97,13 +99,14 @@ func WithObserver(o Observer) Option {
 			return
 		}
 		opts.observer = o
+		opts.tracers = observers.Find[HoldTracer](o)
 	})
 }
 
 // holdObserver is what a holding needs to report its end.
 type holdObserver struct {
 	acquired time.Time
-	end      func(error) // the HoldTracer's, or nil
+	ends     []func(error) // the HoldTracers', in the order they began
 }
 
 // observeBegin returns the instant an acquisition starts, if observed.
@@ -123,11 +126,11 @@ func (m *Manager) observeAcquired(ctx context.Context, l Lease, begun time.Time)
 		return ctx, nil
 	}
 	ho := &holdObserver{acquired: m.opts.clock.Now()}
-	if t, ok := o.(HoldTracer); ok {
+	for _, t := range m.opts.tracers {
 		m.call(func() {
 			c, end := t.TraceHold(ctx, l)
 			if c != nil && end != nil {
-				ctx, ho.end = c, end
+				ctx, ho.ends = c, append(ho.ends, end)
 			}
 		})
 	}
@@ -166,8 +169,8 @@ func (h *holding) observeReleased(l Lease, err error) {
 		outcome = ErrLockLost
 	}
 	h.m.emit(Event{Kind: EventReleased, Lease: l, Held: held, Err: err})
-	if ho.end != nil {
-		h.m.call(func() { ho.end(outcome) })
+	for i := len(ho.ends) - 1; i >= 0; i-- { // the innermost first
+		h.m.call(func() { ho.ends[i](outcome) })
 	}
 }
 

@@ -141,3 +141,54 @@ func TestObserverSeesALossAsItHappens(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinedObservers: observers joined by lease.Observers each see every
+// event, each HoldTracer among them wraps the holding (the first
+// outermost, the innermost ended first), and one that panics is reported
+// by the Manager's panic policy as Callback "observer" without keeping
+// the others from the event.
+func TestJoinedObservers(t *testing.T) {
+	var mu sync.Mutex
+	var panics []*lease.PanicError
+	var order []string
+	outer, inner := &lockRecorder{}, &lockRecorder{}
+	bad := lease.ObserverFunc[lock.Event](func(lock.Event) { panic("observer failed") })
+	tracing := func(name string, r *lockRecorder) lease.Observer[lock.Event] {
+		return namedTracer{r, func(what string) { mu.Lock(); order = append(order, what+" "+name); mu.Unlock() }}
+	}
+	f := newFixture(t, lock.WithObserver(lease.Observers(tracing("outer", outer), bad, tracing("inner", inner))),
+		lock.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
+	ok, err := f.m.TryLock(context.Background(), "jobs", func(ctx context.Context, _ lock.Lease) error {
+		assert.Equal(t, "jobs", ctx.Value(holdKey{}), "the function runs in the tracers' context")
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	for _, r := range []*lockRecorder{outer, inner} {
+		assert.Equal(t, []string{"acquired", "released"}, r.kinds())
+		r.mu.Lock()
+		assert.Equal(t, []error{nil}, r.ends)
+		r.mu.Unlock()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"begin outer", "begin inner", "end inner", "end outer"}, order)
+	require.Len(t, panics, 2) // acquired and released
+	for _, p := range panics {
+		assert.Equal(t, "observer", p.Callback)
+	}
+}
+
+// namedTracer is a lockRecorder that also tells note when its holdings
+// begin and end.
+type namedTracer struct {
+	*lockRecorder
+	note func(string)
+}
+
+func (n namedTracer) TraceHold(ctx context.Context, l lock.Lease) (context.Context, func(error)) {
+	n.note("begin")
+	ctx, end := n.lockRecorder.TraceHold(ctx, l)
+	return ctx, func(err error) { n.note("end"); end(err) }
+}

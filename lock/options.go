@@ -36,9 +36,10 @@ type managerOptions struct {
 	clock          lease.Clock   // nil: the provider's time base, or the system clock
 	onReleaseError func(Lease, error)
 	onPanic        func(*lease.PanicError)
-	value          []byte   // nil: none
-	observer       Observer // nil: none (WithObserver)
-	bad            error    // the first option refused, reported by NewManager
+	value          []byte       // nil: none
+	observer       Observer     // nil: none (WithObserver)
+	tracers        []HoldTracer // the observer's, or those it joins (lease.Observers)
+	bad            error        // the first option refused, reported by NewManager
 }
 
 // refuse records that option was given a value it can never take, unless

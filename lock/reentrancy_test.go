@@ -155,13 +155,13 @@ func TestMemoryLockDelayWhileARenewalIsUnderWay(t *testing.T) {
 	var inSink atomic.Bool
 	var got *lock.Lease
 	var sinkErr error
-	svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(fake)), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(fake)), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 		if p == nil || d.LeaseID != lease.ID(p.Token) || d.Action != lease.ActionRenew || !inSink.CompareAndSwap(false, true) {
 			return
 		}
 		fake.Set(epoch.Add(19 * time.Second))
 		got, sinkErr = mem.Acquire(ctx, "x", "b", 10*time.Second)
-	})))
+	}))))
 	defer svc.Close()
 	mem = lease.Must(lock.NewMemory(svc, lock.WithLockDelay(5*time.Second)))
 	p, err := mem.Acquire(ctx, "x", "a", 10*time.Second)
@@ -196,11 +196,11 @@ func TestMemoryReleaseOfAnExpiredLeaseKeepsItsDelay(t *testing.T) {
 	fake := leasetest.NewFakeClock(epoch)
 	var q *lock.Lease
 	var moved atomic.Bool
-	svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(fake)), lease.WithAuditSink(func(d lease.Decision) {
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(fake)), lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(d lease.Decision) {
 		if q != nil && d.LeaseID == lease.ID(q.Token) && d.Action == lease.ActionExpire && moved.CompareAndSwap(false, true) {
 			fake.Set(epoch.Add(11 * time.Second))
 		}
-	})))
+	}))))
 	defer svc.Close()
 	mem := lease.Must(lock.NewMemory(svc, lock.WithLockDelay(5*time.Second)))
 	p, err := mem.Acquire(ctx, "x", "a", 10*time.Second)

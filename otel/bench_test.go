@@ -37,8 +37,8 @@ func services(b *testing.B) map[string]*lease.Service {
 		"none":        lease.Must(lease.New()),
 		"otel":        lease.Must(lease.New(lease.WithObserverOf(tel.Lease(), otel.LeaseEvents))),
 		"otel-events": lease.Must(lease.New(lease.WithObserver(events.Lease()))),
-		"noop":        lease.Must(lease.New(lease.WithObserver(lease.ObserverFunc(func(lease.Event) {})))),
-		"sink":        lease.Must(lease.New(lease.WithAuditSink(func(lease.Decision) {}))),
+		"noop":        lease.Must(lease.New(lease.WithObserver(lease.ObserverFunc[lease.Event](func(lease.Event) {})))),
+		"sink":        lease.Must(lease.New(lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](func(lease.Decision) {})))),
 	}
 	if err := tel.ObserveService(out["otel"]); err != nil {
 		b.Fatal(err)

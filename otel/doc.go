@@ -19,6 +19,11 @@
 // works: the observer then counts the leases from every event, which
 // costs each grant, renewal and ending an event.
 //
+// Each observer is a lease.Observer of its package's Event, so it joins
+// others with lease.Observers: lock.WithObserver(lease.Observers(tel.Lock(),
+// mine)) still wraps each holding in its span, and claim.WithObserver
+// each handler likewise.
+//
 // The instruments are named in OpenTelemetry's semantic-convention style
 // under the "lease." prefix; docs/observability.md lists them, with the
 // overhead measured. The lease counts, the busiest, are read by

@@ -112,7 +112,7 @@ func (t *Telemetry) Close() error {
 // counts none: the lease counts are then the registered services' own
 // (see ObserveService), and the observer records only the expiry lag, the
 // denials and the drops.
-func (t *Telemetry) Lease() lease.Observer { return &t.lease }
+func (t *Telemetry) Lease() lease.Observer[lease.Event] { return &t.lease }
 
 // ObserveService makes the Telemetry report svc's lease counts
 // (lease.leases.active, granted, renewed and ended) from svc.Stats, read

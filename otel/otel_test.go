@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/leasehold/lease"
@@ -500,4 +501,30 @@ func TestCloseIsIdempotentAndNilProvidersAreGlobal(t *testing.T) {
 	tel.Lease().Observe(lease.Event{Kind: lease.EventGranted, Purpose: lease.Operation})
 	require.NoError(t, tel.Close())
 	require.NoError(t, tel.Close())
+}
+
+// TestJoinedLockObserverKeepsItsSpans: the Lock observer joined to another
+// by lease.Observers still records its metrics and wraps the holding in
+// its span, and the other observer sees the same events.
+func TestJoinedLockObserverKeepsItsSpans(t *testing.T) {
+	h := newHarness(t)
+	fake := leasetest.NewFakeClock(t0)
+	svc := lease.Must(lease.New(lease.WithClock(fake)))
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	var kinds []string
+	mine := lock.ObserverFunc(func(e lock.Event) { kinds = append(kinds, e.Kind.String()) })
+	m, err := lock.NewManager(lease.Must(lock.NewMemory(svc)), lock.WithObserver(lease.Observers(mine, h.tel.Lock())))
+	require.NoError(t, err)
+	ok, err := m.TryLock(context.Background(), "jobs", func(ctx context.Context, _ lock.Lease) error {
+		assert.True(t, trace.SpanContextFromContext(ctx).IsValid(), "the function runs in the holding's span")
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	assert.Equal(t, []string{"acquired", "released"}, kinds)
+	assert.Equal(t, int64(1), value(t, h.metrics(t), "lease.lock.events", attribute.String("lease.lock.event", "released")))
+	spans := h.spans.Ended()
+	require.Len(t, spans, 1)
+	assert.Equal(t, "lock.hold jobs", spans[0].Name())
 }

@@ -24,16 +24,16 @@ func main() {
 func run(w io.Writer) error {
 	ctx := context.Background()
 	clock := leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc, err := lease.New(
-		lease.WithClock(clock),
-		lease.WithOnExpire(func(l lease.Lease) {
-			fmt.Fprintf(w, "expired: lease %d of %s, deleted keys %v\n", l.ID, l.Holder, l.Keys)
-		}),
-	)
+	svc, err := lease.New(lease.WithClock(clock))
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
+	svc.OnEnd(func(l lease.Lease, reason lease.EndReason) {
+		if reason == lease.EndExpired {
+			fmt.Fprintf(w, "expired: lease %d of %s, deleted keys %v\n", l.ID, l.Holder, l.Keys)
+		}
+	})
 
 	l, err := svc.Grant(ctx, "worker-1", lease.StateWrite, 10*time.Second)
 	if err != nil {

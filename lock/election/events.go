@@ -5,6 +5,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/callback"
 )
 
@@ -43,20 +44,18 @@ type Event struct {
 	Cause error
 }
 
-// Observer receives an Election's events. Observe is called on the
+// Observer receives an Election's events: lease.Observer[Event], the
+// module's one observer concept, under its rules. Observe is called on the
 // campaign's goroutine, outside every lock, under the Election's panic
 // policy (reported as Callback "observer"); it must be safe for
 // concurrent use. Nothing is queued, so nothing is buffered.
-type Observer interface {
-	Observe(Event)
-}
+// lease.Observers shares one WithObserver between several observers.
+type Observer = lease.Observer[Event]
 
-// ObserverFunc adapts a function to an Observer. Like any func value it is
-// safe to share; the function must be safe for concurrent use.
-type ObserverFunc func(Event)
-
-// Observe calls f(e).
-func (f ObserverFunc) Observe(e Event) { f(e) }
+// ObserverFunc adapts a function to an Observer: lease.ObserverFunc[Event].
+// Like any func value it is safe to share; the function must be safe for
+// concurrent use.
+type ObserverFunc = lease.ObserverFunc[Event]
 
 // WithObserver makes the Election tell o when its campaigns win and stop
 // leading. New returns an error if o is nil.

@@ -46,3 +46,36 @@ func TestObserverSeesLeaderChanges(t *testing.T) {
 	assert.Equal(t, "deposed", got[3].Kind.String())
 	assert.Equal(t, "EventKind(7)", election.EventKind(7).String())
 }
+
+// TestJoinedObserverPanicIsReported: an observer joined by lease.Observers
+// that panics is reported by the Election's panic policy as Callback
+// "observer", and the others still see every event.
+func TestJoinedObserverPanicIsReported(t *testing.T) {
+	var mu sync.Mutex
+	var panics []*lease.PanicError
+	var got []election.EventKind
+	seen := election.ObserverFunc(func(e election.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, e.Kind)
+	})
+	bad := lease.ObserverFunc[election.Event](func(election.Event) { panic("observer failed") })
+	svc := lease.Must(lease.New(lease.WithClock(leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))))
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	el, err := election.New(lease.Must(lock.NewMemory(svc)), "scheduler",
+		election.WithObserver(lease.Observers(bad, seen)),
+		election.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
+	require.NoError(t, err)
+
+	alice, err := el.Campaign(ctx, []byte("alice"))
+	require.NoError(t, err)
+	require.NoError(t, alice.Resign(ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []election.EventKind{election.EventElected, election.EventDeposed}, got)
+	require.Len(t, panics, 2)
+	for _, p := range panics {
+		assert.Equal(t, "observer", p.Callback)
+	}
+}
