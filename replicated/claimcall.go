@@ -50,17 +50,17 @@ func (op claimOp) isRead() bool {
 // claimCall is one call and its arguments.
 type claimCall struct {
 	Op         claimOp
-	Items      []claim.NewItem     `json:",omitempty"`
-	Request    *claimRequest       `json:",omitempty"`
-	Ref        claim.Ref           `json:",omitzero"`
-	Lease      time.Duration       `json:",omitempty"`
-	Settlement *claim.Settlement   `json:",omitempty"`
-	Queue      string              `json:",omitempty"`
-	ID         claim.ItemID        `json:",omitempty"`
-	Limit      int                 `json:",omitempty"`
-	Retention  *claim.Retention    `json:",omitempty"`
-	Query      *claim.Query        `json:",omitempty"`
-	QueueQuery *claim.QueueQuery   `json:",omitempty"`
+	Items      []claim.NewItem   `json:",omitempty"`
+	Request    *claimRequest     `json:",omitempty"`
+	Ref        claim.Ref         `json:",omitzero"`
+	Lease      time.Duration     `json:",omitempty"`
+	Settlement *claim.Settlement `json:",omitempty"`
+	Queue      string            `json:",omitempty"`
+	ID         claim.ItemID      `json:",omitempty"`
+	Limit      int               `json:",omitempty"`
+	Retention  *claim.Retention  `json:",omitempty"`
+	Query      *claim.Query      `json:",omitempty"`
+	QueueQuery *claim.QueueQuery `json:",omitempty"`
 }
 
 // claimRequest is a claim.ClaimRequest without its Lost function, which
@@ -74,11 +74,11 @@ type claimRequest struct {
 // claimReply is what a call returns besides its error.
 type claimReply struct {
 	Items  []claim.Item // nil and empty stay apart
-	Item   *claim.Item       `json:",omitempty"`
+	Item   *claim.Item  `json:",omitempty"`
 	Claims []claim.Claim
-	Time   time.Time         `json:",omitzero"`
-	N      int               `json:",omitempty"`
-	Counts claim.Counts      `json:",omitzero"`
+	Time   time.Time    `json:",omitzero"`
+	N      int          `json:",omitempty"`
+	Counts claim.Counts `json:",omitzero"`
 	Queues []claim.QueueInfo
 }
 
