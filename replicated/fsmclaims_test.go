@@ -194,3 +194,24 @@ func TestFSMSnapshotCarriesClaims(t *testing.T) {
 		require.Greater(t, c.Ref.Token, held.Ref.Token)
 	}
 }
+
+func TestClaimCommandRoundTrip(t *testing.T) {
+	cmds := []command{claimCmd(claimCall{Op: callEnqueue, Items: []claim.NewItem{{Queue: "q", MaxAttempts: 1}}}), {op: opDelete, key: "x"}}
+	stamp, got, err := decodeEntry(encodeEntry(nil, 3, cmds))
+	require.NoError(t, err)
+	require.Equal(t, int64(3), stamp)
+	require.Equal(t, cmds, got)
+	require.Equal(t, "claim store", opClaim.String())
+}
+
+// A call no node can read is refused by every node alike, changing
+// nothing.
+func TestFSMRefusesACorruptClaimCall(t *testing.T) {
+	f := newFSM(nil, func(lease.Lease, lease.EndReason) {}, func() {})
+	defer f.close()
+	before := queueDoc(t, f)
+	r := applyAt(f, 1, time.Unix(1_000, 0), command{op: opClaim, value: []byte("{")}, claimCmd(claimCall{Op: "steal"}))
+	require.ErrorContains(t, r[0].err, "corrupt claim store call")
+	require.ErrorIs(t, r[1].err, lease.ErrInvalidArgument)
+	require.Equal(t, before, queueDoc(t, f))
+}
