@@ -280,4 +280,3 @@ func TestClaimStoreSurvivesWholeClusterRestart(t *testing.T) {
 		require.Greater(t, cl.Ref.Token, top)
 	}
 }
-
