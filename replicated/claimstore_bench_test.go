@@ -31,7 +31,7 @@ func BenchmarkClaimStoreBurnDown(b *testing.B) {
 			defer func() { _ = svc.Close() }()
 			m := lease.Must(claim.NewMemory(svc))
 			defer func() { _ = m.Close() }()
-			burn(b, []claim.Store{m}, workers)
+			burn(b, []claim.Store{m}, workers, nil)
 		})
 		for _, where := range []string{"leader", "spread"} {
 			b.Run(fmt.Sprintf("%s/workers=%d", where, workers), func(b *testing.B) {
@@ -47,17 +47,19 @@ func BenchmarkClaimStoreBurnDown(b *testing.B) {
 					defer func() { _ = s.Close() }()
 					stores = append(stores, s)
 				}
-				burn(b, stores, workers)
+				burn(b, stores, workers, c.nodes[l])
 			})
 		}
 	}
 }
 
 // burn fills the queue and burns it down with workers spread over stores,
-// b.N times.
-func burn(b *testing.B, stores []claim.Store, workers int) {
+// b.N times. With the leader, it also reports how many commands (claims
+// and settlements) shared a log entry.
+func burn(b *testing.B, stores []claim.Store, workers int, leader *Node) {
 	ctx := context.Background()
 	var elapsed time.Duration
+	var entries uint64
 	for i := range b.N {
 		queue := fmt.Sprint("burn-", i)
 		batch := make([]claim.NewItem, 500)
@@ -70,6 +72,10 @@ func burn(b *testing.B, stores []claim.Store, workers int) {
 		}
 		var done atomic.Int64
 		var wg sync.WaitGroup
+		var first uint64
+		if leader != nil {
+			first = leader.raft.LastIndex()
+		}
 		start := time.Now()
 		for w := range workers {
 			s := stores[w%len(stores)]
@@ -93,7 +99,13 @@ func burn(b *testing.B, stores []claim.Store, workers int) {
 		}
 		wg.Wait()
 		elapsed += time.Since(start)
+		if leader != nil {
+			entries += leader.raft.LastIndex() - first
+		}
 		require.Equal(b, int64(burnItems), done.Load())
 	}
 	b.ReportMetric(float64(burnItems*b.N)/elapsed.Seconds(), "items/s")
+	if leader != nil {
+		b.ReportMetric(float64(2*burnItems*b.N)/float64(entries), "cmds/entry")
+	}
 }
