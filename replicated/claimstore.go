@@ -41,7 +41,8 @@ import (
 // write's outcome is uncertain, lease.ErrClosed after Close or the node's
 // Close. A ClaimStore is safe for concurrent use.
 type ClaimStore struct {
-	n        *Node
+	fsm      *fsm                                                   // the node's, whose queues Notify watches
+	do       func(context.Context, *claimCall) (*claimReply, error) // the node's claimCall
 	stopLost func()
 	closing  chan struct{}
 	notifies sync.WaitGroup
@@ -82,9 +83,14 @@ func NewClaimStore(n *Node) (*ClaimStore, error) {
 		return nil, closedError(op)
 	default:
 	}
-	s := &ClaimStore{n: n, closing: make(chan struct{}), pending: map[claim.Ref]func(claim.Ref, error){}, recent: map[claim.Ref]error{}}
-	s.stopLost = n.fsm.lost.subscribe(s.lost)
-	return s, nil
+	return newClaimStore(n.fsm, n.claimCall), nil
+}
+
+// newClaimStore returns a store whose calls do makes, on f's queues.
+func newClaimStore(f *fsm, do func(context.Context, *claimCall) (*claimReply, error)) *ClaimStore {
+	s := &ClaimStore{fsm: f, do: do, closing: make(chan struct{}), pending: map[claim.Ref]func(claim.Ref, error){}, recent: map[claim.Ref]error{}}
+	s.stopLost = f.lost.subscribe(s.lost)
+	return s
 }
 
 // call makes c on the cluster and gives the Memory's errors the package's
@@ -103,7 +109,7 @@ func (s *ClaimStore) call(ctx context.Context, c *claimCall) (*claimReply, error
 	if closed {
 		return nil, closedError(op)
 	}
-	rep, err := s.n.claimCall(ctx, c)
+	rep, err := s.do(ctx, c)
 	if err != nil {
 		return nil, ownError(err)
 	}
@@ -304,7 +310,7 @@ func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {
 	s.mu.Unlock()
 	// The queues are replaced when the node restores a snapshot: the old
 	// Memory closes its channels then, and the worker looks again.
-	woken, stopMem := s.n.fsm.state.Load().claims.mem.Notify(queue)
+	woken, stopMem := s.fsm.state.Load().claims.mem.Notify(queue)
 	quit := make(chan struct{})
 	var once sync.Once
 	go func() {

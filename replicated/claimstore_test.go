@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -114,6 +115,13 @@ type claimRecord struct {
 // twice loses no item, and no item is handed to two claims at once: each
 // claim of an item has its own attempt and a larger fencing token than
 // the claim before it, and each item is completed once.
+//
+// The workers pause while leadership is handed over: hashicorp/raft's
+// pipelined replication can park the old leader's replication for good
+// when a follower's refusal meets a new entry to send (its decoder stops
+// reading while the sender blocks on it), after which raft's Shutdown
+// never returns. Calls still cross the change: a claim made before it is
+// settled after it.
 func TestClaimStoreSurvivesLeaderChange(t *testing.T) {
 	c, stores := newClaimCluster(t, 3, memStores)
 	ctx := ctxT(t)
@@ -130,6 +138,7 @@ func TestClaimStoreSurvivesLeaderChange(t *testing.T) {
 		mu        sync.Mutex
 		records   []claimRecord
 		completed = map[claim.ItemID]int{}
+		gate      sync.RWMutex // held by the handovers
 	)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -142,7 +151,9 @@ func TestClaimStoreSurvivesLeaderChange(t *testing.T) {
 					return
 				default:
 				}
+				gate.RLock()
 				cs, err := s.Claim(ctx, claim.ClaimRequest{Queue: "burn", Owner: fmt.Sprint("w", w), Limit: 4, Lease: 2 * time.Second})
+				gate.RUnlock()
 				if err != nil {
 					continue // no leader for a moment, or an uncertain claim: its lease will end
 				}
@@ -161,7 +172,9 @@ func TestClaimStoreSurvivesLeaderChange(t *testing.T) {
 					records = append(records, claimRecord{cl.Item, cl.Attempt, cl.Ref.Token})
 					mu.Unlock()
 					for {
+						gate.RLock()
 						err := s.Settle(ctx, claim.Settlement{Ref: cl.Ref, How: claim.SettleComplete})
+						gate.RUnlock()
 						if err == nil {
 							mu.Lock()
 							completed[cl.Item]++
@@ -182,8 +195,10 @@ func TestClaimStoreSurvivesLeaderChange(t *testing.T) {
 			defer mu.Unlock()
 			return len(records) > 0
 		}, waitLimit, time.Millisecond)
+		gate.Lock()
 		require.NoError(t, c.nodes[old].TransferLeadership(ctx, ""))
 		c.leaderOtherThan(old)
+		gate.Unlock()
 	}
 	require.Eventually(t, func() bool {
 		n, err := stores[1].Counts(ctx, "burn")
@@ -279,4 +294,50 @@ func TestClaimStoreSurvivesWholeClusterRestart(t *testing.T) {
 	for _, cl := range more {
 		require.Greater(t, cl.Ref.Token, top)
 	}
+}
+
+// A follower that fell behind is sent a snapshot with the queues in it: it
+// then holds the leader's items and claims, and its workers are woken as
+// before.
+func TestClaimStoreLaggingFollowerInstallsSnapshot(t *testing.T) {
+	c := newCluster(t, clusterOpts{raft: func(rc *raft.Config) {
+		patientRaft(rc)
+		rc.SnapshotThreshold = 8
+		rc.TrailingLogs = 2
+		rc.SnapshotInterval = 50 * time.Millisecond
+	}})
+	ctx := ctxT(t)
+	li := c.leader()
+	fi := (li + 1) % 3
+	ls, err := NewClaimStore(c.nodes[li])
+	require.NoError(t, err)
+	defer func() { _ = ls.Close() }()
+	fs, err := NewClaimStore(c.nodes[fi])
+	require.NoError(t, err)
+	defer func() { _ = fs.Close() }()
+	ready, stop := fs.Notify("q")
+	defer stop()
+
+	c.disconnect(fi)
+	for i := range 30 {
+		_, err := ls.Enqueue(ctx, []claim.NewItem{{Queue: "q", MaxAttempts: 1, Payload: []byte{byte(i)}}})
+		require.NoError(t, err)
+	}
+	cs, err := ls.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: "w", Limit: 5, Lease: time.Minute})
+	require.NoError(t, err)
+	require.NoError(t, ls.Settle(ctx, claim.Settlement{Ref: cs[0].Ref, How: claim.SettleDead, Reason: "r"}))
+	require.NoError(t, c.nodes[li].Raft().Snapshot().Error())
+
+	c.reconnect(fi)
+	c.caughtUp(fi, li)
+	require.Equal(t, int64(1), c.nodes[fi].fsm.restores.Load(), "the follower installed a snapshot")
+	woken(t, ready, "the snapshot replaced the queues")
+	mem := func(i int) []byte { return queueDoc(t, c.nodes[i].fsm) }
+	require.Equal(t, string(mem(li)), string(mem(fi)))
+
+	ready, stop2 := fs.Notify("q")
+	defer stop2()
+	_, err = ls.Enqueue(ctx, []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
+	require.NoError(t, err)
+	woken(t, ready, "an enqueue after the snapshot")
 }
