@@ -26,7 +26,10 @@ import (
 // leases of the queues' own service, whose IDs are their fencing tokens:
 // they increase across leader changes and restarts, as the log carries
 // them. A claim's lease ends when the leader commits an entry at its
-// expiry, as the Node's leases do.
+// expiry, as the Node's leases do. The store has no Clock method: a
+// claim.Broker on it heartbeats on the system clock, which the
+// package's clock-skew assumption (the nodes' clocks agree to within what
+// the leases need) ties to the log's time.
 //
 // Notify wakes a worker when its node applies a change that makes an item
 // of the queue claimable (an enqueue, a claim lost, a delay ended, a
