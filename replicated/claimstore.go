@@ -58,7 +58,8 @@ type ClaimStore struct {
 	// first, bounded by recentLosses.
 	pending map[claim.Ref]func(claim.Ref, error)
 	recent  map[claim.Ref]error
-	order   []claim.Ref
+	order   [recentLosses]claim.Ref // recent's keys, a ring whose next slot is next
+	next    int
 }
 
 // recentLosses bounds the losses a ClaimStore remembers for claims whose
@@ -348,7 +349,6 @@ func (s *ClaimStore) Close() error {
 	s.mu.Lock()
 	clear(s.pending)
 	clear(s.recent)
-	s.order = nil
 	s.mu.Unlock()
 	return nil
 }
@@ -368,12 +368,10 @@ func (s *ClaimStore) lost(r claim.Ref, cause error) {
 		fn(r, cause)
 		return
 	}
-	if len(s.order) >= recentLosses {
-		delete(s.recent, s.order[0])
-		s.order = append(s.order[:0], s.order[1:]...)
-	}
+	delete(s.recent, s.order[s.next]) // the oldest, if the ring is full
 	s.recent[r] = cause
-	s.order = append(s.order, r)
+	s.order[s.next] = r
+	s.next = (s.next + 1) % recentLosses
 	s.mu.Unlock()
 }
 

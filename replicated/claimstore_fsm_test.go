@@ -105,3 +105,26 @@ func FuzzClaimStoreOnTheLog(f *testing.F) {
 		return newFSMClaimStore(t)
 	})
 }
+
+// A loss the node applies before the claim's caller has its answer (a
+// follower may apply a claim and its loss before the leader's answer
+// arrives) reaches Lost when the answer does; the store remembers a
+// bounded number of them.
+func TestClaimStoreLossBeforeTheAnswer(t *testing.T) {
+	s, _ := newFSMClaimStore(t)
+	var got []claim.Ref
+	fn := func(r claim.Ref, _ error) { got = append(got, r) }
+	for i := range recentLosses + 1 {
+		s.lost(claim.Ref{Item: claim.ItemID(i + 1), Token: uint64(i + 1)}, claim.ErrClaimLost)
+	}
+	s.watch(claim.Ref{Item: 2, Token: 2}, fn)
+	require.Equal(t, []claim.Ref{{Item: 2, Token: 2}}, got, "told at once")
+	s.watch(claim.Ref{Item: 1, Token: 1}, fn) // the oldest, forgotten: it waits
+	require.Len(t, got, 1)
+	s.lost(claim.Ref{Item: 1, Token: 1}, claim.ErrClaimLost)
+	require.Equal(t, []claim.Ref{{Item: 2, Token: 2}, {Item: 1, Token: 1}}, got)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.Empty(t, s.pending)
+	require.Len(t, s.recent, recentLosses-1)
+}
