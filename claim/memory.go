@@ -241,6 +241,13 @@ func (m *Memory) leaseEnded(l lease.Lease, reason lease.EndReason) {
 	at := m.nanos(l.ExpiresAt)
 	if reason == lease.EndRevoked {
 		at = m.now()
+	} else if c.expires <= at {
+		// Take back every claim expired by then, as a call that settles
+		// does: by expiry, then item. Items then come back (and die) in
+		// one order whoever notices first, the notification or a call,
+		// which a replica applying a log to its Memory needs.
+		m.settle(at)
+		return
 	}
 	m.claims.remove(c.item)
 	m.lose(c, at, reason)

@@ -32,6 +32,10 @@ const (
 	opDelete
 )
 
+// opClaim is a claim store call (see claimcall.go), its value the call. It
+// stands apart from the lease service's operations, so that those can grow.
+const opClaim opCode = 64
+
 // opNames are the operation names errors carry.
 var opNames = [...]string{
 	opGrant:        "grant",
@@ -44,6 +48,9 @@ var opNames = [...]string{
 }
 
 func (o opCode) String() string {
+	if o == opClaim {
+		return "claim store"
+	}
 	if int(o) < len(opNames) && opNames[o] != "" {
 		return opNames[o]
 	}
@@ -64,7 +71,8 @@ type command struct {
 // result is what the FSM answers for one command.
 type result struct {
 	lease lease.Lease
-	ok    bool // Delete: whether the key was present
+	ok    bool        // Delete: whether the key was present
+	claim *claimReply // opClaim: the call's answer
 	err   error
 }
 
@@ -108,6 +116,8 @@ func appendCommand(buf []byte, c *command) []byte {
 		buf = binary.AppendUvarint(buf, uint64(c.id))
 	case opDelete:
 		buf = appendString(buf, c.key)
+	case opClaim:
+		buf = appendBytes(buf, c.value)
 	}
 	return buf
 }
@@ -224,6 +234,8 @@ func decodeEntry(data []byte) (stamp int64, cmds []command, err error) {
 			c.id = lease.ID(d.uvarint())
 		case opDelete:
 			c.key = d.string()
+		case opClaim:
+			c.value = d.bytes()
 		default:
 			d.fail()
 		}

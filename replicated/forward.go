@@ -356,6 +356,8 @@ func (n *Node) serveFrame(frame []byte) []byte {
 			return appendError(nil, errCorrupt)
 		}
 		a = n.readHere(ctx, &q)
+	case reqClaim:
+		a = n.serveClaim(ctx, d.buf)
 	default:
 		return appendError(nil, errCorrupt)
 	}

@@ -25,8 +25,9 @@ var clockStart = time.Unix(0, 0).UTC()
 // fsmState is the service a node applies the log to and the clock it
 // reads. A snapshot restore replaces both at once.
 type fsmState struct {
-	svc   *lease.Service
-	clock *logClock
+	svc    *lease.Service
+	clock  *logClock
+	claims *claimState // the work queue of the node's claim stores
 }
 
 // fsm applies the raft log to a lease.Service. raft calls Apply, ApplyBatch,
@@ -39,6 +40,7 @@ type fsm struct {
 
 	state    atomic.Pointer[fsmState]
 	restores atomic.Int64 // snapshots restored
+	lost     lostHub      // the claims the log takes back, for this node's claim stores
 
 	mu        sync.Mutex
 	applied   uint64        // last log index applied (commands and configurations)
@@ -49,7 +51,8 @@ func newFSM(opts []lease.Option, onEnd func(lease.Lease, lease.EndReason), chang
 	f := &fsm{opts: opts, onEnd: onEnd, changed: changed}
 	clock := newLogClock(clockStart, changed)
 	svc, _ := f.newService(clock, nil) // New cannot fail: Open validated the options
-	f.state.Store(&fsmState{svc: svc, clock: clock})
+	claims, _ := newClaimState(clock)  // nor can it with no options
+	f.state.Store(&fsmState{svc: svc, clock: clock, claims: claims})
 	return f
 }
 
@@ -107,6 +110,10 @@ func (f *fsm) applyEntry(data []byte) any {
 	ctx := context.Background()
 	out := make([]result, len(cmds))
 	for i := range cmds {
+		if cmds[i].op == opClaim {
+			out[i] = st.claims.apply(cmds[i].value, f.lost.lost)
+			continue
+		}
 		out[i] = applyCommand(ctx, st.svc, &cmds[i])
 	}
 	return out
@@ -171,24 +178,32 @@ func (f *fsm) next() (time.Time, bool) { return f.state.Load().clock.next() }
 // now returns the log clock's instant: the last applied entry's.
 func (f *fsm) now() time.Time { return f.state.Load().clock.Now() }
 
-// The snapshot format: a header (magic, version, the last applied index)
-// followed by the service's snapshot as lease.Snapshot.WriteTo writes it.
+// The snapshot format: a header (magic, version, the last applied index);
+// from version 2, the claims section's length (uvarint) and the section
+// (see claimState.snapshot); then the service's snapshot as
+// lease.Snapshot.WriteTo writes it. Version 1, with no claims section,
+// restores with empty queues.
 const (
 	snapshotMagic   = "LSRS"
-	snapshotVersion = 1
+	snapshotVersion = 2
 	headerLen       = len(snapshotMagic) + 1 + 8
 )
 
 // Snapshot implements raft.FSM: a copy of the service at the log's instant.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
-	sn, err := f.state.Load().svc.Snapshot()
+	st := f.state.Load()
+	sn, err := st.svc.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	claims, err := st.claims.snapshot()
 	if err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
 	applied := f.applied
 	f.mu.Unlock()
-	return &fsmSnapshot{sn: sn, applied: applied}, nil
+	return &fsmSnapshot{sn: sn, claims: claims, applied: applied}, nil
 }
 
 // Restore implements raft.FSM: it replaces the node's service with one
@@ -201,10 +216,18 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return fmt.Errorf("replicated: reading snapshot header: %w", err)
 	}
-	if string(hdr[:len(snapshotMagic)]) != snapshotMagic || hdr[len(snapshotMagic)] != snapshotVersion {
+	version := hdr[len(snapshotMagic)]
+	if string(hdr[:len(snapshotMagic)]) != snapshotMagic || version < 1 || version > snapshotVersion {
 		return errors.New("replicated: not a snapshot of this package, or of an unknown version")
 	}
 	applied := binary.BigEndian.Uint64(hdr[len(snapshotMagic)+1:])
+	var section []byte
+	if version >= 2 {
+		var err error
+		if section, err = readSection(r); err != nil {
+			return err
+		}
+	}
 	sn, err := lease.ReadSnapshot(r)
 	if err != nil {
 		return err
@@ -214,8 +237,19 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
-	old := f.state.Swap(&fsmState{svc: svc, clock: clock})
+	var claims *claimState
+	if section == nil {
+		claims, err = newClaimState(clock)
+	} else {
+		claims, err = restoreClaimState(section, clock, f.lost.lost)
+	}
+	if err != nil {
+		_ = svc.Close()
+		return err
+	}
+	old := f.state.Swap(&fsmState{svc: svc, clock: clock, claims: claims})
 	_ = old.svc.Close()
+	old.claims.close()
 	f.restores.Add(1)
 	f.setApplied(applied)
 	f.changed()
@@ -223,10 +257,15 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 }
 
 // close closes the current service.
-func (f *fsm) close() { _ = f.state.Load().svc.Close() }
+func (f *fsm) close() {
+	st := f.state.Load()
+	_ = st.svc.Close()
+	st.claims.close()
+}
 
 type fsmSnapshot struct {
 	sn      *lease.Snapshot
+	claims  []byte // the claims section
 	applied uint64
 }
 
@@ -238,6 +277,12 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	binary.BigEndian.PutUint64(hdr[len(snapshotMagic)+1:], s.applied)
 	w := bufio.NewWriter(sink)
 	_, err := w.Write(hdr[:])
+	if err == nil {
+		_, err = w.Write(binary.AppendUvarint(nil, uint64(len(s.claims))))
+	}
+	if err == nil {
+		_, err = w.Write(s.claims)
+	}
 	if err == nil {
 		_, err = s.sn.WriteTo(w)
 	}

@@ -218,3 +218,20 @@ func rebuiltAbove[K comparable, V any](m map[K]V, peak *int, least int) map[K]V 
 	*peak = len(out)
 	return out
 }
+
+// Each calls f with every record, in no particular order, until f returns
+// false. f must not change the table.
+func (t *Table[T]) Each(f func(*T) bool) {
+	for _, c := range t.chunks {
+		for _, v := range c.slots {
+			if v != nil && !f(v) {
+				return
+			}
+		}
+	}
+	for _, v := range t.sparse {
+		if !f(v) {
+			return
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package replicated
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// reqClaim is the forwarding frame of a claim store call: its body is the
+// call as JSON, and a successful answer carries the reply as JSON in its
+// value.
+const reqClaim byte = 'C'
+
+// claimCall makes a claim store call on the leader: through the log for a
+// write, as a linearizable read otherwise, forwarded when this node does
+// not lead.
+func (n *Node) claimCall(ctx context.Context, c *claimCall) (*claimReply, error) {
+	rep, err := n.claimHere(ctx, c)
+	if f, ok := n.forwardable(err); ok {
+		return f.claim(ctx, c)
+	}
+	return rep, err
+}
+
+// claimHere makes the call on this node, which must lead.
+func (n *Node) claimHere(ctx context.Context, c *claimCall) (*claimReply, error) {
+	if !c.Op.isRead() {
+		r := n.submit(ctx, command{op: opClaim, value: encodeClaimCall(c)})
+		return r.claim, r.err
+	}
+	op := string(c.Op)
+	if err := n.readable(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := n.readBarrier(ctx, op); err != nil {
+		return nil, err
+	}
+	return n.claimLocal(ctx, c)
+}
+
+// claimLocal serves a read from this node's own queues.
+func (n *Node) claimLocal(ctx context.Context, c *claimCall) (*claimReply, error) {
+	for {
+		st := n.fsm.state.Load()
+		rep, err := c.run(ctx, st.claims.mem, nil)
+		select {
+		case <-n.closing:
+			return nil, closedError(string(c.Op))
+		default:
+		}
+		if n.fsm.state.Load() == st {
+			return rep, err
+		}
+		// A snapshot restore replaced the queues meanwhile: read the new ones.
+	}
+}
+
+func (f *forwarder) claim(ctx context.Context, c *claimCall) (*claimReply, error) {
+	req := append([]byte{reqClaim, 0}, encodeClaimCall(c)...)
+	a, err := f.call(ctx, string(c.Op), req, !c.Op.isRead(), func() (answer, bool) {
+		rep, err := f.n.claimHere(ctx, c) // this node became leader meanwhile
+		return answer{value: encodeReply(rep), err: err}, !errors.Is(err, ErrNotLeader)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.err != nil {
+		return nil, a.err
+	}
+	var rep claimReply
+	if err := json.Unmarshal(a.value, &rep); err != nil {
+		return nil, fmt.Errorf("replicated: %s: corrupt answer from the leader: %w", c.Op, err)
+	}
+	return &rep, nil
+}
+
+// serveClaim serves a forwarded claim store call on this node.
+func (n *Node) serveClaim(ctx context.Context, body []byte) answer {
+	var c claimCall
+	if err := json.Unmarshal(body, &c); err != nil {
+		return answer{err: errCorrupt}
+	}
+	rep, err := n.claimHere(ctx, &c)
+	return answer{value: encodeReply(rep), err: err}
+}
+
+func encodeReply(rep *claimReply) []byte {
+	if rep == nil {
+		return nil
+	}
+	b, _ := json.Marshal(rep) // plain values: Marshal cannot fail
+	return b
+}
