@@ -27,8 +27,9 @@ func (m *Memory) Enqueue(ctx context.Context, items []NewItem) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	since := m.lastID
 	for i := range items {
-		it, dup := m.add(&items[i], now)
+		it, dup := m.add(&items[i], now, since)
 		out[i] = m.snapshot(it)
 		out[i].Duplicate = dup
 	}
@@ -44,23 +45,29 @@ func (m *Memory) enqueueOne(ctx context.Context, n *NewItem) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
-	it, dup := m.addCloned(n, payload, now)
+	it, dup := m.addCloned(n, payload, now, m.lastID)
 	x := m.snapshot(it)
 	x.Duplicate = dup
 	return x, nil
 }
 
 // add stores one valid item, or finds the item with its key and reports
-// it a duplicate.
-func (m *Memory) add(n *NewItem, now int64) (*item, bool) {
-	return m.addCloned(n, clone(n.Payload), now)
+// it a duplicate. Items with IDs above since were added by the same call.
+func (m *Memory) add(n *NewItem, now int64, since ItemID) (*item, bool) {
+	return m.addCloned(n, clone(n.Payload), now, since)
 }
 
 // addCloned is add with the payload already copied, outside the lock.
-func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) (*item, bool) {
+func (m *Memory) addCloned(n *NewItem, payload []byte, now int64, since ItemID) (*item, bool) {
 	if n.Key != "" {
-		if it := m.keys.get(queueKey{n.Queue, n.Key}); it != nil {
-			return it, true
+		k := queueKey{n.Queue, n.Key}
+		if it := m.keys.get(k); it != nil {
+			if len(n.KeyStates) == 0 || it.id > since || slices.Contains(n.KeyStates, it.state) {
+				return it, true
+			}
+			// Its state does not block n: it gives its key up.
+			m.keys.delete(k)
+			it.key = ""
 		}
 	}
 	qs := m.queue(n.Queue)
