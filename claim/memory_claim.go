@@ -27,9 +27,19 @@ func (m *Memory) Enqueue(ctx context.Context, items []NewItem) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	since := m.lastID
+	var seen map[queueKey]struct{} // keys judged by an earlier item of the call
 	for i := range items {
-		it, dup := m.add(&items[i], now, since)
+		n := &items[i]
+		again := false
+		if n.Key != "" && len(items) > 1 {
+			if seen == nil {
+				seen = make(map[queueKey]struct{})
+			}
+			k := queueKey{n.Queue, n.Key}
+			_, again = seen[k]
+			seen[k] = struct{}{}
+		}
+		it, dup := m.add(n, now, again)
 		out[i] = m.snapshot(it)
 		out[i].Duplicate = dup
 	}
@@ -45,24 +55,25 @@ func (m *Memory) enqueueOne(ctx context.Context, n *NewItem) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
-	it, dup := m.addCloned(n, payload, now, m.lastID)
+	it, dup := m.addCloned(n, payload, now, false)
 	x := m.snapshot(it)
 	x.Duplicate = dup
 	return x, nil
 }
 
 // add stores one valid item, or finds the item with its key and reports
-// it a duplicate. Items with IDs above since were added by the same call.
-func (m *Memory) add(n *NewItem, now int64, since ItemID) (*item, bool) {
-	return m.addCloned(n, clone(n.Payload), now, since)
+// it a duplicate. again says an earlier item of the same call had the key,
+// which then blocks whatever n.KeyStates say.
+func (m *Memory) add(n *NewItem, now int64, again bool) (*item, bool) {
+	return m.addCloned(n, clone(n.Payload), now, again)
 }
 
 // addCloned is add with the payload already copied, outside the lock.
-func (m *Memory) addCloned(n *NewItem, payload []byte, now int64, since ItemID) (*item, bool) {
+func (m *Memory) addCloned(n *NewItem, payload []byte, now int64, again bool) (*item, bool) {
 	if n.Key != "" {
 		k := queueKey{n.Queue, n.Key}
 		if it := m.keys.get(k); it != nil {
-			if len(n.KeyStates) == 0 || it.id > since || slices.Contains(n.KeyStates, it.state) {
+			if len(n.KeyStates) == 0 || again || slices.Contains(n.KeyStates, it.state) {
 				return it, true
 			}
 			// Its state does not block n: it gives its key up.

@@ -40,8 +40,9 @@ import (
 //     KeyStates is blocked only by an item in one of those states: an
 //     item in another state gives its Key up (it stays, and Lookup and
 //     List show it without a Key) and the new item is added with it.
-//     Within one Enqueue call, a key an earlier item of the call took
-//     blocks the later ones whatever their KeyStates.
+//     Within one Enqueue call a key is judged once, by the first item
+//     with it: the later ones get what that one found or added, whatever
+//     their own KeyStates.
 //   - Finished items: a store that keeps them (see Retention and Cleaner)
 //     moves a completed item to Completed and a cancelled one to
 //     Cancelled, with its FinishedAt; neither is ever claimable again.

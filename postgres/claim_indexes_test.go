@@ -112,3 +112,27 @@ func TestClaimTakesExpiredAndWaitingInOrder(t *testing.T) {
 	assert.Equal(t, []byte("mid"), got[1].Payload)
 	assert.Equal(t, claim.Counts{Visible: 1, Claimed: 2}, counts(t, s, "q"), "the limit bounds both searches together")
 }
+
+// An Enqueue larger than one statement judges each key once, by the
+// first item with it, as a smaller one does: a later statement of the call
+// does not take the key from the item an earlier one added.
+func TestClaimStoreKeyStatesAcrossStatements(t *testing.T) {
+	s := newTestClaimStore(t)
+	keyed := func(payload string, states ...claim.State) claim.NewItem {
+		n := item("q", payload)
+		n.Key, n.KeyStates = "k", states
+		return n
+	}
+	old := enqueue(t, s, keyed("old"))[0]
+	claimN(t, s, "q", "w", 1)
+	items := []claim.NewItem{keyed("first", claim.Visible)}
+	for range enqueueChunk {
+		items = append(items, item("q", "filler"))
+	}
+	items = append(items, keyed("later", claim.Claimed))
+	got := enqueue(t, s, items...)
+	assert.NotEqual(t, old.ID, got[0].ID, "the claimed item gives its key up")
+	assert.Equal(t, got[0].ID, got[len(got)-1].ID, "the later statement finds the key judged")
+	assert.True(t, got[len(got)-1].Duplicate)
+	assert.Equal(t, claim.Counts{Visible: enqueueChunk + 1, Claimed: 1}, counts(t, s, "q"))
+}

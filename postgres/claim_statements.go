@@ -58,6 +58,14 @@ const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
   WHEN due <= now() THEN 1
   ELSE 2 END)`
 
+// rowState is effectiveState of the row t, for statements that join
+// other tables with columns of the same names.
+const rowState = `(CASE WHEN t.state IN (4, 5, 6) THEN t.state
+  WHEN t.state = 3 AND t.due > now() THEN 3
+  WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN 4
+  WHEN t.due <= now() THEN 1
+  ELSE 2 END)`
+
 // lostEntry is the history entry of a claim whose lease expired, written
 // with the row's old values (in an UPDATE's SET).
 const lostEntry = `jsonb_build_array(jsonb_build_object('a', t.attempts, 'o', t.owner,
@@ -111,11 +119,15 @@ FROM old`
 
 func newClaimStatements(table, migrations, queues string, keep claim.Retention) claimStatements {
 	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{Q}", queues, "{COLS}", claimColumns,
-		"{STATE}", effectiveState, "{LOST}", lostEntry, "{WAKE}", wake)
+		"{STATE}", effectiveState, "{TSTATE}", rowState, "{LOST}", lostEntry, "{WAKE}", wake)
 	s := claimStatements{
 		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
 		// $5 max attempts, $6 priorities, $7 timeouts in µs, $8 the table,
-		// quoted, $9 kinds, $10 tags (JSON arrays), $11 metadata. IDs are drawn in input order before the insert, so that
+		// quoted, $9 kinds, $10 tags (JSON arrays), $11 metadata, $12 the
+		// states that block each item's key (bit 1 << claim.State; 0 for
+		// every state): the first item of the statement with a key
+		// releases it from an item in another state, which stays without
+		// it, before the insert (which reads released to be sure of it). IDs are drawn in input order before the insert, so that
 		// each input learns its ID whether or not it was inserted, and IDs
 		// follow the enqueue order. An input whose key exists (in the
 		// table, or earlier in the batch) is not inserted; the statement
@@ -127,15 +139,21 @@ func newClaimStatements(table, migrations, queues string, keep claim.Retention) 
 input AS MATERIALIZED (
   SELECT nextval(seq.s) AS id, u.*
   FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $9::text[],
-      $10::text[], $11::bytea[])
-    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, tags, metadata, n)
+      $10::text[], $11::bytea[], $12::int[])
+    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, tags, metadata, states, n)
   CROSS JOIN seq
+),
+released AS (
+  UPDATE {T} AS t SET key = NULL
+  FROM (SELECT DISTINCT ON (queue, key) queue, key, states FROM input WHERE key IS NOT NULL ORDER BY queue, key, n) AS i
+  WHERE i.states <> 0 AND t.queue = i.queue AND t.key = i.key AND i.states & (1 << {TSTATE}) = 0
+  RETURNING t.id
 ),
 ins AS (
   INSERT INTO {T} AS t (id, queue, kind, tags, metadata, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
   SELECT id, queue, kind, tags::jsonb, metadata, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
     now() + delay_us * interval '1 microsecond'
-  FROM input ORDER BY n
+  FROM input CROSS JOIN (SELECT count(*) FROM released) AS r ORDER BY n
   ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
   RETURNING t.id, t.queue, t.due, t.tableoid
 ),

@@ -11,8 +11,8 @@ import (
 // with its key only while that item is in one of those states; an item in
 // another state gives its key up, stays as it was without a Key, and the
 // new item is added with the key. Without KeyStates every state blocks.
-// Within one Enqueue call an earlier item's key blocks whatever the
-// states.
+// Within one Enqueue call a key is judged once, by the first item with
+// it.
 func testKeysByState(e *env) {
 	q, qd := queue(0), queue(1)
 	in := func(queue, key, payload string, states ...claim.State) claim.NewItem {
@@ -60,4 +60,14 @@ func testKeysByState(e *env) {
 	assert.Equal(e, batch[0].ID, batch[1].ID, "within one call an earlier item's key blocks whatever the states")
 	assert.True(e, batch[1].Duplicate)
 	assert.Equal(e, "b", e.lookup(batch[0].ID).Key)
+	batch = e.enqueue(keyed("b", "b3"), keyed("b", "b4", claim.Claimed))
+	assert.Equal(e, []claim.ItemID{batch[0].ID, batch[0].ID}, itemIDs(batch), "the first item with the key judges it")
+	assert.Equal(e, "b", e.lookup(batch[0].ID).Key)
+	b1 := batch[0].ID
+	batch = e.enqueue(keyed("b", "b5", claim.Claimed), keyed("b", "b6"))
+	assert.False(e, batch[0].Duplicate, "a visible item does not block KeyStates of Claimed alone")
+	assert.NotEqual(e, b1, batch[0].ID)
+	assert.Empty(e, e.lookup(b1).Key)
+	assert.Equal(e, batch[0].ID, batch[1].ID, "the later item gets what the first added")
+	assert.Equal(e, claim.Counts{Visible: 3, Completed: e.counts(q).Completed}, e.counts(q))
 }

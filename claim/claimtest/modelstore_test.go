@@ -202,10 +202,12 @@ func (s *memStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.
 	defer s.end()
 	now := s.clock.Now()
 	out := make([]claim.Item, len(items))
-	since := s.nextID
+	judged := map[[2]string]bool{}
 	for i, n := range items {
 		it := s.byKey(n.Queue, n.Key)
-		if it != nil && len(n.KeyStates) > 0 && it.ID <= since && !slices.Contains(n.KeyStates, it.State) && s.broken != "keyStatesIgnored" {
+		again := judged[[2]string{n.Queue, n.Key}]
+		judged[[2]string{n.Queue, n.Key}] = true
+		if it != nil && len(n.KeyStates) > 0 && !again && !slices.Contains(n.KeyStates, it.State) && s.broken != "keyStatesIgnored" {
 			it.Key = "" // its state does not block n: it gives the key up
 			it = nil
 		}
