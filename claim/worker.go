@@ -171,10 +171,11 @@ func (w Worker) withDefaults() (Worker, error) {
 
 // Work runs w.Handler on w.Queue until ctx is done, with up to
 // w.Concurrency handlers at once. One fetcher claims for them all: it asks
-// the store to notify it of new items, claims min(idle handlers,
-// BatchSize) items in one call, hands them to idle handlers, and when
-// nothing was claimable waits for the notification (it never polls; a
-// store that can miss changes polls inside Notify). Each running handler
+// the store to notify it of new items, claims min(idle handlers plus the
+// Prefetch room, BatchSize) items in one call, hands them to handlers as
+// they free up, and when nothing was claimable waits for the notification
+// (it never polls; a store that can miss changes polls inside Notify).
+// Each running handler
 // has its claim heartbeated on the Broker's clock every LeaseDuration/3
 // (and is stopped at SafetyMargin before the claim's last confirmed expiry
 // if no heartbeat confirmed it since). When the handler returns nil its
