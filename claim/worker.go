@@ -175,10 +175,9 @@ func (w Worker) withDefaults() (Worker, error) {
 // Prefetch room, BatchSize) items in one call, hands them to handlers as
 // they free up, and when nothing was claimable waits for the notification
 // (it never polls; a store that can miss changes polls inside Notify).
-// Each running handler
-// has its claim heartbeated on the Broker's clock every LeaseDuration/3
-// (and is stopped at SafetyMargin before the claim's last confirmed expiry
-// if no heartbeat confirmed it since). When the handler returns nil its
+// Each running handler has its claim heartbeated on the Broker's clock
+// every LeaseDuration/3 (and is stopped at SafetyMargin before the claim's
+// last confirmed expiry if no heartbeat confirmed it since). When the handler returns nil its
 // item is completed; when it returns the error of Snooze, snoozed; when it
 // returns the error of Discard, dead-lettered at once with the error's text
 // as the reason; when it returns another error or panics, failed (the
