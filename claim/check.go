@@ -34,7 +34,23 @@ func checkItem(prefix string, n *NewItem) error {
 	case n.Timeout > MaxTimeout:
 		return invalid(op, prefix+"timeout", n.Timeout.String()+" is more than MaxTimeout, "+MaxTimeout.String())
 	}
+	if err := checkKeyStates(op, prefix, n); err != nil {
+		return err
+	}
 	return checkTags(op, prefix, n.Tags)
+}
+
+// checkKeyStates checks n.KeyStates: states, and only with a key.
+func checkKeyStates(op, prefix string, n *NewItem) error {
+	if len(n.KeyStates) > 0 && n.Key == "" {
+		return invalid(op, prefix+"key_states", "are set without a key")
+	}
+	for i, st := range n.KeyStates {
+		if !st.valid() {
+			return invalid(op, prefix+"key_states["+strconv.Itoa(i)+"]", st.String()+" is not a state")
+		}
+	}
+	return nil
 }
 
 // checkNewItem checks items[i] of a batch.

@@ -45,6 +45,7 @@ func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte
 			return Item{}, invalid("enqueue", "unique.by_period", o.unique.ByPeriod.String()+" is negative")
 		}
 		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
+		n.KeyStates = o.unique.ByState
 	}
 	if err := checkItem("", &n); err != nil {
 		return Item{}, err

@@ -27,8 +27,19 @@ func (m *Memory) Enqueue(ctx context.Context, items []NewItem) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	var seen map[queueKey]struct{} // keys judged by an earlier item of the call
 	for i := range items {
-		it, dup := m.add(&items[i], now)
+		n := &items[i]
+		again := false
+		if n.Key != "" && len(items) > 1 {
+			if seen == nil {
+				seen = make(map[queueKey]struct{})
+			}
+			k := queueKey{n.Queue, n.Key}
+			_, again = seen[k]
+			seen[k] = struct{}{}
+		}
+		it, dup := m.add(n, now, again)
 		out[i] = m.snapshot(it)
 		out[i].Duplicate = dup
 	}
@@ -44,23 +55,30 @@ func (m *Memory) enqueueOne(ctx context.Context, n *NewItem) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
-	it, dup := m.addCloned(n, payload, now)
+	it, dup := m.addCloned(n, payload, now, false)
 	x := m.snapshot(it)
 	x.Duplicate = dup
 	return x, nil
 }
 
 // add stores one valid item, or finds the item with its key and reports
-// it a duplicate.
-func (m *Memory) add(n *NewItem, now int64) (*item, bool) {
-	return m.addCloned(n, clone(n.Payload), now)
+// it a duplicate. again says an earlier item of the same call had the key,
+// which then blocks whatever n.KeyStates say.
+func (m *Memory) add(n *NewItem, now int64, again bool) (*item, bool) {
+	return m.addCloned(n, clone(n.Payload), now, again)
 }
 
 // addCloned is add with the payload already copied, outside the lock.
-func (m *Memory) addCloned(n *NewItem, payload []byte, now int64) (*item, bool) {
+func (m *Memory) addCloned(n *NewItem, payload []byte, now int64, again bool) (*item, bool) {
 	if n.Key != "" {
-		if it := m.keys.get(queueKey{n.Queue, n.Key}); it != nil {
-			return it, true
+		k := queueKey{n.Queue, n.Key}
+		if it := m.keys.get(k); it != nil {
+			if len(n.KeyStates) == 0 || again || slices.Contains(n.KeyStates, it.state) {
+				return it, true
+			}
+			// Its state does not block n: it gives its key up.
+			m.keys.delete(k)
+			it.key = ""
 		}
 	}
 	qs := m.queue(n.Queue)

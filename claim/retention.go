@@ -80,6 +80,12 @@ type CleanerConfig struct {
 	// Batch bounds the items one Clean call removes; 0 means
 	// DefaultCleanBatch.
 	Batch int
+	// Pause is the wait between two Clean calls of one round, so that a
+	// large backlog is removed at a bounded rate rather than in one
+	// stretch that competes with claims for the store. 0 waits as long as
+	// the previous call took (the cleaner works at most half the time, and
+	// backs off on its own when the store slows down).
+	Pause time.Duration
 }
 
 // isClosed reports whether done is closed.
@@ -111,12 +117,13 @@ func (b *Broker) Clean(ctx context.Context, limit int) (int, error) {
 }
 
 // RunCleaner cleans the store until ctx ends or the Broker closes: each
-// round calls Clean with cfg.Batch until a call removes fewer, then waits
-// cfg.Interval on the Broker's clock. Run it in one goroutine per process
+// round calls Clean with cfg.Batch until a call removes fewer, pausing
+// cfg.Pause between calls, then waits cfg.Interval, both on the Broker's
+// clock. Run it in one goroutine per process
 // (or in several processes: the store lets one clean at a time). It
 // returns nil when ctx ends or the Broker closes, the first error of Clean
 // other than those, and an error matching lease.ErrInvalidArgument for a
-// negative Interval or Batch or a store that is not a Cleaner.
+// negative Interval, Batch or Pause or a store that is not a Cleaner.
 func (b *Broker) RunCleaner(ctx context.Context, cfg CleanerConfig) error {
 	const op = "run_cleaner"
 	if ctx == nil {
@@ -127,6 +134,8 @@ func (b *Broker) RunCleaner(ctx context.Context, cfg CleanerConfig) error {
 		return invalid(op, "interval", cfg.Interval.String()+" is negative")
 	case cfg.Batch < 0:
 		return invalid(op, "batch", strconv.Itoa(cfg.Batch)+" is negative")
+	case cfg.Pause < 0:
+		return invalid(op, "pause", cfg.Pause.String()+" is negative")
 	}
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultCleanInterval
@@ -140,6 +149,7 @@ func (b *Broker) RunCleaner(ctx context.Context, cfg CleanerConfig) error {
 	}
 	for {
 		for {
+			start := b.clock.Now()
 			n, err := c.Clean(ctx, cfg.Batch)
 			if err != nil {
 				if ctx.Err() != nil || isClosed(b.done) {
@@ -150,17 +160,36 @@ func (b *Broker) RunCleaner(ctx context.Context, cfg CleanerConfig) error {
 			if n < cfg.Batch {
 				break
 			}
+			pause := cfg.Pause
+			if pause == 0 {
+				pause = b.clock.Now().Sub(start)
+			}
+			if !b.sleep(ctx, pause) {
+				return nil
+			}
 		}
-		tick := make(chan struct{})
-		t := b.clock.AfterFunc(cfg.Interval, func() { close(tick) })
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !b.sleep(ctx, cfg.Interval) {
 			return nil
-		case <-b.done:
-			t.Stop()
-			return nil
-		case <-tick:
 		}
+	}
+}
+
+// sleep waits d on the Broker's clock and reports whether it may go on:
+// false once ctx ends or the Broker closes. It returns at once for d <= 0.
+func (b *Broker) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil && !isClosed(b.done)
+	}
+	tick := make(chan struct{})
+	t := b.clock.AfterFunc(d, func() { close(tick) })
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	case <-b.done:
+		t.Stop()
+		return false
+	case <-tick:
+		return true
 	}
 }

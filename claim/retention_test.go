@@ -92,6 +92,9 @@ func TestBrokerCleanBadInput(t *testing.T) {
 	err = b.RunCleaner(ctx, claim.CleanerConfig{Batch: -1})
 	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 	assert.Equal(t, "batch", le.Field)
+	err = b.RunCleaner(ctx, claim.CleanerConfig{Pause: -time.Second})
+	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+	assert.Equal(t, "pause", le.Field)
 
 	svc := lease.Must(lease.New())
 	defer func() { require.NoError(t, svc.Close()) }()
@@ -132,6 +135,43 @@ func TestRunCleanerCleansInRoundsAndStopsAtClose(t *testing.T) {
 		clk.Advance(time.Minute)
 		return false
 	}, 10*time.Second, time.Millisecond)
+	require.NoError(t, b.Close())
+	require.NoError(t, <-done)
+}
+
+// Within a round, RunCleaner pauses between two full batches on the
+// Broker's clock, so that a backlog goes at a bounded rate.
+func TestRunCleanerPausesBetweenBatches(t *testing.T) {
+	clk := leasetest.NewFakeClock(t0)
+	svc := lease.Must(lease.New(lease.WithClock(clk)))
+	defer func() { require.NoError(t, svc.Close()) }()
+	m := lease.Must(claim.NewMemory(svc))
+	require.NoError(t, m.SetRetention(claim.Retention{Completed: time.Minute}))
+	b := lease.Must(claim.New(m))
+	for range 5 {
+		enqueue(t, b, q, "x")
+		require.NoError(t, b.Complete(ctx, claimOne(t, b, q, "w")))
+	}
+	clk.Advance(2 * time.Minute)
+	completed := func() int {
+		c, err := b.Counts(ctx, q)
+		require.NoError(t, err)
+		return c.Completed
+	}
+	pending := clk.Pending()
+	done := make(chan error, 1)
+	go func() {
+		done <- b.RunCleaner(ctx, claim.CleanerConfig{Interval: time.Hour, Batch: 2, Pause: time.Second})
+	}()
+	for _, left := range []int{3, 1} {
+		require.Eventually(t, func() bool { return clk.Pending() > pending }, 10*time.Second, time.Millisecond)
+		assert.Equal(t, left, completed(), "one batch, then the pause")
+		next, ok := clk.NextDeadline()
+		require.True(t, ok)
+		assert.Equal(t, clk.Now().Add(time.Second), next)
+		clk.Advance(time.Second)
+	}
+	require.Eventually(t, func() bool { return completed() == 0 }, 10*time.Second, time.Millisecond)
 	require.NoError(t, b.Close())
 	require.NoError(t, <-done)
 }

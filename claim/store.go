@@ -36,7 +36,13 @@ import (
 //     settlements returns only once the batch is stored.
 //   - Keys: while an item with a Key exists in its queue (in any state,
 //     completed and cancelled included while they are kept), Enqueue of
-//     the same key returns that item and adds nothing.
+//     the same key returns that item and adds nothing. A new item with
+//     KeyStates is blocked only by an item in one of those states: an
+//     item in another state gives its Key up (it stays, and Lookup and
+//     List show it without a Key) and the new item is added with it.
+//     Within one Enqueue call a key is judged once, by the first item
+//     with it: the later ones get what that one found or added, whatever
+//     their own KeyStates.
 //   - Finished items: a store that keeps them (see Retention and Cleaner)
 //     moves a completed item to Completed and a cancelled one to
 //     Cancelled, with its FinishedAt; neither is ever claimable again.
@@ -126,6 +132,11 @@ type NewItem struct {
 	Metadata []byte
 	// Key, when not empty, makes the enqueue idempotent (see Store).
 	Key string
+	// KeyStates, when not empty, are the states in which an existing item
+	// with the same Key blocks this one; an item in any other state gives
+	// the Key up to this one (see Store). Empty means every state. Each
+	// is one of the States; only with a Key. Copied by the store.
+	KeyStates []State
 	// Delay makes the item claimable Delay after it is stored.
 	Delay time.Duration
 	// MaxAttempts is how many claims the item gets; at least 1. The

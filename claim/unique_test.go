@@ -45,6 +45,26 @@ func TestUniqueHeldByCompletedItemUntilCleaned(t *testing.T) {
 	assert.NotEqual(t, first.ID, fresh.ID)
 }
 
+// With ByState, a unique item blocks a new one only in those states: a
+// completed one, kept by the retention, gives its key up and stays.
+func TestUniqueByState(t *testing.T) {
+	b, _ := newRetainingBroker(t, claim.Retention{Completed: time.Hour})
+	live := claim.Unique(claim.UniqueOpts{ByPayload: true, ByState: []claim.State{claim.Visible, claim.Delayed, claim.Claimed}})
+	first := enqueue(t, b, q, "x", live)
+	assert.True(t, enqueue(t, b, q, "x", live).Duplicate, "a visible item blocks")
+	require.NoError(t, b.Complete(ctx, claimOne(t, b, q, "w")))
+	next := enqueue(t, b, q, "x", live)
+	assert.False(t, next.Duplicate, "a completed item does not")
+	assert.NotEqual(t, first.ID, next.ID)
+	assert.Equal(t, next.Key, claim.UniqueKey("", []byte("x"), claim.UniqueOpts{ByPayload: true}, time.Time{}))
+	old, err := b.Lookup(ctx, first.ID)
+	require.NoError(t, err)
+	assert.Equal(t, claim.Completed, old.State)
+	assert.Empty(t, old.Key)
+	again := enqueue(t, b, q, "x", claim.Unique(claim.UniqueOpts{ByPayload: true}))
+	assert.Equal(t, next.ID, again.ID, "without ByState every state blocks")
+}
+
 func TestUniqueBadInput(t *testing.T) {
 	b, _, _ := newBroker(t)
 	_, err := b.Enqueue(ctx, q, nil, claim.Unique(claim.UniqueOpts{ByPeriod: -time.Second}))
@@ -53,5 +73,11 @@ func TestUniqueBadInput(t *testing.T) {
 	_, err = b.Enqueue(ctx, q, nil, claim.Key("k"), claim.Unique(claim.UniqueOpts{}))
 	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
 	assert.Equal(t, "key", le.Field)
+	_, err = b.Enqueue(ctx, q, nil, claim.Unique(claim.UniqueOpts{ByState: []claim.State{claim.Visible, 0}}))
+	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+	assert.Equal(t, "key_states[1]", le.Field)
+	_, err = b.EnqueueMany(ctx, []claim.NewItem{{Queue: q, KeyStates: []claim.State{claim.Visible}}})
+	le = requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+	assert.Equal(t, "items[0].key_states", le.Field)
 	assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
 }

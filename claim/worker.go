@@ -77,11 +77,21 @@ type Worker struct {
 	// Concurrency is the number of handlers running at once; default 1.
 	Concurrency int
 	// BatchSize is the most items one claim fetches: Work claims
-	// min(idle handlers, BatchSize) items per round trip to the store.
-	// Default (zero) Concurrency, so that one round trip fills every idle
-	// handler; set 1 to spread items across several Work calls (several
-	// processes) more evenly.
+	// min(idle handlers + Prefetch room, BatchSize) items per round trip
+	// to the store. Default (zero) Concurrency + Prefetch, so that one
+	// round trip fills every idle handler and the prefetch; set 1 to
+	// spread items across several Work calls (several processes) more
+	// evenly.
 	BatchSize int
+	// Prefetch is how many items Work may hold claimed beyond its
+	// running handlers: they wait for a handler to free up, their claims
+	// heartbeated meanwhile, so that handlers that finish find their next
+	// item at hand rather than waiting for a round trip to the store, and
+	// each round trip fetches more. An item held so counts an attempt
+	// like any other claim, and is not claimable by other workers while
+	// it waits. Default (zero) none: Work claims only for idle handlers.
+	// Not negative.
+	Prefetch int
 	// LeaseDuration is the lease of each claim, extended by a heartbeat
 	// every LeaseDuration/3 while the handler runs, so it must be at least
 	// 3ns. A heartbeat that fails is retried every LeaseDuration/10 (at
@@ -127,6 +137,8 @@ func (w Worker) withDefaults() (Worker, error) {
 		return w, invalid(op, "concurrency", strconv.Itoa(w.Concurrency)+" is negative")
 	case w.BatchSize < 0:
 		return w, invalid(op, "batch_size", strconv.Itoa(w.BatchSize)+" is negative")
+	case w.Prefetch < 0:
+		return w, invalid(op, "prefetch", strconv.Itoa(w.Prefetch)+" is negative")
 	case w.LeaseDuration < 0:
 		return w, invalid(op, "lease_duration", w.LeaseDuration.String()+" is negative")
 	case w.SafetyMargin < 0:
@@ -142,7 +154,7 @@ func (w Worker) withDefaults() (Worker, error) {
 	}
 	w.Owner = cmp.Or(w.Owner, DefaultOwner())
 	w.Concurrency = cmp.Or(w.Concurrency, 1)
-	w.BatchSize = cmp.Or(w.BatchSize, w.Concurrency)
+	w.BatchSize = cmp.Or(w.BatchSize, w.Concurrency+w.Prefetch)
 	w.LeaseDuration = cmp.Or(w.LeaseDuration, DefaultLeaseDuration)
 	w.SafetyMargin = cmp.Or(w.SafetyMargin, renewal.DefaultMargin(w.LeaseDuration))
 	w.StopTimeout = cmp.Or(w.StopTimeout, DefaultStopTimeout)
@@ -159,13 +171,13 @@ func (w Worker) withDefaults() (Worker, error) {
 
 // Work runs w.Handler on w.Queue until ctx is done, with up to
 // w.Concurrency handlers at once. One fetcher claims for them all: it asks
-// the store to notify it of new items, claims min(idle handlers,
-// BatchSize) items in one call, hands them to idle handlers, and when
-// nothing was claimable waits for the notification (it never polls; a
-// store that can miss changes polls inside Notify). Each running handler
-// has its claim heartbeated on the Broker's clock every LeaseDuration/3
-// (and is stopped at SafetyMargin before the claim's last confirmed expiry
-// if no heartbeat confirmed it since). When the handler returns nil its
+// the store to notify it of new items, claims min(idle handlers plus the
+// Prefetch room, BatchSize) items in one call, hands them to handlers as
+// they free up, and when nothing was claimable waits for the notification
+// (it never polls; a store that can miss changes polls inside Notify).
+// Each running handler has its claim heartbeated on the Broker's clock
+// every LeaseDuration/3 (and is stopped at SafetyMargin before the claim's
+// last confirmed expiry if no heartbeat confirmed it since). When the handler returns nil its
 // item is completed; when it returns the error of Snooze, snoozed; when it
 // returns the error of Discard, dead-lettered at once with the error's text
 // as the reason; when it returns another error or panics, failed (the
@@ -229,19 +241,23 @@ const (
 // work is Work's fetcher, on the caller's goroutine.
 func (r *run) work(ctx context.Context) error {
 	w := r.w
-	jobs := make(chan *job, w.Concurrency)
-	freed := make(chan struct{}, w.Concurrency)
-	// Twice as many goroutines as handlers: a handler's slot is freed as
-	// soon as it returns, and its goroutine then settles the item while
-	// another runs the next one. A store across a network thus pipelines
-	// its settlements (it coalesces them) instead of idling every handler
-	// for a commit; the fetcher's count of idle slots still bounds the
-	// handlers to Concurrency, and the goroutines bound the settlements in
-	// flight to as many.
-	for range 2 * w.Concurrency {
+	held := w.Concurrency + w.Prefetch
+	jobs := make(chan *job, held)
+	freed := make(chan struct{}, held)
+	running := make(chan struct{}, w.Concurrency)
+	// A goroutine for each item held and one more per handler: a
+	// handler's slot is freed as soon as it returns, and its goroutine
+	// then settles the item while another runs the next one. A store
+	// across a network thus pipelines its settlements (it coalesces them)
+	// instead of idling every handler for a commit. The fetcher's count
+	// of idle slots bounds the items held to Concurrency + Prefetch,
+	// running bounds the handlers to Concurrency, and the goroutines bound
+	// the settlements in flight to Concurrency.
+	for range held + w.Concurrency {
 		r.wg.Go(func() {
 			for j := range jobs {
-				r.handle(j, func() { freed <- struct{}{} })
+				running <- struct{}{}
+				r.handle(j, func() { <-running; freed <- struct{}{} })
 			}
 		})
 	}
@@ -266,7 +282,7 @@ func (r *run) work(ctx context.Context) error {
 // Broker closes or a claim fails for good.
 func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}) error {
 	w := r.w
-	idle := w.Concurrency
+	idle := w.Concurrency + w.Prefetch // room for more items held
 	failures := 0
 	for {
 		for drained := false; !drained; {

@@ -381,3 +381,49 @@ func TestWorkRejectsALeaseTooShortToHeartbeat(t *testing.T) {
 		})
 	}
 }
+
+// With Prefetch, Work holds more items claimed than it has handlers: they
+// wait for a handler, still claimed, and no more than Concurrency
+// handlers ever run at once.
+func TestWorkPrefetchHoldsItemsForBusyHandlers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newRealBroker(t)
+		var (
+			mu      sync.Mutex
+			running int
+			peak    int
+			release = make(chan struct{})
+		)
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 2, Prefetch: 3, Handler: func(context.Context, claim.Claim) error {
+			mu.Lock()
+			running++
+			peak = max(peak, running)
+			mu.Unlock()
+			<-release
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return nil
+		}})
+		for range 7 {
+			enqueue(t, b, q, "p")
+		}
+		synctest.Wait()
+		assert.Equal(t, counts(2, 0, 5, 0), countsOf(t, b, q), "two running and three held")
+		mu.Lock()
+		assert.Equal(t, 2, running)
+		mu.Unlock()
+		close(release)
+		synctest.Wait()
+		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
+		require.NoError(t, stop())
+		assert.Equal(t, 2, peak, "never more handlers than Concurrency")
+	})
+}
+
+func TestWorkRejectsNegativePrefetch(t *testing.T) {
+	b, _ := newRealBroker(t)
+	err := b.Work(ctx, claim.Worker{Queue: q, Handler: nopHandler, Prefetch: -1})
+	le := requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
+	assert.Equal(t, "prefetch", le.Field)
+}

@@ -18,7 +18,9 @@ const enqueueChunk = 5000
 
 // Enqueue adds items in one transaction and returns them, in order, with
 // IDs in that order. An item whose Key exists in its queue (or earlier in
-// items) is not added: the existing item is returned in its place. Items
+// items) is not added: the existing item is returned in its place, unless
+// the item's KeyStates leave out the existing item's state, which then
+// gives its key up (see claim.Store). Items
 // are sent in statements of a few thousand, each one INSERT ... SELECT
 // FROM unnest(...) ON CONFLICT DO NOTHING, which also notifies the queues
 // of the items visible at once when the transaction commits.
@@ -35,6 +37,9 @@ func (s *ClaimStore) enqueueOn(ctx context.Context, db ClaimTx, items []claim.Ne
 	}
 	for i, it := range items {
 		if err := checkNewItem(i, it); err != nil {
+			return nil, err
+		}
+		if err := checkKeyStates(i, it); err != nil {
 			return nil, err
 		}
 	}
@@ -75,9 +80,10 @@ var errKeyVanished = errors.New("an item holding the key was removed during the 
 func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.NewItem, out []claim.Item) error {
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		var missing []int
+		judged := map[queueKey]struct{}{}
 		for start := 0; start < len(items); start += enqueueChunk {
 			chunk := items[start:min(start+enqueueChunk, len(items))]
-			m, err := s.enqueueChunk(ctx, tx, chunk, out[start:start+len(chunk)])
+			m, err := s.enqueueChunk(ctx, tx, chunk, out[start:start+len(chunk)], judged)
 			if err != nil {
 				return err
 			}
@@ -95,25 +101,39 @@ func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.Ne
 	})
 }
 
+// queueKey is a key of a queue.
+type queueKey struct{ queue, key string }
+
 // enqueueChunk inserts items, fills out for those inserted and returns the
-// positions of the others.
-func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.NewItem, out []claim.Item) ([]int, error) {
+// positions of the others. judged holds the keys an earlier chunk of the
+// call judged, which are held whatever the later items' KeyStates, and
+// gains this chunk's.
+func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.NewItem, out []claim.Item, judged map[queueKey]struct{}) ([]int, error) {
 	n := len(items)
 	queues, keys, kinds := make([]string, n), make([]*string, n), make([]string, n)
 	tags, metadata := make([]string, n), make([][]byte, n)
 	payloads := make([][]byte, n)
 	delays, timeouts := make([]int64, n), make([]int64, n)
-	maxes, prios := make([]int32, n), make([]int32, n)
+	maxes, prios, states := make([]int32, n), make([]int32, n), make([]int32, n)
+	var mine []queueKey
 	for i, it := range items {
 		queues[i], kinds[i], tags[i], metadata[i] = it.Queue, it.Kind, tagsJSON(it.Tags), it.Metadata
 		if it.Key != "" {
 			keys[i] = &items[i].Key
+			k := queueKey{it.Queue, it.Key}
+			if _, ok := judged[k]; !ok {
+				states[i] = keyStateBits(it.KeyStates)
+				mine = append(mine, k)
+			}
 		}
 		payloads[i] = it.Payload
 		delays[i], timeouts[i] = micros(it.Delay), micros(it.Timeout)
 		maxes[i], prios[i] = int32(it.MaxAttempts), int32(it.Priority)
 	}
-	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table, kinds, tags, metadata)
+	for _, k := range mine {
+		judged[k] = struct{}{}
+	}
+	rows, err := tx.Query(ctx, s.sql.enqueue, queues, keys, payloads, delays, maxes, prios, timeouts, s.table, kinds, tags, metadata, states)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +167,30 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		return nil
 	})
 	return missing, err
+}
+
+// checkKeyStates checks items[i].KeyStates: states, and only with a key.
+func checkKeyStates(i int, it claim.NewItem) error {
+	at := fmt.Sprintf("items[%d].key_states", i)
+	if len(it.KeyStates) > 0 && it.Key == "" {
+		return invalid("claims.enqueue", at, "are set without a key")
+	}
+	for j, st := range it.KeyStates {
+		if st < claim.Visible || st > claim.Cancelled {
+			return invalid("claims.enqueue", fmt.Sprintf("%s[%d]", at, j), st.String()+" is not a state")
+		}
+	}
+	return nil
+}
+
+// keyStateBits is states as the enqueue statement takes them: bit 1 <<
+// state for each, 0 for none (every state blocks).
+func keyStateBits(states []claim.State) int32 {
+	var bits int32
+	for _, st := range states {
+		bits |= 1 << st
+	}
+	return bits
 }
 
 // existing fills out[i], for each i in missing, with the item that holds

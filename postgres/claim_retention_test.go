@@ -55,8 +55,15 @@ VALUES ('q', 'k', 'visible', 1, 0, 3, 0, now(), now(), 0, NULL, NULL),
 }
 
 // claimStoreOnVersion1 returns a store whose table is at version 1, as the
-// previous release left it, closed and dropped when the test ends.
+// first release left it, closed and dropped when the test ends.
 func claimStoreOnVersion1(t *testing.T, pool *pgxpool.Pool, opts ...ClaimOption) *ClaimStore {
+	t.Helper()
+	return claimStoreOnVersion(t, pool, 1, opts...)
+}
+
+// claimStoreOnVersion returns a store whose table is at version, as the
+// release that brought it left it, closed and dropped when the test ends.
+func claimStoreOnVersion(t *testing.T, pool *pgxpool.Pool, version int, opts ...ClaimOption) *ClaimStore {
 	t.Helper()
 	s, err := NewClaimStore(pool, opts...)
 	require.NoError(t, err)
@@ -68,11 +75,15 @@ func claimStoreOnVersion1(t *testing.T, pool *pgxpool.Pool, opts ...ClaimOption)
 		if _, err := tx.Exec(ctx, s.sql.migrations); err != nil {
 			return err
 		}
-		if err := s.claimMigrations()[0](ctx, tx); err != nil {
-			return err
+		for v, migrate := range s.claimMigrations()[:version] {
+			if err := migrate(ctx, tx); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, s.sql.markMigration, s.table, v+1); err != nil {
+				return err
+			}
 		}
-		_, err := tx.Exec(ctx, s.sql.markMigration, s.table, 1)
-		return err
+		return nil
 	})
 	require.NoError(t, err)
 	return s
@@ -110,12 +121,28 @@ func TestClaimStoreCleanOneAtATime(t *testing.T) {
 	assert.Equal(t, claim.Counts{}, counts(t, s, "q"))
 }
 
-// Finished rows are outside the claim index, whose predicate is the
-// claimable states: a burn-down's completed rows never slow a claim.
-func TestClaimIndexLeavesFinishedRowsOut(t *testing.T) {
-	s := newTestClaimStore(t)
-	var def string
-	require.NoError(t, s.pool.QueryRow(ctx, `SELECT pg_get_indexdef(indexrelid) FROM pg_index
-WHERE indrelid = $1::regclass AND pg_get_indexdef(indexrelid) LIKE '%(queue, priority, due, id)%'`, s.table).Scan(&def))
-	assert.Contains(t, def, "WHERE (state = ANY (ARRAY[1, 3]))")
+// The cleaner's transaction does not wait for its commit to reach the
+// disk: its statement sets synchronous_commit off for that transaction
+// only.
+func TestClaimStoreCleanCommitsAsynchronously(t *testing.T) {
+	s := newTestClaimStore(t, WithClaimRetention(claim.Retention{Completed: time.Millisecond}))
+	enqueue(t, s, item("q", "a"))
+	require.NoError(t, s.Settle(ctx, complete(claimN(t, s, "q", "w", 1)[0])))
+	_, err := s.pool.Exec(ctx, "UPDATE "+s.table+" SET finished_at = now() - interval '1 minute'")
+	require.NoError(t, err)
+	conn, err := s.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	tag, err := tx.Exec(ctx, s.sql.clean, int64(1000), int64(1000), int64(0), 10, s.table)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+	var sync string
+	require.NoError(t, tx.QueryRow(ctx, "SELECT current_setting('synchronous_commit')").Scan(&sync))
+	assert.Equal(t, "off", sync)
+	require.NoError(t, tx.Commit(ctx))
+	require.NoError(t, conn.QueryRow(ctx, "SELECT current_setting('synchronous_commit')").Scan(&sync))
+	assert.Equal(t, "on", sync, "only for the cleaner's transaction")
 }

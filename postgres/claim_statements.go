@@ -44,7 +44,7 @@ type claimStatements struct {
 	pause, resume, queues, retryNow     string
 	removedLive                         string
 	migrations, migrated, markMigration string
-	v1, v2, v3, v4                      []string
+	v1, v2, v3, v4, v5                  []string
 }
 
 // claimColumns are the columns rowItem scans, followed by now().
@@ -56,6 +56,14 @@ const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
   WHEN state = 3 AND due > now() THEN 3
   WHEN state = 3 AND attempts >= max_attempts THEN 4
   WHEN due <= now() THEN 1
+  ELSE 2 END)`
+
+// rowState is effectiveState of the row t, for statements that join
+// other tables with columns of the same names.
+const rowState = `(CASE WHEN t.state IN (4, 5, 6) THEN t.state
+  WHEN t.state = 3 AND t.due > now() THEN 3
+  WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN 4
+  WHEN t.due <= now() THEN 1
   ELSE 2 END)`
 
 // lostEntry is the history entry of a claim whose lease expired, written
@@ -111,11 +119,15 @@ FROM old`
 
 func newClaimStatements(table, migrations, queues string, keep claim.Retention) claimStatements {
 	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{Q}", queues, "{COLS}", claimColumns,
-		"{STATE}", effectiveState, "{LOST}", lostEntry, "{WAKE}", wake)
+		"{STATE}", effectiveState, "{TSTATE}", rowState, "{LOST}", lostEntry, "{WAKE}", wake)
 	s := claimStatements{
 		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
 		// $5 max attempts, $6 priorities, $7 timeouts in µs, $8 the table,
-		// quoted, $9 kinds, $10 tags (JSON arrays), $11 metadata. IDs are drawn in input order before the insert, so that
+		// quoted, $9 kinds, $10 tags (JSON arrays), $11 metadata, $12 the
+		// states that block each item's key (bit 1 << claim.State; 0 for
+		// every state): the first item of the statement with a key
+		// releases it from an item in another state, which stays without
+		// it, before the insert (which reads released to be sure of it). IDs are drawn in input order before the insert, so that
 		// each input learns its ID whether or not it was inserted, and IDs
 		// follow the enqueue order. An input whose key exists (in the
 		// table, or earlier in the batch) is not inserted; the statement
@@ -127,15 +139,21 @@ func newClaimStatements(table, migrations, queues string, keep claim.Retention) 
 input AS MATERIALIZED (
   SELECT nextval(seq.s) AS id, u.*
   FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $9::text[],
-      $10::text[], $11::bytea[])
-    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, tags, metadata, n)
+      $10::text[], $11::bytea[], $12::int[])
+    WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, tags, metadata, states, n)
   CROSS JOIN seq
+),
+released AS (
+  UPDATE {T} AS t SET key = NULL
+  FROM (SELECT DISTINCT ON (queue, key) queue, key, states FROM input WHERE key IS NOT NULL ORDER BY queue, key, n) AS i
+  WHERE i.states <> 0 AND t.queue = i.queue AND t.key = i.key AND i.states & (1 << {TSTATE}) = 0
+  RETURNING t.id
 ),
 ins AS (
   INSERT INTO {T} AS t (id, queue, kind, tags, metadata, key, payload, state, attempts, max_attempts, priority, timeout_us, enqueued_at, due)
   SELECT id, queue, kind, tags::jsonb, metadata, key, payload, 1, 0, max_attempts, priority, timeout_us, now(),
     now() + delay_us * interval '1 microsecond'
-  FROM input ORDER BY n
+  FROM input CROSS JOIN (SELECT count(*) FROM released) AS r ORDER BY n
   ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
   RETURNING t.id, t.queue, t.due, t.tableoid
 ),
@@ -154,8 +172,12 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 		// row of each (1, then 1 plus the limits so far): one entry per
 		// Claim call sharing the statement; $5 the sum of the limits; $6
 		// the table, quoted, whose paused queues hand out nothing.
-		// Claimable: waiting and due, or claimed with an expired lease.
-		// The rows taken are numbered in claim order and dealt out in that
+		// Claimable: waiting and due, or claimed with an expired lease,
+		// each found through an index of its own state, so that neither
+		// search walks the other's rows (nor the dead index entries a
+		// burn-down leaves of them). Both searches lock up to the limit;
+		// the rows beyond it in claim order, locked only when expired
+		// claims are met, are left as they were. The rows taken are numbered in claim order and dealt out in that
 		// order, the first call's limit first (width_bucket finds a row's
 		// call). An expired claim on its last attempt goes to the dead
 		// letters instead of being claimed (state 4 in the result, which
@@ -167,17 +189,27 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 		// taken, so the planner knows how few rows are updated and finds
 		// them by primary key: with a guess it scanned the whole table
 		// once the table had statistics.
-		claim: r.Replace(`WITH locked AS (
+		claim: r.Replace(`WITH waiting AS (
   SELECT id, due, priority FROM {T}
-  WHERE queue = $1 AND state IN (1, 3) AND due <= now()
+  WHERE queue = $1 AND state = 1 AND due <= now()
     AND NOT EXISTS (SELECT FROM {Q} AS p WHERE p.target = $6 AND p.queue = $1)
   ORDER BY priority, due, id
   LIMIT $5
   FOR UPDATE SKIP LOCKED
 ),
+expired AS (
+  SELECT id, due, priority FROM {T}
+  WHERE queue = $1 AND state = 3 AND due <= now()
+    AND NOT EXISTS (SELECT FROM {Q} AS p WHERE p.target = $6 AND p.queue = $1)
+  ORDER BY priority, due, id
+  LIMIT $5
+  FOR UPDATE SKIP LOCKED
+),
+locked AS (SELECT * FROM waiting UNION ALL SELECT * FROM expired),
 picked AS MATERIALIZED (
   SELECT l.id, l.rn, width_bucket(l.rn, $4::bigint[]) AS i
   FROM (SELECT id, row_number() OVER (ORDER BY priority, due, id) AS rn FROM locked) AS l
+  WHERE l.rn <= $5
 )
 UPDATE {T} AS t SET
   state = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN 4 ELSE 3 END,
@@ -300,12 +332,16 @@ FROM {T} WHERE queue = $1`),
 		// the others find the lock taken and delete nothing. Each state
 		// gives its oldest rows first, by the index on its finishing time;
 		// an expired claim on its last attempt is a dead letter since its
-		// lease's end.
+		// lease's end. Its transaction commits without waiting for the
+		// log to reach the disk (SET LOCAL synchronous_commit = off): a
+		// delete lost in a crash is redone by the next Clean, and the
+		// claims sharing the log do not wait behind its flushes.
 		clean: r.Replace(`WITH arg AS MATERIALIZED (
   SELECT $1::bigint AS done_us, $2::bigint AS gone_us, $3::bigint AS dead_us
 ),
 lock AS MATERIALIZED (
-  SELECT pg_try_advisory_xact_lock(1818977646, hashtext($5)) AS got
+  SELECT pg_try_advisory_xact_lock(1818977646, hashtext($5)) AS got,
+    set_config('synchronous_commit', 'off', true) AS sync
 ),
 doomed AS MATERIALIZED (
   (SELECT id FROM {T} WHERE state = 5 AND finished_at <= now() - (SELECT done_us FROM arg) * interval '1 microsecond'
@@ -405,6 +441,7 @@ ORDER BY n.queue COLLATE "C"`),
   ADD COLUMN tags jsonb NOT NULL DEFAULT '[]',
   ADD COLUMN metadata bytea`),
 	}
+	s.v5 = claimIndexStatements(table)
 	// In the caller's transaction now() is when it began: a claim is live
 	// if its lease has not expired when the statement runs.
 	s.settleTx = strings.ReplaceAll(s.settle, "now()", "statement_timestamp()")

@@ -84,7 +84,7 @@ func ClaimMigrationSQL(opts ...ClaimOption) ([]Migration, error) {
 	}
 	table := id.Sanitize()
 	sql := newClaimStatements(table, migrations.Sanitize(), queues.Sanitize(), claim.Retention{})
-	versions := [][]string{sql.v1, {dropStateChecks(table)}, sql.v3, sql.v4}
+	versions := [][]string{sql.v1, {dropStateChecks(table)}, sql.v3, sql.v4, sql.v5}
 	versions[1] = append(versions[1], sql.v2...)
 	out := make([]Migration, len(versions))
 	for i, stmts := range versions {
@@ -109,20 +109,14 @@ func ClaimMigrationSQL(opts ...ClaimOption) ([]Migration, error) {
 // version 1's check of the state column, found by its definition because
 // PostgreSQL chose its name, as ClaimStore.Migrate does in Go.
 func dropStateChecks(table string) string {
-	tag := "$migrate$"
-	for strings.Contains(table, tag) {
-		tag = "$" + strings.Trim(tag, "$") + "_$"
-	}
-	return fmt.Sprintf(`DO %[1]s
-DECLARE c text;
+	return doBlock(table, fmt.Sprintf(`DECLARE c text;
 BEGIN
   FOR c IN SELECT conname::text FROM pg_constraint
-    WHERE conrelid = %[2]s::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%%state%%'
+    WHERE conrelid = %[1]s::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%%state%%'
   LOOP
-    EXECUTE 'ALTER TABLE ' || %[2]s || ' DROP CONSTRAINT ' || quote_ident(c);
+    EXECUTE 'ALTER TABLE ' || %[1]s || ' DROP CONSTRAINT ' || quote_ident(c);
   END LOOP;
-END
-%[1]s`, tag, quoteLiteral(table))
+END`, quoteLiteral(table)))
 }
 
 // createSchema creates schema unless it exists.

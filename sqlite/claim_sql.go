@@ -43,6 +43,8 @@ VALUES (:queue, :kind, :key, :payload, 1, :max, :prio, :timeout, :now, :due, :ta
 ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING id`
 	sqlByKey = claimSQL.Replace(`SELECT {COLS} FROM lease_claims WHERE queue = :queue AND key = :key`)
+	// An item whose state does not block a new item's key gives it up.
+	sqlReleaseKey = `UPDATE lease_claims SET key = NULL WHERE id = :id`
 
 	// The next claimable rows of a queue, in claim order; none while the
 	// queue is paused.

@@ -99,7 +99,9 @@ func (s *ClaimStore) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql
 
 // Enqueue adds items in one transaction and returns them, in order, with
 // IDs in that order. An item whose Key exists in its queue (or earlier in
-// items) is not added: the existing item is returned in its place.
+// items) is not added: the existing item is returned in its place, unless
+// the item's KeyStates leave out the existing item's state, which then
+// gives its key up (see claim.Store).
 func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
 	const op = "enqueue"
 	if err := s.begin(ctx, op); err != nil {
@@ -107,6 +109,9 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 	}
 	for i, it := range items {
 		if err := checkNewItem(i, it); err != nil {
+			return nil, err
+		}
+		if err := checkKeyStates(i, it); err != nil {
 			return nil, err
 		}
 	}
@@ -121,19 +126,27 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 		if err != nil {
 			return err
 		}
+		judged := map[[2]string]bool{} // keys an earlier item of the call had
 		for i, it := range items {
 			due := addNanos(now, it.Delay)
 			var key any
 			if it.Key != "" {
 				key = it.Key
 			}
-			var id int64
-			err := ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("kind", it.Kind),
-				sql.Named("key", key), sql.Named("payload", payloadArg(it.Payload)),
-				sql.Named("tags", tagsJSON(it.Tags)), sql.Named("metadata", payloadArg(it.Metadata)),
-				sql.Named("max", it.MaxAttempts),
-				sql.Named("prio", it.Priority), sql.Named("timeout", int64(it.Timeout)),
-				sql.Named("now", now), sql.Named("due", due)).Scan(&id)
+			again := judged[[2]string{it.Queue, it.Key}]
+			if it.Key != "" {
+				judged[[2]string{it.Queue, it.Key}] = true
+			}
+			insert := func() (id int64, err error) {
+				err = ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("kind", it.Kind),
+					sql.Named("key", key), sql.Named("payload", payloadArg(it.Payload)),
+					sql.Named("tags", tagsJSON(it.Tags)), sql.Named("metadata", payloadArg(it.Metadata)),
+					sql.Named("max", it.MaxAttempts),
+					sql.Named("prio", it.Priority), sql.Named("timeout", int64(it.Timeout)),
+					sql.Named("now", now), sql.Named("due", due)).Scan(&id)
+				return id, err
+			}
+			id, err := insert()
 			if errors.Is(err, sql.ErrNoRows) {
 				// The key is held: by an item stored before, or earlier
 				// in this transaction.
@@ -145,8 +158,15 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 				if out[i], err = r.item(now); err != nil {
 					return err
 				}
-				out[i].Duplicate = true
-				continue
+				if again || len(it.KeyStates) == 0 || slices.Contains(it.KeyStates, out[i].State) {
+					out[i].Duplicate = true
+					continue
+				}
+				// Its state does not block the item: it gives its key up.
+				if _, err := tx.ExecContext(ctx, sqlReleaseKey, sql.Named("id", r.id)); err != nil {
+					return err
+				}
+				id, err = insert()
 			}
 			if err != nil {
 				return err
@@ -170,6 +190,20 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkKeyStates checks items[i].KeyStates: states, and only with a key.
+func checkKeyStates(i int, it claim.NewItem) error {
+	at := fmt.Sprintf("items[%d].key_states", i)
+	if len(it.KeyStates) > 0 && it.Key == "" {
+		return invalid("claims.enqueue", at, "are set without a key")
+	}
+	for j, st := range it.KeyStates {
+		if st < claim.Visible || st > claim.Cancelled {
+			return invalid("claims.enqueue", fmt.Sprintf("%s[%d]", at, j), st.String()+" is not a state")
+		}
+	}
+	return nil
 }
 
 // payloadArg keeps an empty payload apart from none.

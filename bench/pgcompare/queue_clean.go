@@ -30,6 +30,10 @@ type CleanConfig struct {
 	// Batch is the limit of each Clean call. Default
 	// claim.DefaultCleanBatch.
 	Batch int
+	// Pause is the wait between two Clean calls, as
+	// claim.CleanerConfig.Pause: 0 waits as long as the previous call
+	// took, as Broker.RunCleaner does by default; negative, not at all.
+	Pause time.Duration
 	// Claimers is how many goroutines claim while the cleaner runs, each
 	// in a loop of enqueue one item, claim it, complete it. Default 4.
 	Claimers int
@@ -111,8 +115,8 @@ type CleanReport struct {
 // MeasureCleaner measures the claim store's retention cleaner: each run
 // fills a fresh database with cfg.Rows completed items whose retention
 // has passed, starts cfg.Claimers claim loops, and after cfg.Before runs
-// Broker.Clean in a loop, as Broker.RunCleaner does in each round, until
-// it removes nothing more. It reports how long that took and the claim
+// Broker.Clean in a loop, pausing between calls as Broker.RunCleaner does
+// in each round, until it removes nothing more. It reports how long that took and the claim
 // latencies before and during it.
 func MeasureCleaner(ctx context.Context, cfg CleanConfig) (*CleanReport, error) {
 	cfg = cfg.withDefaults()
@@ -221,7 +225,9 @@ FROM generate_series(1, $2)`, store.Table())
 	t0 := time.Now()
 	removed := 0
 	for {
+		c0 := time.Now()
 		n, err := b.Clean(fctx, cfg.Batch)
+		took := time.Since(c0)
 		if err != nil {
 			stopSampling()
 			<-sampled
@@ -230,6 +236,13 @@ FROM generate_series(1, $2)`, store.Table())
 		removed += n
 		if n < cfg.Batch {
 			break
+		}
+		pause := cfg.Pause
+		if pause == 0 {
+			pause = took
+		}
+		if pause > 0 {
+			time.Sleep(pause)
 		}
 	}
 	run.Clean = time.Since(t0)
@@ -328,11 +341,11 @@ func (r *CleanReport) WriteMarkdown(w io.Writer) error {
 func (r *CleanReport) writeTable(w io.Writer) error {
 	c := r.Config
 	m := r.Median
-	_, err := fmt.Fprintf(w, "Retention cleaner: %d completed rows past their retention removed by Clean(%d) in a loop while %d goroutines enqueue, claim and complete one item at a time, on a pool of %d; "+
+	_, err := fmt.Fprintf(w, "Retention cleaner: %d completed rows past their retention removed by Clean(%d) in a loop (pause between calls: %s) while %d goroutines enqueue, claim and complete one item at a time, on a pool of %d; "+
 		"baseline %s before it starts; medians of %d runs; load average %s at the start, %s at the end.\n\n"+
 		"| phase | claims | claim p50 ms | claim p99 ms | claim max ms | claims over 10 ms |\n|---|--:|--:|--:|--:|--:|\n"+
 		"| before the cleaner | %d | %s | %s | %s | %d |\n| while it cleans (%.1f s, %.0f rows/s) | %d | %s | %s | %s | %d |\n",
-		c.Rows, c.Batch, c.Claimers, cleanPoolSize(c), c.Before, c.Runs, r.Load[0], r.Load[1],
+		c.Rows, c.Batch, pauseText(c.Pause), c.Claimers, cleanPoolSize(c), c.Before, c.Runs, r.Load[0], r.Load[1],
 		m.Before.Count, ms(m.Before.P50), ms(m.Before.P99), ms(m.Before.Max), m.Before.Over10ms,
 		m.Clean.Seconds(), float64(c.Rows)/m.Clean.Seconds(),
 		m.During.Count, ms(m.During.P50), ms(m.During.P99), ms(m.During.Max), m.During.Over10ms)
@@ -348,7 +361,7 @@ func sampleClaimWaits(ctx context.Context, pool *pgxpool.Pool) map[string]int {
 	defer tick.Stop()
 	for {
 		rows, err := pool.Query(ctx, `SELECT coalesce(wait_event_type || ':' || wait_event, 'running') FROM pg_stat_activity
-WHERE datname = current_database() AND state = 'active' AND query LIKE 'WITH locked AS%'`)
+WHERE datname = current_database() AND state = 'active' AND query LIKE 'WITH waiting AS%'`)
 		if err == nil {
 			var w string
 			_, err = pgx.ForEachRow(rows, []any{&w}, func() error { waits[w]++; return nil })
@@ -368,3 +381,14 @@ WHERE datname = current_database() AND state = 'active' AND query LIKE 'WITH loc
 // claimer, the cleaner, the sampler, and the store's own enqueue and
 // settle statements, so that no claim waits for a connection.
 func cleanPoolSize(cfg CleanConfig) int { return cfg.Claimers + 4 }
+
+// pauseText describes CleanConfig.Pause.
+func pauseText(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "as long as the previous call took"
+	case d < 0:
+		return "none"
+	}
+	return d.String()
+}

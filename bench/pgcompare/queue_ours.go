@@ -30,20 +30,27 @@ func FeatureSettings() []Setting {
 	return append([]Setting{rs[1], rs[2], OurSettings()[0]}, KindsRetentionSettings()...)
 }
 
-// KindsRetentionSettings are OurSettings with job kinds and retention on:
+// KindsRetentionSettings are OurSettings with job kinds and retention on
+// (and, in a third setting, 100 workers that hold up to 100 items more
+// claimed, claim.Worker.Prefetch):
 // items are enqueued as typed args (claim.ArgsItem) and routed by a
 // claim.Workers, and completed items are kept for
 // claim.StandardRetention (24 hours, as River keeps its completed jobs by
 // default) instead of being deleted.
 func KindsRetentionSettings() []Setting {
-	open := func(workers int) func(context.Context, *pgxpool.Pool) (System, error) {
+	open := func(workers, prefetch int) func(context.Context, *pgxpool.Pool) (System, error) {
 		return func(ctx context.Context, pool *pgxpool.Pool) (System, error) {
-			return openClaimStoreWith(ctx, pool, workers, true)
+			s, err := openClaimStoreWith(ctx, pool, workers, true)
+			if err == nil {
+				s.prefetch = prefetch
+			}
+			return s, err
 		}
 	}
 	return []Setting{
-		{Name: "lease kinds+retention (100 workers)", PoolSize: DefaultPoolSize, Open: open(100)},
-		{Name: "lease kinds+retention (2,000 workers)", PoolSize: DefaultPoolSize, Open: open(2000)},
+		{Name: "lease kinds+retention (100 workers)", PoolSize: DefaultPoolSize, Open: open(100, 0)},
+		{Name: "lease kinds+retention (2,000 workers)", PoolSize: DefaultPoolSize, Open: open(2000, 0)},
+		{Name: "lease kinds+retention (100 workers, prefetch 100)", PoolSize: DefaultPoolSize, Open: open(100, 100)},
 	}
 }
 
@@ -76,7 +83,10 @@ type claimSystem struct {
 	store   *postgres.ClaimStore
 	broker  *claim.Broker
 	workers int
-	items   []claim.NewItem // reused by Enqueue, which the harness calls from one goroutine at a time
+	// prefetch is the Worker's Prefetch: items held claimed beyond the
+	// running handlers.
+	prefetch int
+	items    []claim.NewItem // reused by Enqueue, which the harness calls from one goroutine at a time
 	// kinds makes the items typed args routed by a claim.Workers, and
 	// the store keep completed items for claim.StandardRetention.
 	kinds bool
@@ -178,7 +188,8 @@ func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 	w := claim.Worker{
 		Queue:         ourQueue,
 		Concurrency:   s.workers,
-		BatchSize:     min(s.workers, ourBatch),
+		Prefetch:      s.prefetch,
+		BatchSize:     min(s.workers+s.prefetch, ourBatch),
 		LeaseDuration: ourLease,
 		Handler:       handler,
 	}

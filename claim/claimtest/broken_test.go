@@ -23,14 +23,15 @@ var brokenStores = map[string]struct {
 	clause string
 	fuzz   bool
 }{
-	"staleComplete": {"StaleAfterReclaim", true}, // a stale claim's Complete is accepted
-	"wrongOrder":    {"ClaimOrder", true},        // claims in ID order, ignoring priority
-	"lax":           {"BadInput", true},          // accepts MaxAttempts 0
-	"snoozeSpends":  {"SnoozeSpendsNoAttempt", true},
-	"aliasing":      {"ReturnedValuesDoNotAlias", false}, // Lookup shares the payload
-	"keyless":       {"Keys", true},                      // ignores keys
-	"lostNotDead":   {"DeadAfterLastAttempt", true},      // a lost last attempt is requeued
-	"racyClaim":     {"ConcurrentClaimersExactlyOnce", false},
+	"staleComplete":    {"StaleAfterReclaim", true}, // a stale claim's Complete is accepted
+	"wrongOrder":       {"ClaimOrder", true},        // claims in ID order, ignoring priority
+	"lax":              {"BadInput", true},          // accepts MaxAttempts 0
+	"snoozeSpends":     {"SnoozeSpendsNoAttempt", true},
+	"aliasing":         {"ReturnedValuesDoNotAlias", false}, // Lookup shares the payload
+	"keyless":          {"Keys", true},                      // ignores keys
+	"keyStatesIgnored": {"KeysByState", false},              // every state blocks
+	"lostNotDead":      {"DeadAfterLastAttempt", true},      // a lost last attempt is requeued
+	"racyClaim":        {"ConcurrentClaimersExactlyOnce", false},
 }
 
 func newBrokenStore(t *testing.T) (*memStore, *leasetest.FakeClock) {

@@ -94,6 +94,7 @@ var clauses = []clause{
 	{"RequeueDead", testRequeueDead},
 	{"DeleteDead", testDeleteDead},
 	{"Keys", testKeys},
+	{"KeysByState", testKeysByState},
 	{"Cancel", testCancel},
 	{"ListLookupCounts", testListLookupCounts},
 	{"Kinds", testKinds},

@@ -171,6 +171,9 @@ func checkItem(n claim.NewItem, lax bool) error {
 		return invalid("enqueue", "timeout")
 	case len(n.Tags) > claim.MaxTags || slices.ContainsFunc(n.Tags, func(t string) bool { return t == "" || len(t) > claim.MaxTagLen }):
 		return invalid("enqueue", "tags")
+	case len(n.KeyStates) > 0 && n.Key == "",
+		slices.ContainsFunc(n.KeyStates, func(st claim.State) bool { return st < claim.Visible || st > claim.Cancelled }):
+		return invalid("enqueue", "key_states")
 	}
 	return nil
 }
@@ -199,8 +202,15 @@ func (s *memStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.
 	defer s.end()
 	now := s.clock.Now()
 	out := make([]claim.Item, len(items))
+	judged := map[[2]string]bool{}
 	for i, n := range items {
 		it := s.byKey(n.Queue, n.Key)
+		again := judged[[2]string{n.Queue, n.Key}]
+		judged[[2]string{n.Queue, n.Key}] = true
+		if it != nil && len(n.KeyStates) > 0 && !again && !slices.Contains(n.KeyStates, it.State) && s.broken != "keyStatesIgnored" {
+			it.Key = "" // its state does not block n: it gives the key up
+			it = nil
+		}
 		dup := it != nil
 		if it == nil {
 			s.nextID++

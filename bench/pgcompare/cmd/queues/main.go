@@ -59,6 +59,7 @@ func run() error {
 	flag.IntVar(&cfg.TxItems, "tx-items", 1_000, "items enqueued in one caller transaction")
 	flag.IntVar(&cfg.TxRounds, "tx-rounds", 5, "caller transactions timed in each run")
 	flag.BoolVar(&features, "features", false, "measure River tuned and bench beside the claim store plain and with kinds and retention")
+	flag.DurationVar(&clean.Pause, "clean-pause", 0, "the cleaner's pause between Clean calls: 0 as long as the previous call took, negative none")
 	flag.IntVar(&clean.Rows, "clean", 0, "also measure the retention cleaner removing this many completed rows while claims run")
 	flag.StringVar(&svg, "svg", "", "also write a bar chart of the medians to this file (it must not exist)")
 	flag.Parse()

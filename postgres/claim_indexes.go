@@ -1,0 +1,58 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+)
+
+// claimIndexStatements is version 5 of a claim table's schema: waiting
+// items and claims get an index each, in place of the one that held both,
+// and the table is vacuumed sooner than the server's defaults would.
+//
+// Every claim leaves dead index entries behind until vacuum removes them:
+// the waiting version of the item it took and, once settled, the claimed
+// version. In the shared index both sat in front of any item enqueued
+// later, and a claim right after a burn-down walked all of them. Apart,
+// the claim's search for waiting items walks only waiting versions, and
+// its search for expired claims stops at the first lease still running.
+//
+// No fillfactor is set: every update of a claim changes its state or its
+// due time, both in an index or an index's predicate, so none could be a
+// heap-only (HOT) update, and free room on the pages would buy nothing.
+func claimIndexStatements(table string) []string {
+	return []string{
+		// Version 1's claim index, named by PostgreSQL, found by what it
+		// covers.
+		doBlock(table, fmt.Sprintf(`DECLARE i text;
+BEGIN
+  FOR i IN SELECT indexrelid::regclass::text FROM pg_index
+    WHERE indrelid = %[1]s::regclass
+      AND pg_get_indexdef(indexrelid) LIKE '%%(queue, priority, due, id) WHERE (state = ANY (ARRAY[1, 3]))'
+  LOOP
+    EXECUTE 'DROP INDEX ' || i;
+  END LOOP;
+END`, quoteLiteral(table))),
+		// The claim order, over waiting items only.
+		fmt.Sprintf(`CREATE INDEX ON %s (queue, priority, due, id) WHERE state = 1`, table),
+		// Claims by the expiry of their lease: the expired ones are
+		// claimable again.
+		fmt.Sprintf(`CREATE INDEX ON %s (queue, due) WHERE state = 3`, table),
+		// A queue turns its rows over fast: vacuum after 1% of them (and
+		// a thousand) changed or were added rather than the default 20%,
+		// so that dead entries do not pile up in front of the claims of a
+		// large table.
+		fmt.Sprintf(`ALTER TABLE %s SET (
+  autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,
+  autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_vacuum_insert_threshold = 1000)`, table),
+	}
+}
+
+// doBlock is an anonymous code block of body, dollar-quoted with a tag the
+// table's name does not contain.
+func doBlock(table, body string) string {
+	tag := "$migrate$"
+	for strings.Contains(table, tag) {
+		tag = "$" + strings.Trim(tag, "$") + "_$"
+	}
+	return fmt.Sprintf("DO %[1]s\n%[2]s\n%[1]s", tag, body)
+}
