@@ -20,7 +20,7 @@ const waitSlack = 2 * time.Millisecond
 const giveUpTimeout = 5 * time.Second
 
 // AcquireWait acquires the lock name for executionID for d, as Acquire
-// does, waiting while it is held, until ctx is done: it makes Provider a
+// does, waiting while it is held, until ctx is done: it makes LockProvider a
 // [lock.Waiter], so [lock.Manager.Lock] and [lock.DoWait] wait without
 // polling. value must be empty: the provider stores no values.
 //
@@ -38,11 +38,11 @@ const giveUpTimeout = 5 * time.Second
 // freed lock before the first waiter, which keeps its place and waits for
 // the next release.
 //
-// Waiting costs no pool connection: a Provider's waiters share one
+// Waiting costs no pool connection: a LockProvider's waiters share one
 // connection of its own, opened (with the pool's configuration) while any
 // of them waits, that LISTENs on the table's channel; every Release that
 // frees a lock, and every waiter that gives up, notifies the lock's name
-// on that channel when it commits, which wakes the Provider's waiters of
+// on that channel when it commits, which wakes the LockProvider's waiters of
 // that name at once. An expiry notifies nobody, so after each refused
 // attempt a waiter also learns, on the database's clock, when the holder's
 // lease (plus any lock delay) ends and when the tickets ahead of it would
@@ -59,7 +59,7 @@ const giveUpTimeout = 5 * time.Second
 //
 // Notifications need a session: behind a transaction-mode pooler such as
 // PgBouncer they are not delivered, and waiters fall back on the poll.
-func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
 	if err := checkAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (w *waiter) turn(poll time.Duration) (l *lock.Lease, done bool, err error) 
 
 // waiter is one AcquireWait call.
 type waiter struct {
-	p           *Provider
+	p           *LockProvider
 	ctx         context.Context // the caller's
 	name        string
 	executionID string
