@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // Holding is who holds a lock, as an Inspector reports it. It is a plain
@@ -41,7 +42,7 @@ type Inspector interface {
 // error matching lease.ErrClosed.
 func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error) {
 	const op = "holder"
-	if err := CheckHolder(ctx, name); err != nil {
+	if err := lockkit.CheckHolder(ctx, name); err != nil {
 		return Holding{}, false, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -62,7 +63,7 @@ func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error)
 // service it fails with an error matching lease.ErrClosed.
 func (m *Memory) Held(ctx context.Context, prefix string, limit int) ([]Holding, error) {
 	const op = "held"
-	if err := CheckHeld(ctx, limit); err != nil {
+	if err := lockkit.CheckHeld(ctx, limit); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // Memory is the in-process Provider. Each lock is a key (the prefix, "lock/"
@@ -94,10 +95,10 @@ func (m *Memory) Acquire(ctx context.Context, name, executionID string, d time.D
 // A value longer than MaxValueSize is refused with an error matching
 // lease.ErrInvalidArgument.
 func (m *Memory) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
-	if err := CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockkit.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := CheckValue(value); err != nil {
+	if err := lockkit.CheckValue(value); err != nil {
 		return nil, err
 	}
 	return m.acquire(ctx, name, executionID, d, value)
@@ -203,7 +204,7 @@ func (m *Memory) grant(ctx context.Context, name, executionID string, d time.Dur
 // cannot say whether they are held.
 func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]Lease, error) {
 	const op = "renew"
-	if err := CheckRenew(ctx, leases, d); err != nil {
+	if err := checkRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	if err := m.open(op); err != nil {
@@ -258,7 +259,7 @@ func (m *Memory) renew(ctx context.Context, name string, id lease.ID, d time.Dur
 // leases: nothing can be released there.
 func (m *Memory) Release(ctx context.Context, leases []Lease) error {
 	const op = "release"
-	if err := CheckRelease(ctx, leases); err != nil {
+	if err := checkRelease(ctx, leases); err != nil {
 		return err
 	}
 	if err := m.open(op); err != nil {

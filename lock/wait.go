@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // Waiter is implemented by a Provider that can wait for a lock without
@@ -21,7 +22,7 @@ import (
 //     a new Lease, never nil, nil.
 //   - When ctx is done first it returns ctx.Err() and the caller holds
 //     nothing: a lease acquired as ctx ended is released before returning.
-//   - Bad input is refused as Acquire and CheckValue refuse it; a failure of
+//   - Bad input is refused as Acquire and lockprovider.CheckValue refuse it; a failure of
 //     the provider is an error.
 //
 // A Manager over a Waiter that is also a TimeBase counts the lease's safety
@@ -134,10 +135,10 @@ func (q *waitQueues) wake(name string) {
 //
 // On a closed service it fails with an error matching lease.ErrClosed.
 func (m *Memory) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
-	if err := CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockkit.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := CheckValue(value); err != nil {
+	if err := lockkit.CheckValue(value); err != nil {
 		return nil, err
 	}
 	m.subscribe()
@@ -199,7 +200,7 @@ func (m *Memory) retryAt(name string, d time.Duration) (time.Time, bool) {
 	now := m.svc.Clock().Now()
 	switch {
 	case r.underWay > 0:
-		return now.Add(PollInterval(d)), true
+		return now.Add(lockkit.PollInterval(d)), true
 	case r.id == 0:
 		return time.Time{}, false
 	}
@@ -236,10 +237,3 @@ func (m *Memory) onEnd(l lease.Lease, _ lease.EndReason) {
 
 // wake offers name to its first waiter.
 func (m *Memory) wake(name string) { m.waits.wake(name) }
-
-// PollInterval is how often a Manager over a provider that is not a Waiter
-// tries again to acquire a held lock in Lock: a tenth of the lease
-// duration d, at least 10 ms.
-func PollInterval(d time.Duration) time.Duration {
-	return max(d/10, 10*time.Millisecond)
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Holder returns who holds the lock name, read in one SELECT of its row: the
@@ -18,7 +19,7 @@ import (
 // provider would refuse to Acquire is bad input.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	const op = "holder"
-	if err := lock.CheckHolder(ctx, name); err != nil {
+	if err := lockprovider.CheckHolder(ctx, name); err != nil {
 		return lock.Holding{}, false, err
 	}
 	if err := checkName(op, "name", name); err != nil {
@@ -47,7 +48,7 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 // or holds a NUL, is bad input.
 func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	const op = "held"
-	if err := lock.CheckHeld(ctx, limit); err != nil {
+	if err := lockprovider.CheckHeld(ctx, limit); err != nil {
 		return nil, err
 	}
 	if err := checkText(op, "prefix", prefix); err != nil {

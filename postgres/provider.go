@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // LockProvider is a [lock.Provider] that keeps locks in a PostgreSQL table.
@@ -125,7 +126,7 @@ func (p *LockProvider) acquireOn(ctx context.Context, q querier, name, execution
 // order, with their new ExpiresAt and unchanged Token; the others are
 // silently skipped. A lease listed twice is returned twice.
 func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+	if err := lockprovider.CheckRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	if err := checkLeases("renew", leases); err != nil {
@@ -180,7 +181,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 // delay or not. The statement that frees a lock also notifies its name to
 // the waiters of [LockProvider.AcquireWait], delivered when it commits.
 func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lock.CheckRelease(ctx, leases); err != nil {
+	if err := lockprovider.CheckRelease(ctx, leases); err != nil {
 		return err
 	}
 	if err := checkLeases("release", leases); err != nil {

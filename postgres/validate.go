@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // MaxNameLen is the longest lock name or execution ID, in bytes, that the
@@ -55,10 +56,10 @@ func checkName(op, field, s string) error {
 	return checkText(op, field, s)
 }
 
-// checkAcquire applies the contract's checks (lock.CheckAcquire) and then
+// checkAcquire applies the contract's checks (lockprovider.CheckAcquire) and then
 // what a text column and its index can hold.
 func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
-	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockprovider.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return err
 	}
 	if err := checkName("acquire", "name", name); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // waitSlack is added to a held lease's remaining time before a waiter tries
@@ -46,7 +47,7 @@ const giveUpTimeout = 5 * time.Second
 // that name at once. An expiry notifies nobody, so after each refused
 // attempt a waiter also learns, on the database's clock, when the holder's
 // lease (plus any lock delay) ends and when the tickets ahead of it would
-// go stale, and tries again then, or after lock.PollInterval(d) if that is
+// go stale, and tries again then, or after lockprovider.PollInterval(d) if that is
 // sooner; the poll also covers a notification that never came. Each
 // attempt takes a pool connection for one statement.
 //
@@ -63,7 +64,7 @@ func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string
 	if err := checkAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := lock.CheckValue(value); err != nil {
+	if err := lockprovider.CheckValue(value); err != nil {
 		return nil, err
 	}
 	if len(value) > 0 {
@@ -82,7 +83,7 @@ func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string
 	if err := w.queue(); err != nil {
 		return nil, err
 	}
-	poll := lock.PollInterval(d)
+	poll := lockprovider.PollInterval(d)
 	for {
 		l, done, err := w.turn(poll)
 		if done {

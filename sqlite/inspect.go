@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Holder returns who holds the lock name, read in one SELECT: the lock is
@@ -14,7 +15,7 @@ import (
 // provider stores no values.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	const op = "holder"
-	if err := lock.CheckHolder(ctx, name); err != nil {
+	if err := lockprovider.CheckHolder(ctx, name); err != nil {
 		return lock.Holding{}, false, err
 	}
 	if err := checkName(op, "name", name); err != nil {
@@ -45,7 +46,7 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 // reads every lock row, so it is meant for operators, not a hot path.
 func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	const op = "held"
-	if err := lock.CheckHeld(ctx, limit); err != nil {
+	if err := lockprovider.CheckHeld(ctx, limit); err != nil {
 		return nil, err
 	}
 	if err := checkText(op, "prefix", prefix); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // LockProvider is a [lock.Provider] that keeps locks in an SQLite file,
@@ -133,7 +134,7 @@ func (p *LockProvider) acquire(ctx context.Context, name, executionID string, d 
 // order, with their new ExpiresAt and unchanged Token; the others are
 // silently skipped. A lease listed twice is returned twice.
 func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+	if err := lockprovider.CheckRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	if err := checkLeases("renew", leases); err != nil {
@@ -194,7 +195,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 // provider's waiters in this process are woken when the release commits;
 // those of other processes at their next poll.
 func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lock.CheckRelease(ctx, leases); err != nil {
+	if err := lockprovider.CheckRelease(ctx, leases); err != nil {
 		return err
 	}
 	if err := checkLeases("release", leases); err != nil {
@@ -231,7 +232,7 @@ func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
 
 // checkAcquire applies the contract's checks and the store's limits.
 func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
-	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockprovider.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return err
 	}
 	if err := checkName("acquire", "name", name); err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // AcquireWait acquires the lock name for executionID for d, as Acquire
@@ -26,7 +27,7 @@ func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string
 	if err := checkAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := lock.CheckValue(value); err != nil {
+	if err := lockprovider.CheckValue(value); err != nil {
 		return nil, err
 	}
 	if len(value) > 0 {

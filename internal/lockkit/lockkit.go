@@ -1,0 +1,109 @@
+// Package lockkit holds the argument checks of the lock.Provider contract
+// and the poll interval of a Manager, for package lock (its Memory and
+// Manager) and for package lock/lockprovider, which exports them to
+// provider authors. They live here because lock/lockprovider imports lock:
+// lock cannot import it back.
+package lockkit
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/leasehold/lease"
+)
+
+// MaxValueSize is lock.MaxValueSize: the largest value a holder may attach
+// to a holding.
+const MaxValueSize = 1024
+
+// LeaseAt returns the name and execution ID of the i-th lease of a batch,
+// so that the checks need not know lock.Lease.
+type LeaseAt func(i int) (name, executionID string)
+
+// CheckAcquire checks the arguments of Acquire.
+func CheckAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
+	switch {
+	case ctx == nil:
+		return invalid("acquire", "ctx", "must not be nil")
+	case name == "":
+		return invalid("acquire", "name", "must not be empty")
+	case executionID == "":
+		return invalid("acquire", "executionID", "must not be empty")
+	case d <= 0:
+		return invalid("acquire", "d", d.String()+" is not positive")
+	}
+	return nil
+}
+
+// CheckRenew checks the arguments of Renew: n leases, read with at.
+func CheckRenew(ctx context.Context, n int, at LeaseAt, d time.Duration) error {
+	if d <= 0 {
+		return invalid("renew", "d", d.String()+" is not positive")
+	}
+	return checkLeases("renew", ctx, n, at)
+}
+
+// CheckRelease checks the arguments of Release.
+func CheckRelease(ctx context.Context, n int, at LeaseAt) error {
+	return checkLeases("release", ctx, n, at)
+}
+
+// CheckHolder checks the arguments of an Inspector's Holder.
+func CheckHolder(ctx context.Context, name string) error {
+	switch {
+	case ctx == nil:
+		return invalid("holder", "ctx", "must not be nil")
+	case name == "":
+		return invalid("holder", "name", "must not be empty")
+	}
+	return nil
+}
+
+// CheckHeld checks the arguments of an Inspector's Held.
+func CheckHeld(ctx context.Context, limit int) error {
+	switch {
+	case ctx == nil:
+		return invalid("held", "ctx", "must not be nil")
+	case limit < 0:
+		return invalid("held", "limit", strconv.Itoa(limit)+" is negative")
+	}
+	return nil
+}
+
+// CheckValue checks a value to attach to a holding.
+func CheckValue(value []byte) error {
+	if len(value) > MaxValueSize {
+		return invalid("acquire", "value", strconv.Itoa(len(value))+" bytes is more than MaxValueSize ("+strconv.Itoa(MaxValueSize)+")")
+	}
+	return nil
+}
+
+// PollInterval is how often a Manager over a provider that is not a Waiter
+// tries again to acquire a held lock: a tenth of the lease duration d, at
+// least 10 ms.
+func PollInterval(d time.Duration) time.Duration {
+	return max(d/10, 10*time.Millisecond)
+}
+
+func checkLeases(op string, ctx context.Context, n int, at LeaseAt) error {
+	if ctx == nil {
+		return invalid(op, "ctx", "must not be nil")
+	}
+	for i := range n {
+		name, executionID := at(i)
+		switch {
+		case name == "":
+			return invalid(op, "leases["+strconv.Itoa(i)+"].Name", "must not be empty")
+		case executionID == "":
+			return invalid(op, "leases["+strconv.Itoa(i)+"].ExecutionID", "must not be empty")
+		}
+	}
+	return nil
+}
+
+// invalid reports bad input as package lock does: the checks are the lock
+// contract's, whichever provider runs them.
+func invalid(op, field, detail string) *lease.Error {
+	return &lease.Error{Package: "lock", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+}
