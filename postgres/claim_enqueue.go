@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // enqueueChunk is how many items one enqueue statement carries; a larger
@@ -34,7 +35,7 @@ func (s *ClaimStore) enqueueOn(ctx context.Context, db ClaimTx, items []claim.Ne
 		return nil, err
 	}
 	for i, it := range items {
-		if err := checkNewItem(i, it); err != nil {
+		if err := checks.NewItem("claims.enqueue", i, it); err != nil {
 			return nil, err
 		}
 	}
@@ -105,7 +106,7 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 	delays, timeouts := make([]int64, n), make([]int64, n)
 	maxes, prios := make([]int32, n), make([]int32, n)
 	for i, it := range items {
-		queues[i], kinds[i], tags[i], metadata[i] = it.Queue, it.Kind, tagsJSON(it.Tags), it.Metadata
+		queues[i], kinds[i], tags[i], metadata[i] = it.Queue, it.Kind, claimstore.TagsJSON(it.Tags), it.Metadata
 		if it.Key != "" {
 			keys[i] = &items[i].Key
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/lock"
-	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Holder returns who holds the lock name, read in one SELECT of its row: the
@@ -19,10 +18,7 @@ import (
 // provider would refuse to Acquire is bad input.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	const op = "holder"
-	if err := lockprovider.CheckHolder(ctx, name); err != nil {
-		return lock.Holding{}, false, err
-	}
-	if err := checkName(op, "name", name); err != nil {
+	if err := lockChecks.Holder(ctx, name); err != nil {
 		return lock.Holding{}, false, err
 	}
 	h := lock.Holding{Name: name}
@@ -48,10 +44,7 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 // or holds a NUL, is bad input.
 func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	const op = "held"
-	if err := lockprovider.CheckHeld(ctx, limit); err != nil {
-		return nil, err
-	}
-	if err := checkText(op, "prefix", prefix); err != nil {
+	if err := lockChecks.Held(ctx, prefix, limit); err != nil {
 		return nil, err
 	}
 	var lim *int64 // NULL: no limit

@@ -21,7 +21,7 @@ func (p *LockProvider) WaitCounts(ctx context.Context, names []string) (map[stri
 		return nil, invalid(op, "ctx", "must not be nil")
 	}
 	for i, name := range names {
-		if err := checkName(op, fmt.Sprintf("names[%d]", i), name); err != nil {
+		if err := lockChecks.Name(op, fmt.Sprintf("names[%d]", i), name); err != nil {
 			return nil, err
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/lease/lock"
-	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // LockProvider is a [lock.Provider] that keeps locks in a PostgreSQL table.
@@ -93,7 +92,7 @@ func NewLockProvider(pool *pgxpool.Pool, opts ...LockOption) (*LockProvider, err
 // On an error the outcome is unknown (the statement may have committed
 // before the connection failed); a lock taken that way expires after d.
 func (p *LockProvider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
 	return p.acquireOn(ctx, p.pool, name, executionID, d)
@@ -126,10 +125,7 @@ func (p *LockProvider) acquireOn(ctx context.Context, q querier, name, execution
 // order, with their new ExpiresAt and unchanged Token; the others are
 // silently skipped. A lease listed twice is returned twice.
 func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if err := lockprovider.CheckRenew(ctx, leases, d); err != nil {
-		return nil, err
-	}
-	if err := checkLeases("renew", leases); err != nil {
+	if err := lockChecks.Renew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	b := newBatch(leases)
@@ -181,10 +177,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 // delay or not. The statement that frees a lock also notifies its name to
 // the waiters of [LockProvider.AcquireWait], delivered when it commits.
 func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lockprovider.CheckRelease(ctx, leases); err != nil {
-		return err
-	}
-	if err := checkLeases("release", leases); err != nil {
+	if err := lockChecks.Release(ctx, leases); err != nil {
 		return err
 	}
 	b := newBatch(leases)

@@ -61,7 +61,7 @@ const giveUpTimeout = 5 * time.Second
 // Notifications need a session: behind a transaction-mode pooler such as
 // PgBouncer they are not delivered, and waiters fall back on the poll.
 func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
 	if err := lockprovider.CheckValue(value); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // ClaimStore is a [claim.Store] that keeps items and claims in an SQLite
@@ -106,7 +107,7 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 		return nil, err
 	}
 	for i, it := range items {
-		if err := checkNewItem(i, it); err != nil {
+		if err := checks.NewItem("claims.enqueue", i, it); err != nil {
 			return nil, err
 		}
 	}
@@ -130,7 +131,7 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 			var id int64
 			err := ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("kind", it.Kind),
 				sql.Named("key", key), sql.Named("payload", payloadArg(it.Payload)),
-				sql.Named("tags", tagsJSON(it.Tags)), sql.Named("metadata", payloadArg(it.Metadata)),
+				sql.Named("tags", claimstore.TagsJSON(it.Tags)), sql.Named("metadata", payloadArg(it.Metadata)),
 				sql.Named("max", it.MaxAttempts),
 				sql.Named("prio", it.Priority), sql.Named("timeout", int64(it.Timeout)),
 				sql.Named("now", now), sql.Named("due", due)).Scan(&id)
@@ -189,7 +190,7 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	if err := checkClaimRequest(req); err != nil {
+	if err := checks.ClaimRequest("claims.claim", req); err != nil {
 		return nil, err
 	}
 	var out []claim.Claim
@@ -248,7 +249,7 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 					&enqueued, &token, &payload, &cl.Kind, &tags, &metadata); err != nil {
 					return err
 				}
-				if cl.Tags, err = parseTags(tags); err != nil {
+				if cl.Tags, err = claimstore.ParseTagsJSON(tags); err != nil {
 					return fmt.Errorf("item %d: %w", c.id, err)
 				}
 				cl.Timeout, cl.EnqueuedAt = time.Duration(timeout), at(enqueued)
@@ -277,11 +278,8 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 	if err := s.begin(ctx, op); err != nil {
 		return time.Time{}, err
 	}
-	if err := checkRef(op, r); err != nil {
+	if err := checks.Extend("claims."+op, r, lease); err != nil {
 		return time.Time{}, err
-	}
-	if lease <= 0 {
-		return time.Time{}, invalid("claims."+op, "lease_duration", lease.String()+" is not positive")
 	}
 	var expires int64
 	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
@@ -317,7 +315,7 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkSettlement(st); err != nil {
+	if err := checks.Settlement("claims.settle", st); err != nil {
 		return err
 	}
 	var settled bool
@@ -380,7 +378,7 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return err
 	}
 	var found, live bool
@@ -427,7 +425,7 @@ func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.Ite
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return claim.Item{}, err
 	}
 	var it claim.Item
@@ -464,7 +462,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return err
 	}
 	var n int64

@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/leasehold/lease/lock"
-	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Holder returns who holds the lock name, read in one SELECT: the lock is
@@ -15,10 +14,7 @@ import (
 // provider stores no values.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	const op = "holder"
-	if err := lockprovider.CheckHolder(ctx, name); err != nil {
-		return lock.Holding{}, false, err
-	}
-	if err := checkName(op, "name", name); err != nil {
+	if err := lockChecks.Holder(ctx, name); err != nil {
 		return lock.Holding{}, false, err
 	}
 	if err := p.open(op); err != nil {
@@ -46,10 +42,7 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 // reads every lock row, so it is meant for operators, not a hot path.
 func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	const op = "held"
-	if err := lockprovider.CheckHeld(ctx, limit); err != nil {
-		return nil, err
-	}
-	if err := checkText(op, "prefix", prefix); err != nil {
+	if err := lockChecks.Held(ctx, prefix, limit); err != nil {
 		return nil, err
 	}
 	if err := p.open(op); err != nil {

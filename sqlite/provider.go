@@ -4,12 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/leasehold/lease/lock"
-	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // LockProvider is a [lock.Provider] that keeps locks in an SQLite file,
@@ -86,7 +84,7 @@ func (p *LockProvider) fail(op string, err error) error {
 // Token is greater than every token issued before for name. A nil error
 // means the acquisition is in the file.
 func (p *LockProvider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
 	if err := p.open("acquire"); err != nil {
@@ -134,10 +132,7 @@ func (p *LockProvider) acquire(ctx context.Context, name, executionID string, d 
 // order, with their new ExpiresAt and unchanged Token; the others are
 // silently skipped. A lease listed twice is returned twice.
 func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if err := lockprovider.CheckRenew(ctx, leases, d); err != nil {
-		return nil, err
-	}
-	if err := checkLeases("renew", leases); err != nil {
+	if err := lockChecks.Renew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	if err := p.open("renew"); err != nil {
@@ -195,10 +190,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 // provider's waiters in this process are woken when the release commits;
 // those of other processes at their next poll.
 func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lockprovider.CheckRelease(ctx, leases); err != nil {
-		return err
-	}
-	if err := checkLeases("release", leases); err != nil {
+	if err := lockChecks.Release(ctx, leases); err != nil {
 		return err
 	}
 	if err := p.open("release"); err != nil {
@@ -226,30 +218,6 @@ func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
 	}, nil)
 	if err != nil {
 		return p.fail("release", err)
-	}
-	return nil
-}
-
-// checkAcquire applies the contract's checks and the store's limits.
-func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
-	if err := lockprovider.CheckAcquire(ctx, name, executionID, d); err != nil {
-		return err
-	}
-	if err := checkName("acquire", "name", name); err != nil {
-		return err
-	}
-	return checkName("acquire", "executionID", executionID)
-}
-
-// checkLeases refuses a batch with a bad entry before anything is written.
-func checkLeases(op string, leases []lock.Lease) error {
-	for i, l := range leases {
-		if err := checkName(op, fmt.Sprintf("leases[%d].Name", i), l.Name); err != nil {
-			return err
-		}
-		if err := checkName(op, fmt.Sprintf("leases[%d].ExecutionID", i), l.ExecutionID); err != nil {
-			return err
-		}
 	}
 	return nil
 }

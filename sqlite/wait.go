@@ -24,7 +24,7 @@ import (
 // When ctx is done first it returns ctx.Err(), and a lease acquired as ctx
 // ended is released before returning.
 func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
 	if err := lockprovider.CheckValue(value); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/inputcheck"
 )
 
 // MaxValueSize is lock.MaxValueSize: the largest value a holder may attach
@@ -106,4 +107,66 @@ func checkLeases(op string, ctx context.Context, n int, at LeaseAt) error {
 // contract's, whichever provider runs them.
 func invalid(op, field, detail string) *lease.Error {
 	return &lease.Error{Package: "lock", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
+}
+
+// Checker applies the contract's checks, then a provider's own limits on
+// names and text under its package's name.
+type Checker struct {
+	inputcheck.Names
+}
+
+// Acquire checks the arguments of Acquire.
+func (c Checker) Acquire(ctx context.Context, name, executionID string, d time.Duration) error {
+	if err := CheckAcquire(ctx, name, executionID, d); err != nil {
+		return err
+	}
+	if err := c.Name("acquire", "name", name); err != nil {
+		return err
+	}
+	return c.Name("acquire", "executionID", executionID)
+}
+
+// Renew checks the arguments of Renew.
+func (c Checker) Renew(ctx context.Context, n int, at LeaseAt, d time.Duration) error {
+	if err := CheckRenew(ctx, n, at, d); err != nil {
+		return err
+	}
+	return c.leases("renew", n, at)
+}
+
+// Release checks the arguments of Release.
+func (c Checker) Release(ctx context.Context, n int, at LeaseAt) error {
+	if err := CheckRelease(ctx, n, at); err != nil {
+		return err
+	}
+	return c.leases("release", n, at)
+}
+
+// Holder checks the arguments of Holder.
+func (c Checker) Holder(ctx context.Context, name string) error {
+	if err := CheckHolder(ctx, name); err != nil {
+		return err
+	}
+	return c.Name("holder", "name", name)
+}
+
+// Held checks the arguments of Held.
+func (c Checker) Held(ctx context.Context, prefix string, limit int) error {
+	if err := CheckHeld(ctx, limit); err != nil {
+		return err
+	}
+	return c.Text("held", "prefix", prefix)
+}
+
+func (c Checker) leases(op string, n int, at LeaseAt) error {
+	for i := range n {
+		name, executionID := at(i)
+		if err := c.Name(op, "leases["+strconv.Itoa(i)+"].Name", name); err != nil {
+			return err
+		}
+		if err := c.Name(op, "leases["+strconv.Itoa(i)+"].ExecutionID", executionID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
