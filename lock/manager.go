@@ -292,7 +292,7 @@ func (m *Manager) acquireWait(ctx context.Context, name string) (*Lease, time.Ti
 // got but will not use, after its caller's context ended.
 const giveUpReleaseTimeout = 5 * time.Second
 
-// poll acquires name by trying every PollInterval, for a provider that is
+// poll acquires name by trying every lockkit.PollInterval, for a provider that is
 // not a Waiter.
 func (m *Manager) poll(ctx context.Context, name string) (*Lease, time.Time, error) {
 	wake := make(chan struct{}, 1)
