@@ -55,13 +55,6 @@ func checkClaimArgs(ctx context.Context, queue, owner string, limit int, d time.
 	return checks.Claim("claim", queue, owner, limit, d)
 }
 
-func checkRef(ctx context.Context, op string, r Ref) error {
-	if err := checkContext(ctx, op); err != nil {
-		return err
-	}
-	return checks.Ref(op, uint64(r.Item), r.Token)
-}
-
 func checkExtend(ctx context.Context, op string, r Ref, d time.Duration) error {
 	if err := checkContext(ctx, op); err != nil {
 		return err

@@ -17,7 +17,6 @@ import (
 // provider stores no values (it is not a [lock.ValueAcquirer]). A name the
 // provider would refuse to Acquire is bad input.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
-	const op = "holder"
 	if err := lockChecks.Holder(ctx, name); err != nil {
 		return lock.Holding{}, false, err
 	}
@@ -43,7 +42,6 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 // [LockProvider.Holder]. A negative limit, or a prefix that is not valid UTF-8
 // or holds a NUL, is bad input.
 func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
-	const op = "held"
 	if err := lockChecks.Held(ctx, prefix, limit); err != nil {
 		return nil, err
 	}
