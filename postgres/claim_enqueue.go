@@ -34,10 +34,8 @@ func (s *ClaimStore) enqueueOn(ctx context.Context, db ClaimTx, items []claim.Ne
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	for i, it := range items {
-		if err := checks.NewItem("claims.enqueue", i, it); err != nil {
-			return nil, err
-		}
+	if err := checks.NewItems("claims."+op, items); err != nil {
+		return nil, err
 	}
 	out := make([]claim.Item, len(items))
 	if len(items) == 0 {

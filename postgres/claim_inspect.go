@@ -16,8 +16,8 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
-	if id == 0 || id > math.MaxInt64 {
-		return claim.Item{}, invalid("claims."+op, "id", "is not an item ID")
+	if err := checks.ID("claims."+op, id); err != nil {
+		return claim.Item{}, err
 	}
 	return s.oneItem(ctx, op, "", id, s.sql.lookup, int64(id))
 }

@@ -15,8 +15,8 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
-	if id == 0 || id > math.MaxInt64 {
-		return claim.Item{}, invalid("claims."+op, "id", "is not an item ID")
+	if err := checks.ID("claims."+op, id); err != nil {
+		return claim.Item{}, err
 	}
 	now := s.d.now()
 	var r itemRow

@@ -106,10 +106,8 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	for i, it := range items {
-		if err := checks.NewItem("claims.enqueue", i, it); err != nil {
-			return nil, err
-		}
+	if err := checks.NewItems("claims."+op, items); err != nil {
+		return nil, err
 	}
 	out := make([]claim.Item, len(items))
 	if len(items) == 0 {

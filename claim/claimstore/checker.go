@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/internal/claimkit"
 	"github.com/leasehold/lease/internal/inputcheck"
@@ -71,6 +72,17 @@ func (c Checker) NewItem(op string, i int, it claim.NewItem) error {
 	})
 }
 
+// NewItems checks every item of a batch to enqueue, as NewItem does, and
+// returns the first refusal.
+func (c Checker) NewItems(op string, items []claim.NewItem) error {
+	for i, it := range items {
+		if err := c.NewItem(op, i, it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ClaimRequest checks the request of Store.Claim: its queue and owner
 // ("queue", "owner"), Limit ("limit", at least 1) and Lease
 // ("lease_duration", positive).
@@ -103,6 +115,22 @@ func (c Checker) Settlement(op string, s claim.Settlement) error {
 // above c.MaxID.
 func (c Checker) Item(op, queue string, id claim.ItemID) error {
 	return c.kit().ItemID(op, queue, uint64(id))
+}
+
+// ID checks the ID of Store.Lookup ("id"): not 0 nor above c.MaxID.
+func (c Checker) ID(op string, id claim.ItemID) error {
+	return c.kit().ID(op, uint64(id))
+}
+
+// StaleClaim returns the error for a call on r (Extend, Settle) when r is
+// no longer its item's live claim, or for the cause a store passes to
+// ClaimRequest.Lost: a *lease.Error with code lease.CodeStaleUse, so that
+// it matches lease.ErrStaleUse, c's Package, and r's token as its LeaseID.
+// It is not a check of input: a store returns it when its storage says the
+// claim is gone.
+func (c Checker) StaleClaim(op string, r claim.Ref) *lease.Error {
+	return &lease.Error{Package: c.Package, Code: lease.CodeStaleUse, Op: op, LeaseID: lease.ID(r.Token),
+		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " is no longer claimed by this claim"}
 }
 
 // Query checks the argument of Store.List: its queue, State ("state", 0

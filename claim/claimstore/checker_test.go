@@ -176,3 +176,28 @@ func TestCheckerNameTextInvalid(t *testing.T) {
 	require.NoError(t, anyStore.Text("op", "f", "a\x00b"))
 	requireInvalid(t, sqlStore.Invalid("op", "f", "why"), "op", "f")
 }
+
+func TestCheckerNewItems(t *testing.T) {
+	require.NoError(t, sqlStore.NewItems("enqueue", nil))
+	require.NoError(t, sqlStore.NewItems("enqueue", []claim.NewItem{goodItem(), goodItem()}))
+	bad := goodItem()
+	bad.Priority = -1
+	requireInvalid(t, sqlStore.NewItems("enqueue", []claim.NewItem{goodItem(), bad, {}}), "enqueue", "items[1].priority")
+}
+
+func TestCheckerID(t *testing.T) {
+	require.NoError(t, sqlStore.ID("lookup", 1))
+	requireInvalid(t, sqlStore.ID("lookup", 0), "lookup", "id")
+	requireInvalid(t, sqlStore.ID("lookup", math.MaxInt64+1), "lookup", "id")
+	require.NoError(t, anyStore.ID("lookup", math.MaxUint64))
+}
+
+func TestCheckerStaleClaim(t *testing.T) {
+	err := sqlStore.StaleClaim("settle", claim.Ref{Item: 7, Token: 42})
+	require.ErrorIs(t, err, lease.ErrStaleUse)
+	assert.Equal(t, "mystore", err.Package)
+	assert.Equal(t, "settle", err.Op)
+	assert.Equal(t, lease.ID(42), err.LeaseID)
+	assert.Contains(t, err.Error(), "item 7")
+	assert.True(t, strings.HasPrefix(err.Error(), "mystore: "), err.Error())
+}

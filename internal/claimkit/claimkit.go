@@ -144,6 +144,11 @@ func (c Checker) ItemID(op, queue string, id uint64) error {
 	if err := c.Name(op, "queue", queue); err != nil {
 		return err
 	}
+	return c.ID(op, id)
+}
+
+// ID checks an item ID: not 0 nor above c.MaxID.
+func (c Checker) ID(op string, id uint64) error {
 	if id == 0 || c.MaxID > 0 && id > c.MaxID {
 		return c.Invalid(op, "id", "is not an item ID")
 	}
