@@ -21,6 +21,10 @@
 //		...
 //	}
 //
+// [Checker.StaleClaim] is the error for a call on a claim that is no longer
+// live, and [TagsJSON] and [ParseTagsJSON] keep an item's tags in one text
+// column, as the SQL stores of this repository do.
+//
 // Package claim/claimtest checks that a store does. The types a store
 // receives, claim.ClaimRequest and claim.Settlement, stay in package claim,
 // where claim.Store names them.

@@ -8,7 +8,8 @@
 // with code lease.CodeInvalidArgument, the message prefixed "lock:" (the
 // contract's check, whichever provider runs it) and Field naming the
 // argument ("name", "leases[2].ExecutionID"). Its own limits (the longest
-// name a column holds, say) it checks after, under its own package name.
+// name a column holds, say) it checks after, under its own package name:
+// a [Checker] does both.
 //
 //	func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
 //		if err := lockprovider.CheckAcquire(ctx, name, executionID, d); err != nil {
