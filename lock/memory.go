@@ -98,7 +98,7 @@ func (m *Memory) AcquireValue(ctx context.Context, name, executionID string, d t
 	if err := lockkit.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := lockkit.CheckValue(value); err != nil {
+	if err := lockkit.CheckValue(value, MaxValueSize); err != nil {
 		return nil, err
 	}
 	return m.acquire(ctx, name, executionID, d, value)

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"time"
-
-	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // MaxValueSize is the largest value a holder may attach to a holding
 // (WithValue, ValueAcquirer): a few hundred bytes of identity or address for
 // whoever asks who holds a lock, not a payload.
-const MaxValueSize = lockkit.MaxValueSize
+const MaxValueSize = 1024
 
 // ValueAcquirer is implemented by a Provider that can attach a small value
 // to a holding, which an Inspector then reports. AcquireValue is Acquire

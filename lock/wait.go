@@ -138,7 +138,7 @@ func (m *Memory) AcquireWait(ctx context.Context, name, executionID string, d ti
 	if err := lockkit.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := lockkit.CheckValue(value); err != nil {
+	if err := lockkit.CheckValue(value, MaxValueSize); err != nil {
 		return nil, err
 	}
 	m.subscribe()

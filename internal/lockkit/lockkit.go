@@ -14,10 +14,6 @@ import (
 	"github.com/leasehold/lease/internal/inputcheck"
 )
 
-// MaxValueSize is lock.MaxValueSize: the largest value a holder may attach
-// to a holding.
-const MaxValueSize = 1024
-
 // LeaseAt returns the name and execution ID of the i-th lease of a batch,
 // so that the checks need not know lock.Lease.
 type LeaseAt func(i int) (name, executionID string)
@@ -72,10 +68,11 @@ func CheckHeld(ctx context.Context, limit int) error {
 	return nil
 }
 
-// CheckValue checks a value to attach to a holding.
-func CheckValue(value []byte) error {
-	if len(value) > MaxValueSize {
-		return invalid("acquire", "value", strconv.Itoa(len(value))+" bytes is more than MaxValueSize ("+strconv.Itoa(MaxValueSize)+")")
+// CheckValue checks a value to attach to a holding, at most maxSize
+// (lock.MaxValueSize) bytes.
+func CheckValue(value []byte, maxSize int) error {
+	if len(value) > maxSize {
+		return invalid("acquire", "value", strconv.Itoa(len(value))+" bytes is more than MaxValueSize ("+strconv.Itoa(maxSize)+")")
 	}
 	return nil
 }

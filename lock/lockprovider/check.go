@@ -44,7 +44,7 @@ func CheckHeld(ctx context.Context, limit int) error {
 // CheckValue returns the error a provider must return for a value that may
 // not be attached to a holding (longer than lock.MaxValueSize), or nil.
 func CheckValue(value []byte) error {
-	return lockkit.CheckValue(value)
+	return lockkit.CheckValue(value, lock.MaxValueSize)
 }
 
 func leasesAt(leases []lock.Lease) lockkit.LeaseAt {
