@@ -1,7 +1,6 @@
 package lock
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/leasehold/lease"
@@ -37,19 +36,6 @@ var ErrStaleToken error = &lease.Error{Package: "lock", Code: CodeStaleToken, De
 // providerFault reports a provider that broke its contract.
 func providerFault(op, detail string) error {
 	return &lease.Error{Package: "lock", Code: CodeProviderFault, Op: op, Detail: detail}
-}
-
-// fromService gives an error of the lease.Service under a Memory this
-// package's voice: a copy naming package lock and op. Other errors (a
-// context's) pass unchanged.
-func fromService(op string, err error) error {
-	var le *lease.Error
-	if !errors.As(err, &le) {
-		return err
-	}
-	c := *le
-	c.Package, c.Op = "lock", op
-	return &c
 }
 
 // StaleTokenError is the error a Fence returns for a stale token. It

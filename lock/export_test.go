@@ -3,10 +3,5 @@ package lock
 // WaitingCount returns how many AcquireWait calls wait for name on m, for tests
 // that must know a waiter is queued before they free the lock.
 func WaitingCount(m *Memory, name string) int {
-	m.waits.mu.Lock()
-	defer m.waits.mu.Unlock()
-	if l := m.waits.byName[name]; l != nil {
-		return l.Len()
-	}
-	return 0
+	return m.locks.Queued(name)
 }

@@ -2,10 +2,8 @@ package lock
 
 import (
 	"context"
-	"strings"
 	"time"
 
-	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/lockkit"
 )
 
@@ -41,19 +39,14 @@ type Inspector interface {
 // lease; it makes Memory an Inspector. On a closed service it fails with an
 // error matching lease.ErrClosed.
 func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error) {
-	const op = "holder"
 	if err := lockkit.CheckHolder(ctx, name); err != nil {
 		return Holding{}, false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return Holding{}, false, err
 	}
-	value, id, ok := m.svc.Get(m.prefix + name)
-	if !ok {
-		return Holding{}, false, m.open(op)
-	}
-	h, ok := m.inspect(name, value, id)
-	return h, ok, m.open(op)
+	h, ok, err := m.locks.Holder(ctx, name)
+	return Holding(h), ok, err
 }
 
 // Held returns the locks held whose names start with prefix, in name order,
@@ -62,36 +55,19 @@ func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error)
 // out, so fewer than limit may come back while more are held. On a closed
 // service it fails with an error matching lease.ErrClosed.
 func (m *Memory) Held(ctx context.Context, prefix string, limit int) ([]Holding, error) {
-	const op = "held"
 	if err := lockkit.CheckHeld(ctx, limit); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	kvs := m.svc.Scan(m.prefix+prefix, limit)
-	var out []Holding
-	for _, kv := range kvs {
-		if h, ok := m.inspect(strings.TrimPrefix(kv.Key, m.prefix), kv.Value, kv.LeaseID); ok {
-			out = append(out, h)
-		}
-	}
-	return out, m.open(op)
-}
-
-// inspect makes the holding of a lock key's value (the service's copy) and
-// lease, if the key is a lock's and its lease still active.
-func (m *Memory) inspect(name string, value []byte, id lease.ID) (Holding, bool) {
-	if id == 0 {
-		return Holding{}, false
-	}
-	exec, v, ok := decodeValue(value)
-	if !ok {
-		return Holding{}, false
-	}
-	l, err := m.svc.Info(id)
+	hs, err := m.locks.Held(ctx, prefix, limit)
 	if err != nil {
-		return Holding{}, false
+		return nil, err
 	}
-	return Holding{Name: name, ExecutionID: exec, Token: uint64(id), ExpiresAt: l.ExpiresAt, Value: v}, true
+	var out []Holding
+	for _, h := range hs {
+		out = append(out, Holding(h))
+	}
+	return out, nil
 }

@@ -1,14 +1,9 @@
 package lock
 
 import (
-	"container/list"
 	"context"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/lockkit"
 )
 
@@ -31,85 +26,6 @@ import (
 // timed on its own clock, before running the function.
 type Waiter interface {
 	AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error)
-}
-
-// waitQueues are a Memory's waiters, one FIFO queue per lock name. They are
-// guarded by their own mutex, which is never held across a call into the
-// service or a clock: waking a waiter is a send on its buffered channel.
-type waitQueues struct {
-	mu     sync.Mutex
-	byName map[string]*list.List // of *waiter; a queue is removed once empty
-	// sub is the Memory's subscription to its service's endings, made by
-	// the first AcquireWait.
-	sub atomic.Pointer[subscription]
-}
-
-type subscription struct{ ready chan struct{} }
-
-// waiter is one AcquireWait call in a queue.
-type waiter struct {
-	wake        chan struct{} // capacity 1: a wake-up is never lost, never blocks
-	executionID string        // who waits, for WaitInspector
-	since       time.Time     // when it started waiting, on the service's clock
-}
-
-func newWaitQueues() waitQueues {
-	return waitQueues{byName: make(map[string]*list.List)}
-}
-
-func (w *waiter) signal() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// enqueue puts a new waiter for executionID, waiting since since, at the
-// back of name's queue.
-func (q *waitQueues) enqueue(name, executionID string, since time.Time) (*waiter, *list.Element) {
-	w := &waiter{wake: make(chan struct{}, 1), executionID: executionID, since: since}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	l := q.byName[name]
-	if l == nil {
-		l = list.New()
-		q.byName[name] = l
-	}
-	return w, l.PushBack(w)
-}
-
-// first reports whether e is at the front of name's queue: its turn to try.
-func (q *waitQueues) first(name string, e *list.Element) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.byName[name].Front() == e
-}
-
-// leave takes e out of name's queue. A waiter that leaves its turn without
-// the lock (its context ended, or it failed) passes the turn on: the lock
-// may be free and nobody else would be told.
-func (q *waitQueues) leave(name string, e *list.Element, acquired bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	l := q.byName[name]
-	wasFirst := l.Front() == e
-	l.Remove(e)
-	if l.Len() == 0 {
-		delete(q.byName, name)
-		return
-	}
-	if wasFirst && !acquired {
-		l.Front().Value.(*waiter).signal()
-	}
-}
-
-// wake offers name to the first of its waiters, if any.
-func (q *waitQueues) wake(name string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if l := q.byName[name]; l != nil {
-		l.Front().Value.(*waiter).signal()
-	}
 }
 
 // AcquireWait acquires the lock name for executionID with a lease of d and
@@ -141,99 +57,6 @@ func (m *Memory) AcquireWait(ctx context.Context, name, executionID string, d ti
 	if err := lockkit.CheckValue(value, MaxValueSize); err != nil {
 		return nil, err
 	}
-	m.subscribe()
-	w, e := m.waits.enqueue(name, executionID, m.svc.Clock().Now())
-	acquired := false
-	defer func() { m.waits.leave(name, e, acquired) }()
-	var timer lease.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		if m.waits.first(name, e) {
-			l, err := m.acquire(ctx, name, executionID, d, value)
-			if err != nil {
-				return nil, err
-			}
-			if l != nil {
-				if err := ctx.Err(); err != nil {
-					_ = m.Release(context.WithoutCancel(ctx), []Lease{*l})
-					return nil, err
-				}
-				acquired = true
-				return l, nil
-			}
-			// Held, or in its lock-delay: an ending wakes us for the
-			// first, a timer for the second.
-			if timer != nil {
-				timer.Stop()
-				timer = nil
-			}
-			if at, ok := m.retryAt(name, d); ok {
-				timer = m.svc.Clock().AfterFunc(at.Sub(m.svc.Clock().Now()), w.signal)
-			}
-		}
-		select {
-		case <-w.wake:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-m.svc.Done():
-			return nil, &lease.Error{Package: "lock", Code: lease.CodeClosed, Op: "acquire"}
-		}
-	}
+	l, err := m.locks.AcquireWait(ctx, name, executionID, d, value)
+	return (*Lease)(l), err
 }
-
-// retryAt says when a waiter refused name should try again if no ending
-// wakes it first: when the lock-delay recorded for name ends (if the lock is
-// still held, the timer only wakes it early, and it waits again). While a
-// call that extends a lease of the name is under way the record cannot tell,
-// so it polls: after a tenth of d, at least 10 ms.
-func (m *Memory) retryAt(name string, d time.Duration) (time.Time, bool) {
-	if m.delay <= 0 {
-		return time.Time{}, false
-	}
-	m.mu.Lock()
-	r := m.ended.get(name)
-	m.mu.Unlock()
-	now := m.svc.Clock().Now()
-	switch {
-	case r.underWay > 0:
-		return now.Add(lockkit.PollInterval(d)), true
-	case r.id == 0:
-		return time.Time{}, false
-	}
-	end := r.expiresAt.Add(m.delay)
-	return end, end.After(now)
-}
-
-// subscribe makes sure the Memory hears of its service's endings before a
-// waiter's first attempt, so that no ending after the attempt goes
-// unnoticed. The subscription lasts as long as the service.
-func (m *Memory) subscribe() {
-	s := m.waits.sub.Load()
-	if s == nil {
-		s = &subscription{ready: make(chan struct{})}
-		if m.waits.sub.CompareAndSwap(nil, s) {
-			m.svc.OnEnd(m.onEnd)
-			close(s.ready)
-			return
-		}
-		s = m.waits.sub.Load()
-	}
-	<-s.ready
-}
-
-// onEnd is the Memory's ending subscriber: every lock key a lease took with
-// it wakes that lock's first waiter.
-func (m *Memory) onEnd(l lease.Lease, _ lease.EndReason) {
-	for _, k := range l.Keys {
-		if name, ok := strings.CutPrefix(k, m.prefix); ok {
-			m.waits.wake(name)
-		}
-	}
-}
-
-// wake offers name to its first waiter.
-func (m *Memory) wake(name string) { m.waits.wake(name) }

@@ -45,17 +45,13 @@ func (m *Memory) Waiting(ctx context.Context, name string, limit int) ([]Waiting
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	q := &m.waits
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	l := q.byName[name]
-	if l == nil {
-		return nil, m.open(op)
+	ws, err := m.locks.Waiting(name, limit)
+	if ws == nil {
+		return nil, err
 	}
-	out := make([]Waiting, 0, l.Len())
-	for e := l.Front(); e != nil && (limit == 0 || len(out) < limit); e = e.Next() {
-		w := e.Value.(*waiter)
-		out = append(out, Waiting{ExecutionID: w.executionID, Since: w.since})
+	out := make([]Waiting, len(ws))
+	for i, w := range ws {
+		out[i] = Waiting(w)
 	}
-	return out, m.open(op)
+	return out, err
 }

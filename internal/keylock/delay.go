@@ -1,4 +1,4 @@
-package lock
+package keylock
 
 import (
 	"time"
@@ -11,7 +11,7 @@ import (
 // holds a lock (the service is): it only tells whether the lease that ended
 // last ended by expiry, and when.
 //
-// The Memory calls the service without holding its mutex, so the record
+// The Locks call the backend without holding their mutex, so the record
 // lags the service: between a call that extends a lease of a name (an
 // acquisition or a renewal) reaching the service and the call recording
 // the answer, the service may know a later expiry than the record. Such
@@ -21,7 +21,7 @@ import (
 //
 // Records of names that nobody acquires again would pile up, so once the
 // record doubles in size it drops every record whose delay is over.
-// The record is guarded by Memory.mu.
+// The record is guarded by Locks.mu.
 type delayRecord struct {
 	m       map[string]nameRecord
 	sweepAt int
