@@ -4,10 +4,21 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/leasehold/lease/internal/claimkit"
+	"github.com/leasehold/lease/internal/inputcheck"
 )
 
 // The checks of a Store's input, which Memory applies and the Broker
-// applies before it calls any store. Each names the offending field.
+// applies before it calls any store. Each names the offending field. They
+// are the checks package claim/claimstore gives other stores
+// (internal/claimkit), with no limits of a store's own.
+
+// limits are this package's limits on an item, which every store applies.
+var limits = claimkit.Limits{MaxPriority: MaxPriority, MaxTimeout: MaxTimeout, MaxTags: MaxTags, MaxTagLen: MaxTagLen, MaxState: int(Cancelled)}
+
+// checks raises this package's errors.
+var checks = claimkit.Checker{Names: inputcheck.Names{Package: "claim"}, Limits: limits}
 
 func checkContext(ctx context.Context, op string) error {
 	if ctx == nil {
@@ -16,41 +27,28 @@ func checkContext(ctx context.Context, op string) error {
 	return ctx.Err()
 }
 
+// kitItem is what the checks read of n.
+func kitItem(n *NewItem) claimkit.Item {
+	return claimkit.Item{Queue: n.Queue, Key: n.Key, Kind: n.Kind, Tags: n.Tags, Delay: n.Delay, Timeout: n.Timeout,
+		MaxAttempts: n.MaxAttempts, Priority: n.Priority, KeyStates: stateNumbers(n.KeyStates)}
+}
+
+// stateNumbers is states as the checks read them.
+func stateNumbers(states []State) []int {
+	if len(states) == 0 {
+		return nil
+	}
+	out := make([]int, len(states))
+	for i, st := range states {
+		out[i] = int(st)
+	}
+	return out
+}
+
 // checkItem checks the fields of an item to enqueue, naming them with
 // prefix ("" for Broker.Enqueue, "items[i]." for a batch).
 func checkItem(prefix string, n *NewItem) error {
-	const op = "enqueue"
-	switch {
-	case n.Queue == "":
-		return invalid(op, prefix+"queue", "must not be empty")
-	case n.Delay < 0:
-		return invalid(op, prefix+"delay", n.Delay.String()+" is negative")
-	case n.MaxAttempts < 1:
-		return invalid(op, prefix+"max_attempts", strconv.Itoa(n.MaxAttempts)+" is less than 1")
-	case n.Priority < 0 || n.Priority > MaxPriority:
-		return invalid(op, prefix+"priority", strconv.Itoa(n.Priority)+" is not between 0 and "+strconv.Itoa(MaxPriority))
-	case n.Timeout < 0:
-		return invalid(op, prefix+"timeout", n.Timeout.String()+" is negative")
-	case n.Timeout > MaxTimeout:
-		return invalid(op, prefix+"timeout", n.Timeout.String()+" is more than MaxTimeout, "+MaxTimeout.String())
-	}
-	if err := checkKeyStates(op, prefix, n); err != nil {
-		return err
-	}
-	return checkTags(op, prefix, n.Tags)
-}
-
-// checkKeyStates checks n.KeyStates: states, and only with a key.
-func checkKeyStates(op, prefix string, n *NewItem) error {
-	if len(n.KeyStates) > 0 && n.Key == "" {
-		return invalid(op, prefix+"key_states", "are set without a key")
-	}
-	for i, st := range n.KeyStates {
-		if !st.valid() {
-			return invalid(op, prefix+"key_states["+strconv.Itoa(i)+"]", st.String()+" is not a state")
-		}
-	}
-	return nil
+	return checks.Item("enqueue", prefix, kitItem(n))
 }
 
 // checkNewItem checks items[i] of a batch.
@@ -66,41 +64,30 @@ func checkClaimArgs(ctx context.Context, queue, owner string, limit int, d time.
 	if err := checkContext(ctx, "claim"); err != nil {
 		return err
 	}
-	switch {
-	case queue == "":
-		return invalid("claim", "queue", "must not be empty")
-	case owner == "":
-		return invalid("claim", "owner", "must not be empty")
-	case limit < 1:
-		return invalid("claim", "limit", strconv.Itoa(limit)+" is less than 1")
-	case d <= 0:
-		return invalid("claim", "lease_duration", d.String()+" is not positive")
-	}
-	return nil
+	return checks.Claim("claim", queue, owner, limit, d)
 }
 
-func checkRef(ctx context.Context, op string, r Ref) error {
+func checkExtend(ctx context.Context, op string, r Ref, d time.Duration) error {
 	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
-	if r.Token == 0 {
-		return invalid(op, "ref", "is the zero Ref")
+	return checks.Extend(op, uint64(r.Item), r.Token, d)
+}
+
+// checkLimit checks the context and the limit of a page or a batch.
+func checkLimit(ctx context.Context, op string, limit int) error {
+	if err := checkContext(ctx, op); err != nil {
+		return err
 	}
-	return nil
+	return checks.Limit(op, limit)
 }
 
 func checkSettlement(ctx context.Context, s Settlement) error {
 	const op = "settle"
-	if err := checkRef(ctx, op, s.Ref); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
-	switch {
-	case s.How < SettleComplete || s.How > SettleSnooze:
-		return invalid(op, "how", s.How.String()+" is not a way to settle")
-	case s.After < 0:
-		return invalid(op, "after", s.After.String()+" is negative")
-	}
-	return nil
+	return checks.Settlement(op, uint64(s.Ref.Item), s.Ref.Token, s.How, s.How >= SettleComplete && s.How <= SettleSnooze, s.After, s.Reason)
 }
 
 func checkQuery(ctx context.Context, q Query) error {
@@ -108,15 +95,7 @@ func checkQuery(ctx context.Context, q Query) error {
 	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
-	switch {
-	case q.Queue == "":
-		return invalid(op, "queue", "must not be empty")
-	case q.State > Cancelled:
-		return invalid(op, "state", q.State.String()+" is not a state")
-	case q.Limit < 1:
-		return invalid(op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
-	}
-	return nil
+	return checks.Query(op, q.Queue, q.State, q.State <= Cancelled, q.Limit, q.Kind, q.Tag)
 }
 
 // checkQueue checks the context and queue of an operation on one queue.
@@ -124,8 +103,5 @@ func checkQueue(ctx context.Context, op, queue string) error {
 	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
-	if queue == "" {
-		return invalid(op, "queue", "must not be empty")
-	}
-	return nil
+	return checks.Name(op, "queue", queue)
 }

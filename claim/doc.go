@@ -61,6 +61,17 @@
 // freed, and the arrays and maps that grew for a peak shrink once the load
 // has fallen to a quarter of it.
 //
+// # Implementing a Store
+//
+// Most programs use Memory or a store of another module (postgres, sqlite)
+// and need no more than the Broker. A new store implements [Store] (and, as
+// it can, [Pauser], [QueueLister], [Cleaner], [Retrier]); the types its
+// methods take, [ClaimRequest] and [Settlement] with [Settle], are here
+// because Store names them, and are for store implementations only.
+// Package claim/claimstore holds what else a store needs: the checks of
+// its input, which make every store refuse bad input with the same errors.
+// Package claim/claimtest checks a store against the contract.
+//
 // docs/claims.md has the state diagram, the backoff formula, the Store
 // contract and the design choices.
 package claim

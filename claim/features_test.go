@@ -418,6 +418,12 @@ func TestMemoryChecksItsOwnInput(t *testing.T) {
 			return err
 		}},
 		{"ref", func() error { _, err := m.Extend(ctx, claim.Ref{}, ttl); return err }},
+		// A live claim's token without its item names no claim, as in
+		// every store.
+		{"ref", func() error { _, err := m.Extend(ctx, claim.Ref{Token: ref.Token}, ttl); return err }},
+		{"ref", func() error {
+			return m.Settle(ctx, claim.Settlement{Ref: claim.Ref{Token: ref.Token}, How: claim.SettleComplete})
+		}},
 		{"lease_duration", func() error { _, err := m.Extend(ctx, ref, 0); return err }},
 		{"how", func() error { return m.Settle(ctx, claim.Settlement{Ref: ref}) }},
 		{"after", func() error { return m.Settle(ctx, claim.Settlement{Ref: ref, How: claim.SettleRetry, After: -1}) }},

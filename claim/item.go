@@ -28,9 +28,6 @@ const (
 	Cancelled                  // cancelled, kept until cleaned
 )
 
-// valid reports whether s is one of the states.
-func (s State) valid() bool { return s >= Visible && s <= Cancelled }
-
 // String returns "visible", "delayed", "claimed", "dead", "completed" or
 // "cancelled".
 func (s State) String() string {

@@ -225,11 +225,8 @@ func (m *Memory) Claim(ctx context.Context, req ClaimRequest) ([]Claim, error) {
 // clock, and returns its new expiry; see Store.
 func (m *Memory) Extend(ctx context.Context, r Ref, d time.Duration) (time.Time, error) {
 	const op = "extend"
-	if err := checkRef(ctx, op, r); err != nil {
+	if err := checkExtend(ctx, op, r, d); err != nil {
 		return time.Time{}, err
-	}
-	if d <= 0 {
-		return time.Time{}, invalid(op, "lease_duration", d.String()+" is not positive")
 	}
 	h, beatsDone, err := m.acquire(op, r, false)
 	if err != nil {

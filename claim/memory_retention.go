@@ -2,7 +2,6 @@ package claim
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
@@ -108,11 +107,8 @@ func (m *Memory) retire(it *item, state State, now int64) {
 // an error matching lease.ErrInvalidArgument.
 func (m *Memory) Clean(ctx context.Context, limit int) (int, error) {
 	const op = "clean"
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkLimit(ctx, op, limit); err != nil {
 		return 0, err
-	}
-	if limit < 1 {
-		return 0, invalid(op, "limit", strconv.Itoa(limit)+" is less than 1")
 	}
 	m.mu.Lock()
 	defer m.unlock()

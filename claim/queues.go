@@ -2,7 +2,6 @@ package claim
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
@@ -94,8 +93,5 @@ func checkQueueQuery(ctx context.Context, q QueueQuery) error {
 	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
-	if q.Limit < 1 {
-		return invalid(op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
-	}
-	return nil
+	return checks.Queues(op, q.Limit, q.After)
 }

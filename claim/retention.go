@@ -103,11 +103,8 @@ func isClosed(done <-chan struct{}) bool {
 // error matching lease.ErrInvalidArgument naming "store".
 func (b *Broker) Clean(ctx context.Context, limit int) (int, error) {
 	const op = "clean"
-	if err := checkContext(ctx, op); err != nil {
+	if err := checkLimit(ctx, op, limit); err != nil {
 		return 0, err
-	}
-	if limit < 1 {
-		return 0, invalid(op, "limit", strconv.Itoa(limit)+" is less than 1")
 	}
 	c, ok := b.store.(Cleaner)
 	if !ok {

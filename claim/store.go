@@ -160,8 +160,9 @@ const MaxPriority = 9
 // around to a negative one.
 const MaxTimeout = time.Duration(1<<63-1) / time.Microsecond * time.Microsecond
 
-// ClaimRequest asks a Store for claims. It is a plain value, safe to copy
-// and share.
+// ClaimRequest asks a Store for claims: the argument of Store.Claim, for
+// store implementations (users call Broker.Claim or Broker.Work, which
+// build it). It is a plain value, safe to copy and share.
 type ClaimRequest struct {
 	Queue string        // required
 	Owner string        // required
@@ -186,8 +187,9 @@ type Ref struct {
 	Token uint64
 }
 
-// Settlement says how to end a live claim. It is a plain value, safe to
-// copy and share.
+// Settlement says how to end a live claim: the argument of Store.Settle,
+// for store implementations (users call Broker.Complete, Fail or Snooze,
+// which build it). It is a plain value, safe to copy and share.
 type Settlement struct {
 	Ref Ref
 	How Settle
@@ -198,7 +200,8 @@ type Settlement struct {
 	Reason string
 }
 
-// Settle is how a claim ends: a plain value, safe to share.
+// Settle is how a claim ends, in a Settlement, for store implementations: a
+// plain value, safe to share.
 type Settle uint8
 
 // The ways to settle a claim.

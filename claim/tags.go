@@ -1,9 +1,6 @@
 package claim
 
-import (
-	"slices"
-	"strconv"
-)
+import "slices"
 
 // The limits on an item's tags, which every store applies: at most MaxTags
 // tags, each 1 to MaxTagLen bytes. A tag beyond them is refused with an
@@ -27,18 +24,4 @@ func Tags(tags ...string) EnqueueOption {
 func Metadata(b []byte) EnqueueOption {
 	b = clone(b)
 	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.metadata = b; return o })
-}
-
-// checkTags checks an item's tags, naming them with prefix.
-func checkTags(op, prefix string, tags []string) error {
-	if len(tags) > MaxTags {
-		return invalid(op, prefix+"tags", strconv.Itoa(len(tags))+" tags, more than "+strconv.Itoa(MaxTags))
-	}
-	for j, tag := range tags {
-		if tag == "" || len(tag) > MaxTagLen {
-			return invalid(op, prefix+"tags["+strconv.Itoa(j)+"]",
-				"is "+strconv.Itoa(len(tag))+" bytes, not between 1 and "+strconv.Itoa(MaxTagLen))
-		}
-	}
-	return nil
 }

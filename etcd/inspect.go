@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Holder returns who holds the lock name, read from its key in one Get: the
@@ -22,7 +23,7 @@ import (
 // refuses it too); nor is a key under the prefix that this package did not
 // write, which Acquire nevertheless finds held.
 func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
-	if err := lock.CheckHolder(ctx, name); err != nil {
+	if err := lockprovider.CheckHolder(ctx, name); err != nil {
 		return lock.Holding{}, false, err
 	}
 	resp, err := p.client.Get(ctx, p.key(name))
@@ -46,7 +47,7 @@ func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool,
 // keys that are left out (expired, foreign) do not make it shorter than
 // limit while more locks are held. It makes Provider a lock.Inspector.
 func (p *Provider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
-	if err := lock.CheckHeld(ctx, limit); err != nil {
+	if err := lockprovider.CheckHeld(ctx, limit); err != nil {
 		return nil, err
 	}
 	from := p.key(prefix)

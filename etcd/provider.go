@@ -13,6 +13,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // ExpiryWait is how long Acquire waits, at most, for etcd to delete the key
@@ -305,7 +306,7 @@ func (p *Provider) holding(ctx context.Context, key string, l lock.Lease) (*mvcc
 // On an error, Release returns it, though leases before the failing one
 // were released.
 func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lock.CheckRelease(ctx, leases); err != nil {
+	if err := lockprovider.CheckRelease(ctx, leases); err != nil {
 		return err
 	}
 	for _, l := range leases {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 func invalid(op, field, detail string) error {
@@ -23,10 +24,10 @@ func checkDuration(op string, d time.Duration) error {
 // checkAcquire applies the contract's checks of an acquisition and of its
 // value, then etcd's limit on TTLs.
 func checkAcquire(ctx context.Context, name, executionID string, d time.Duration, value []byte) error {
-	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockprovider.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return err
 	}
-	if err := lock.CheckValue(value); err != nil {
+	if err := lockprovider.CheckValue(value); err != nil {
 		return err
 	}
 	return checkDuration("acquire", d)
@@ -34,7 +35,7 @@ func checkAcquire(ctx context.Context, name, executionID string, d time.Duration
 
 // checkRenew applies the contract's checks, then etcd's limit on TTLs.
 func checkRenew(ctx context.Context, leases []lock.Lease, d time.Duration) error {
-	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+	if err := lockprovider.CheckRenew(ctx, leases, d); err != nil {
 		return err
 	}
 	return checkDuration("renew", d)

@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // errWatchEnded is the failure of a watch that etcd or the client closed
@@ -31,7 +32,7 @@ var errWatchEnded = errors.New("the watch ended")
 // called on WatchHolder's goroutine, one call at a time, and is not called
 // once it has returned; the watch is closed by then.
 func (p *Provider) WatchHolder(ctx context.Context, name string, fn func(lock.Holding)) error {
-	if err := lock.CheckHolder(ctx, name); err != nil {
+	if err := lockprovider.CheckHolder(ctx, name); err != nil {
 		return err
 	}
 	if fn == nil {

@@ -12,7 +12,8 @@
 // [Memory] is the in-process provider, built on a [lease.Service]: each lock
 // is a key attached to a lease, so an expiring lease frees its lock
 // atomically. Other providers (a database, say) implement the same contract;
-// package locktest checks it.
+// package lock/lockprovider holds what their authors need (the checks of
+// the contract's arguments) and package lock/locktest checks them.
 //
 // A [Manager] runs a function under a lock: [Manager.TryLock] and [Do]
 // acquire, renew in the background while the function runs, cancel its

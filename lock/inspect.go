@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"time"
+
+	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // Holding is who holds a lock, as an Inspector reports it. It is a plain
@@ -37,7 +39,7 @@ type Inspector interface {
 // lease; it makes Memory an Inspector. On a closed service it fails with an
 // error matching lease.ErrClosed.
 func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error) {
-	if err := CheckHolder(ctx, name); err != nil {
+	if err := lockkit.CheckHolder(ctx, name); err != nil {
 		return Holding{}, false, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -53,7 +55,7 @@ func (m *Memory) Holder(ctx context.Context, name string) (Holding, bool, error)
 // out, so fewer than limit may come back while more are held. On a closed
 // service it fails with an error matching lease.ErrClosed.
 func (m *Memory) Held(ctx context.Context, prefix string, limit int) ([]Holding, error) {
-	if err := CheckHeld(ctx, limit); err != nil {
+	if err := lockkit.CheckHeld(ctx, limit); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/lockkit"
 	"github.com/leasehold/lease/internal/renewal"
 )
 
@@ -201,9 +202,9 @@ func (m *Manager) Lock(ctx context.Context, name string, fn func(ctx context.Con
 // Over a provider that is a Waiter (Memory, and the PostgreSQL and etcd
 // providers) the wait is woken by the lock's release or expiry, or the end
 // of its lock-delay, and the provider's waiters are served first come,
-// first served. Over another provider the
-// Manager tries again every PollInterval of its lease duration (a tenth,
-// at least 10 ms), timed on its clock.
+// first served. Over another provider the Manager tries again every
+// lockprovider.PollInterval of its lease duration (a tenth, at least
+// 10 ms), timed on its clock.
 func DoWait[T any](ctx context.Context, m *Manager, name string, fn func(ctx context.Context, l Lease) (T, error)) (Result[T], error) {
 	return run(ctx, m, "lock", name, true, fn)
 }
@@ -214,7 +215,7 @@ func run[T any](ctx context.Context, m *Manager, op, name string, wait bool, fn 
 	if fn == nil {
 		return none, invalid(op, "fn", "must not be nil")
 	}
-	if err := CheckAcquire(ctx, name, m.opts.executionID, m.opts.duration); err != nil {
+	if err := lockkit.CheckAcquire(ctx, name, m.opts.executionID, m.opts.duration); err != nil {
 		return none, err
 	}
 	acquire := m.acquire
@@ -291,7 +292,7 @@ func (m *Manager) acquireWait(ctx context.Context, name string) (*Lease, time.Ti
 // got but will not use, after its caller's context ended.
 const giveUpReleaseTimeout = 5 * time.Second
 
-// poll acquires name by trying every PollInterval, for a provider that is
+// poll acquires name by trying every lockkit.PollInterval, for a provider that is
 // not a Waiter.
 func (m *Manager) poll(ctx context.Context, name string) (*Lease, time.Time, error) {
 	wake := make(chan struct{}, 1)
@@ -300,7 +301,7 @@ func (m *Manager) poll(ctx context.Context, name string) (*Lease, time.Time, err
 		if err != nil || l != nil {
 			return l, sent, err
 		}
-		t := m.opts.clock.AfterFunc(PollInterval(m.opts.duration), func() {
+		t := m.opts.clock.AfterFunc(lockkit.PollInterval(m.opts.duration), func() {
 			select {
 			case wake <- struct{}{}:
 			default:

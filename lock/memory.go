@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/keylock"
+	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // Memory is the in-process Provider. Each lock is a key (the prefix, "lock/"
@@ -83,10 +84,10 @@ func (m *Memory) Acquire(ctx context.Context, name, executionID string, d time.D
 // A value longer than MaxValueSize is refused with an error matching
 // lease.ErrInvalidArgument.
 func (m *Memory) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
-	if err := CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockkit.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := CheckValue(value); err != nil {
+	if err := lockkit.CheckValue(value, MaxValueSize); err != nil {
 		return nil, err
 	}
 	l, err := m.locks.Acquire(ctx, name, executionID, d, value)
@@ -100,7 +101,7 @@ func (m *Memory) AcquireValue(ctx context.Context, name, executionID string, d t
 // error matching lease.ErrClosed, whatever the leases: a closed service
 // cannot say whether they are held.
 func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]Lease, error) {
-	if err := CheckRenew(ctx, leases, d); err != nil {
+	if err := checkRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	got, err := m.locks.Renew(ctx, keylock.ToLeases(leases), d)
@@ -113,7 +114,7 @@ func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]
 // service it fails with an error matching lease.ErrClosed, whatever the
 // leases: nothing can be released there.
 func (m *Memory) Release(ctx context.Context, leases []Lease) error {
-	if err := CheckRelease(ctx, leases); err != nil {
+	if err := checkRelease(ctx, leases); err != nil {
 		return err
 	}
 	return m.locks.Release(ctx, keylock.ToLeases(leases))

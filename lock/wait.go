@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"time"
+
+	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // Waiter is implemented by a Provider that can wait for a lock without
@@ -15,7 +17,7 @@ import (
 //     a new Lease, never nil, nil.
 //   - When ctx is done first it returns ctx.Err() and the caller holds
 //     nothing: a lease acquired as ctx ended is released before returning.
-//   - Bad input is refused as Acquire and CheckValue refuse it; a failure of
+//   - Bad input is refused as Acquire and lockprovider.CheckValue refuse it; a failure of
 //     the provider is an error.
 //
 // A Manager over a Waiter that is also a TimeBase counts the lease's safety
@@ -49,19 +51,12 @@ type Waiter interface {
 //
 // On a closed service it fails with an error matching lease.ErrClosed.
 func (m *Memory) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
-	if err := CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockkit.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := CheckValue(value); err != nil {
+	if err := lockkit.CheckValue(value, MaxValueSize); err != nil {
 		return nil, err
 	}
 	l, err := m.locks.AcquireWait(ctx, name, executionID, d, value)
 	return (*Lease)(l), err
-}
-
-// PollInterval is how often a Manager over a provider that is not a Waiter
-// tries again to acquire a held lock in Lock: a tenth of the lease
-// duration d, at least 10 ms.
-func PollInterval(d time.Duration) time.Duration {
-	return max(d/10, 10*time.Millisecond)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // waitEnv is a Memory on a service on a fake clock, made inside a synctest
@@ -262,7 +263,7 @@ func TestLockWaiterHoldsNothingAfterItsContextEnds(t *testing.T) {
 	}
 }
 
-// A provider that is not a Waiter is polled every PollInterval on the
+// A provider that is not a Waiter is polled every lockprovider.PollInterval on the
 // Manager's clock.
 func TestLockPollsAProviderThatCannotWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -274,14 +275,14 @@ func TestLockPollsAProviderThatCannotWait(t *testing.T) {
 		require.NoError(t, e.mem.Release(context.Background(), []lock.Lease{held}))
 		synctest.Wait()
 		assert.False(t, ready(t, done, nil), "not woken: polled")
-		require.Equal(t, 3*time.Second, lock.PollInterval(testLease))
+		require.Equal(t, 3*time.Second, lockprovider.PollInterval(testLease))
 		e.clock.Advance(3*time.Second - time.Nanosecond)
 		synctest.Wait()
 		assert.False(t, ready(t, done, nil))
 		e.clock.Advance(time.Nanosecond)
 		synctest.Wait()
 		assert.True(t, ready(t, done, nil), "the next poll acquires")
-		assert.Equal(t, 10*time.Millisecond, lock.PollInterval(time.Millisecond), "at least 10 ms")
+		assert.Equal(t, 10*time.Millisecond, lockprovider.PollInterval(time.Millisecond), "at least 10 ms")
 	})
 }
 

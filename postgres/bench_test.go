@@ -14,7 +14,7 @@ import (
 // reach disk at commit (synchronous_commit off): that isolates the cost of
 // the statements from the disk's fsync latency. It is for measuring only;
 // see docs/postgres.md for why production must keep the default.
-func benchProvider(b *testing.B, clients int, async bool) *Provider {
+func benchProvider(b *testing.B, clients int, async bool) *LockProvider {
 	b.Helper()
 	pool := newPool(b, "lease-bench", func(c *pgxpoolConfig) {
 		c.MaxConns = int32(max(clients, 4))
@@ -22,7 +22,7 @@ func benchProvider(b *testing.B, clients int, async bool) *Provider {
 			c.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 		}
 	})
-	return providerOn(b, pool, WithTable(uniqueTable()))
+	return providerOn(b, pool, WithLockTable(uniqueTable()))
 }
 
 // commitModes are the benchmarks' variants: the default durable commit, and
@@ -45,7 +45,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	}
 }
 
-func benchAcquireRelease(b *testing.B, p *Provider, clients int) {
+func benchAcquireRelease(b *testing.B, p *LockProvider, clients int) {
 	cycle := func(name string) {
 		l, err := p.Acquire(ctx, name, "bench", long)
 		if err != nil || l == nil {
@@ -96,7 +96,7 @@ func BenchmarkRenew1000(b *testing.B) {
 	}
 }
 
-func benchRenew1000(b *testing.B, p *Provider) {
+func benchRenew1000(b *testing.B, p *LockProvider) {
 	leases := make([]lock.Lease, 1000)
 	for i := range leases {
 		leases[i] = mustAcquire(b, p, fmt.Sprint("bench-", i), "bench")

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // Claim claims up to req.Limit claimable items of req.Queue for req.Owner,
@@ -29,7 +30,7 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	if err := checkClaimRequest(req); err != nil {
+	if err := checks.ClaimRequest("claims.claim", req); err != nil {
 		return nil, err
 	}
 	weight := min(req.Limit, math.MaxInt32)
@@ -79,7 +80,7 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		if state != rowClaimed {
 			return nil // its lost claim was its last attempt: now dead
 		}
-		tagList, err := parseTags(tags)
+		tagList, err := claimstore.ParseTagsJSON(tags)
 		if err != nil {
 			return fmt.Errorf("item %d: %w", id, err)
 		}
@@ -113,11 +114,8 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, leaseDuration time
 	if err := s.begin(ctx, op); err != nil {
 		return time.Time{}, err
 	}
-	if err := checkRef(op, r); err != nil {
+	if err := checks.Extend("claims."+op, r, leaseDuration); err != nil {
 		return time.Time{}, err
-	}
-	if leaseDuration <= 0 {
-		return time.Time{}, invalid("claims."+op, "lease_duration", leaseDuration.String()+" is not positive")
 	}
 	return s.extends.do(ctx, r, leaseDuration)
 }

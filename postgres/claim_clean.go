@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/leasehold/lease/claim"
 )
@@ -22,8 +21,8 @@ func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
 	if err := s.begin(ctx, op); err != nil {
 		return 0, err
 	}
-	if limit < 1 {
-		return 0, invalid("claims."+op, "limit", strconv.Itoa(limit)+" is less than 1")
+	if err := checks.Limit("claims."+op, limit); err != nil {
+		return 0, err
 	}
 	r := s.cfg.retention
 	tag, err := s.pool.Exec(ctx, s.sql.clean, micros(r.Completed), micros(r.Cancelled), micros(r.Dead), limit, s.table)

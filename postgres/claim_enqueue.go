@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // enqueueChunk is how many items one enqueue statement carries; a larger
@@ -35,13 +36,8 @@ func (s *ClaimStore) enqueueOn(ctx context.Context, db ClaimTx, items []claim.Ne
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	for i, it := range items {
-		if err := checkNewItem(i, it); err != nil {
-			return nil, err
-		}
-		if err := checkKeyStates(i, it); err != nil {
-			return nil, err
-		}
+	if err := checks.NewItems("claims."+op, items); err != nil {
+		return nil, err
 	}
 	out := make([]claim.Item, len(items))
 	if len(items) == 0 {
@@ -117,7 +113,7 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 	maxes, prios, states := make([]int32, n), make([]int32, n), make([]int32, n)
 	var mine []queueKey
 	for i, it := range items {
-		queues[i], kinds[i], tags[i], metadata[i] = it.Queue, it.Kind, tagsJSON(it.Tags), it.Metadata
+		queues[i], kinds[i], tags[i], metadata[i] = it.Queue, it.Kind, claimstore.TagsJSON(it.Tags), it.Metadata
 		if it.Key != "" {
 			keys[i] = &items[i].Key
 			k := queueKey{it.Queue, it.Key}
@@ -167,20 +163,6 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		return nil
 	})
 	return missing, err
-}
-
-// checkKeyStates checks items[i].KeyStates: states, and only with a key.
-func checkKeyStates(i int, it claim.NewItem) error {
-	at := fmt.Sprintf("items[%d].key_states", i)
-	if len(it.KeyStates) > 0 && it.Key == "" {
-		return invalid("claims.enqueue", at, "are set without a key")
-	}
-	for j, st := range it.KeyStates {
-		if st < claim.Visible || st > claim.Cancelled {
-			return invalid("claims.enqueue", fmt.Sprintf("%s[%d]", at, j), st.String()+" is not a state")
-		}
-	}
-	return nil
 }
 
 // keyStateBits is states as the enqueue statement takes them: bit 1 <<

@@ -249,7 +249,7 @@ func TestClaimStoreMigrateAfterDrop(t *testing.T) {
 
 // TestClaimStoreMigrateConcurrentHostileNames migrates stores on names
 // that need quoting from many goroutines at once, some on the same table,
-// alongside a lock Provider's Migrate: the one advisory lock serialises them.
+// alongside a LockProvider's Migrate: the one advisory lock serialises them.
 func TestClaimStoreMigrateConcurrentHostileNames(t *testing.T) {
 	pool := newPool(t, "lease-claims-test")
 	suffix := uniqueTable()
@@ -263,7 +263,7 @@ func TestClaimStoreMigrateConcurrentHostileNames(t *testing.T) {
 			stores = append(stores, s)
 		}
 	}
-	p, err := New(pool, WithTable(uniqueTable()), WithSchema(schema))
+	p, err := NewLockProvider(pool, WithLockTable(uniqueTable()), WithLockSchema(schema))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		for _, s := range stores {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,8 +16,8 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
-	if id == 0 || id > math.MaxInt64 {
-		return claim.Item{}, invalid("claims."+op, "id", "is not an item ID")
+	if err := checks.ID("claims."+op, id); err != nil {
+		return claim.Item{}, err
 	}
 	return s.oneItem(ctx, op, "", id, s.sql.lookup, int64(id))
 }
@@ -49,24 +48,10 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	switch {
-	case q.Queue == "":
-		return nil, invalid("claims."+op, "queue", "must not be empty")
-	case q.State > claim.Cancelled:
-		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
-	case q.Limit < 1:
-		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
-	}
-	if err := checkName("claims."+op, "queue", q.Queue); err != nil {
+	if err := checks.Query("claims."+op, q); err != nil {
 		return nil, err
 	}
 	after := int64(min(uint64(q.After), math.MaxInt64))
-	if err := checkText("claims."+op, "kind", q.Kind); err != nil {
-		return nil, err
-	}
-	if err := checkText("claims."+op, "tag", q.Tag); err != nil {
-		return nil, err
-	}
 	rows, err := s.pool.Query(ctx, s.sql.list, q.Queue, int32(q.State), after, q.Limit, q.Kind, q.Tag)
 	if err != nil {
 		return nil, s.fail(op, err)
@@ -91,7 +76,7 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Counts{}, err
 	}
-	if err := checkName("claims."+op, "queue", queue); err != nil {
+	if err := checks.Name("claims."+op, "queue", queue); err != nil {
 		return claim.Counts{}, err
 	}
 	var v, d, c, x, done, gone int64
@@ -111,7 +96,7 @@ func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.Ite
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return claim.Item{}, err
 	}
 	return s.oneItem(ctx, op, queue, id, s.sql.requeueDead, queue, int64(id))
@@ -125,7 +110,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, s.sql.deleteDead, queue, int64(id))

@@ -67,7 +67,7 @@ WHERE conrelid = $1::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LI
 // and in one transaction, each migration the table of applied migrations
 // does not list for this claim table, recording it there. It is idempotent
 // and safe to call from many processes at once: it takes the same
-// database-wide advisory lock as [Provider.Migrate] before it reads
+// database-wide advisory lock as [LockProvider.Migrate] before it reads
 // anything, so each Migrate sees what the previous one applied. A claim
 // table that was dropped is created again, whatever its recorded versions.
 func (s *ClaimStore) Migrate(ctx context.Context) error {
@@ -77,7 +77,7 @@ func (s *ClaimStore) Migrate(ctx context.Context) error {
 	if err := s.open("migrate"); err != nil {
 		return err
 	}
-	// Read committed, as in Provider.Migrate: each statement sees what
+	// Read committed, as in LockProvider.Migrate: each statement sees what
 	// the previous lock holder committed.
 	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {

@@ -24,7 +24,7 @@ func (s *ClaimStore) Pause(ctx context.Context, queue string) error {
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkName("claims."+op, "queue", queue); err != nil {
+	if err := checks.Name("claims."+op, "queue", queue); err != nil {
 		return err
 	}
 	if _, err := s.pool.Exec(ctx, s.sql.pause, s.table, queue); err != nil {
@@ -41,7 +41,7 @@ func (s *ClaimStore) Resume(ctx context.Context, queue string) error {
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkName("claims."+op, "queue", queue); err != nil {
+	if err := checks.Name("claims."+op, "queue", queue); err != nil {
 		return err
 	}
 	var n int64
@@ -60,10 +60,7 @@ func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.Qu
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	if q.Limit < 1 {
-		return nil, invalid("claims."+op, "limit", "is less than 1")
-	}
-	if err := checkText("claims."+op, "after", q.After); err != nil {
+	if err := checks.QueueQuery("claims."+op, q); err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.sql.queues, s.table, q.After, q.Limit)

@@ -18,7 +18,7 @@ func (s *ClaimStore) RetryNow(ctx context.Context, queue string, id claim.ItemID
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return claim.Item{}, err
 	}
 	return s.oneItem(ctx, op, queue, id, s.sql.retryNow, queue, int64(id))

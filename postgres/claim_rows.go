@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // itemRow is a row as claimColumns lists it.
@@ -46,7 +47,7 @@ func (r *itemRow) item() (claim.Item, error) {
 	}
 	it.Metadata = r.metadata
 	r.payload, r.metadata = nil, nil // the next row gets its own
-	tags, err := parseTags(r.tags)
+	tags, err := claimstore.ParseTagsJSON(r.tags)
 	if err != nil {
 		return it, fmt.Errorf("item %d: %w", r.id, err)
 	}

@@ -21,7 +21,7 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkSettlement(st); err != nil {
+	if err := checks.Settlement("claims.settle", st); err != nil {
 		return err
 	}
 	s.settling(st.Ref, 1)
@@ -87,7 +87,7 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return err
 	}
 	var (

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,10 +288,7 @@ func (s *ClaimStore) lose(r claim.Ref, op string) {
 	l.fn(r, fmt.Errorf("%w: %w", staleClaim(op, r), claim.ErrCancelled))
 }
 
-func staleClaim(op string, r claim.Ref) *lease.Error {
-	return &lease.Error{Package: "postgres", Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
-		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " is no longer claimed by this claim"}
-}
+func staleClaim(op string, r claim.Ref) *lease.Error { return checks.StaleClaim("claims."+op, r) }
 
 func claimClosed(op string) error {
 	return &lease.Error{Package: "postgres", Code: lease.CodeClosed, Op: "claims." + op, Detail: "store closed"}

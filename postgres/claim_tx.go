@@ -56,7 +56,7 @@ func (s *ClaimStore) CompleteTx(ctx context.Context, tx ClaimTx, r claim.Ref) er
 	if tx == nil {
 		return invalid("claims."+op, "tx", "must not be nil")
 	}
-	if err := checkRef(op, r); err != nil {
+	if err := checks.Ref("claims."+op, r); err != nil {
 		return err
 	}
 	settled := false

@@ -2,8 +2,8 @@
 // with fencing tokens, shared by every process that can reach the database.
 //
 // Each lock is one row of a table (by default lease_locks, created by
-// [Provider.Migrate]). Every decision is taken by the database in a single
-// statement against its own clock, so clock skew between application hosts
+// [LockProvider.Migrate]). Every decision is taken by the database in a
+// single statement against its own clock, so clock skew between application hosts
 // cannot give two holders the same lock:
 //
 //   - Acquire is one INSERT ... ON CONFLICT DO UPDATE that inserts the row or
@@ -17,12 +17,12 @@
 //   - Renew and Release take one round trip for a whole list, matching each
 //     lease by name, execution ID and token. Release notifies the freed
 //     names (pg_notify) from the same statement.
-//   - [Provider.AcquireWait] (a [lock.Waiter]) waits for a held lock,
+//   - [LockProvider.AcquireWait] (a [lock.Waiter]) waits for a held lock,
 //     first come, first served across processes (a ticket per waiter in a
 //     second table), woken by a release's notification, heard on one
-//     LISTEN connection per Provider outside the pool, or at the holder's
-//     expiry as the database reads it; [Provider.Holder] and
-//     [Provider.Held] (a [lock.Inspector]) read who holds what in one
+//     LISTEN connection per LockProvider outside the pool, or at the holder's
+//     expiry as the database reads it; [LockProvider.Holder] and
+//     [LockProvider.Held] (a [lock.Inspector]) read who holds what in one
 //     SELECT. The provider stores no values with a lock.
 //
 // The package also holds [ClaimStore], a [claim.Store] over one table (by

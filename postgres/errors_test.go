@@ -16,7 +16,7 @@ import (
 )
 
 // ops calls each operation of p once, for tests about how they fail.
-func ops(p *Provider, c context.Context) map[string]error {
+func ops(p *LockProvider, c context.Context) map[string]error {
 	held := lock.Lease{Name: "n", ExecutionID: "x", Token: 1}
 	_, acquireErr := p.Acquire(c, "n", "x", time.Minute)
 	_, renewErr := p.Renew(c, []lock.Lease{held}, time.Minute)
@@ -51,7 +51,7 @@ func TestContextErrorsAreWrapped(t *testing.T) {
 func TestDatabaseErrorsAreWrapped(t *testing.T) {
 	// A provider whose table was never created: every statement fails in
 	// the database, and the caller sees the server's error.
-	p, err := New(newPool(t, "lease-test"), WithTable(uniqueTable()))
+	p, err := NewLockProvider(newPool(t, "lease-test"), WithLockTable(uniqueTable()))
 	require.NoError(t, err)
 	errs := ops(p, ctx)
 	delete(errs, "migrate") // it creates the table
@@ -71,7 +71,7 @@ func TestUnreachableServerIsAnError(t *testing.T) {
 	pool, err := pgxpool.New(ctx, "postgres://nobody@"+addr+"/db?sslmode=disable&connect_timeout=5")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	p, err := New(pool)
+	p, err := NewLockProvider(pool)
 	require.NoError(t, err)
 	for op, err := range ops(p, ctx) {
 		var connErr *pgconn.ConnectError

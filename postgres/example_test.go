@@ -22,7 +22,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer pool.Close()
-	p, err := postgres.New(pool, postgres.WithTable("example_locks"))
+	p, err := postgres.NewLockProvider(pool, postgres.WithLockTable("example_locks"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func Example_manager() {
 		log.Fatal(err)
 	}
 	defer pool.Close()
-	p, err := postgres.New(pool, postgres.WithTable("example_manager_locks"))
+	p, err := postgres.NewLockProvider(pool, postgres.WithLockTable("example_manager_locks"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // renewSurvivingFaults renews l, retrying while the pool hands out
 // connections that died under it. Each failure must be an error (never a
 // silently lost lease), wrapped with the operation.
-func renewSurvivingFaults(t *testing.T, p *Provider, l lock.Lease) lock.Lease {
+func renewSurvivingFaults(t *testing.T, p *LockProvider, l lock.Lease) lock.Lease {
 	t.Helper()
 	for range 10 {
 		got, err := p.Renew(ctx, []lock.Lease{l}, long)
@@ -36,7 +36,7 @@ func renewSurvivingFaults(t *testing.T, p *Provider, l lock.Lease) lock.Lease {
 
 // terminate kills every server process serving connections named app and
 // returns how many there were.
-func terminate(t *testing.T, p *Provider, app string) int {
+func terminate(t *testing.T, p *LockProvider, app string) int {
 	t.Helper()
 	var n int
 	require.NoError(t, p.pool.QueryRow(ctx,
@@ -47,8 +47,8 @@ func terminate(t *testing.T, p *Provider, app string) int {
 func TestHolderConnectionsKilled(t *testing.T) {
 	table := uniqueTable()
 	app := "holder-" + table
-	holder := providerOn(t, newPool(t, app), WithTable(table))
-	other, err := New(newPool(t, "lease-test"), WithTable(table))
+	holder := providerOn(t, newPool(t, app), WithLockTable(table))
+	other, err := NewLockProvider(newPool(t, "lease-test"), WithLockTable(table))
 	require.NoError(t, err)
 
 	l := mustAcquire(t, holder, "n", "holder")
@@ -155,9 +155,9 @@ func TestContendingPools(t *testing.T) {
 	// connections, on one lock name.
 	const contenders = 8
 	table := uniqueTable()
-	ps := make([]*Provider, contenders)
+	ps := make([]*LockProvider, contenders)
 	for i := range ps {
-		p, err := New(newPool(t, fmt.Sprintf("contender-%d", i)), WithTable(table))
+		p, err := NewLockProvider(newPool(t, fmt.Sprintf("contender-%d", i)), WithLockTable(table))
 		require.NoError(t, err)
 		ps[i] = p
 	}
@@ -170,7 +170,7 @@ func TestContendingPools(t *testing.T) {
 
 	// hold writes to the resource under l, renewing it meanwhile, and
 	// releases it. It runs on the contenders' goroutines, so it asserts.
-	hold := func(t *testing.T, p *Provider, l lock.Lease) {
+	hold := func(t *testing.T, p *LockProvider, l lock.Lease) {
 		assert.NoError(t, res.write(l, func() {
 			got, err := p.Renew(ctx, []lock.Lease{l}, long)
 			assert.NoError(t, err)

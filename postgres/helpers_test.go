@@ -57,16 +57,16 @@ func newPool(tb testing.TB, app string, tune ...func(*pgxpoolConfig)) *pgxpool.P
 
 // newTestProvider returns a migrated provider on a fresh table of its own,
 // dropped when the test ends.
-func newTestProvider(tb testing.TB, opts ...Option) *Provider {
+func newTestProvider(tb testing.TB, opts ...LockOption) *LockProvider {
 	tb.Helper()
-	return providerOn(tb, newPool(tb, "lease-test"), append([]Option{WithTable(uniqueTable())}, opts...)...)
+	return providerOn(tb, newPool(tb, "lease-test"), append([]LockOption{WithLockTable(uniqueTable())}, opts...)...)
 }
 
 // providerOn returns a migrated provider on pool; its table is dropped when
 // the test ends.
-func providerOn(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Provider {
+func providerOn(tb testing.TB, pool *pgxpool.Pool, opts ...LockOption) *LockProvider {
 	tb.Helper()
-	p, err := New(pool, opts...)
+	p, err := NewLockProvider(pool, opts...)
 	require.NoError(tb, err)
 	require.NoError(tb, p.Migrate(ctx))
 	tb.Cleanup(func() {
@@ -85,13 +85,13 @@ func dropTable(tb testing.TB, pool *pgxpool.Pool, table string) {
 // age moves the lease of name into the past by ago, as if that much time had
 // passed since it expired: the database-side equivalent of advancing a fake
 // clock, so no test waits for an expiry.
-func age(tb testing.TB, p *Provider, name string, ago time.Duration) {
+func age(tb testing.TB, p *LockProvider, name string, ago time.Duration) {
 	tb.Helper()
 	require.NoError(tb, ageErr(p, name, ago))
 }
 
 // ageErr is age for goroutines other than the test's.
-func ageErr(p *Provider, name string, ago time.Duration) error {
+func ageErr(p *LockProvider, name string, ago time.Duration) error {
 	tag, err := p.pool.Exec(ctx, "UPDATE "+p.table+
 		" SET expires_at = clock_timestamp() - $2::bigint * interval '1 microsecond' WHERE name = $1 AND expires_at > '-infinity'",
 		name, micros(ago))
@@ -110,7 +110,7 @@ type row struct {
 }
 
 // rows returns the whole table, by name.
-func rows(tb testing.TB, p *Provider) map[string]row {
+func rows(tb testing.TB, p *LockProvider) map[string]row {
 	tb.Helper()
 	rs, err := p.pool.Query(ctx, "SELECT name, execution_id, token, expires_at FROM "+p.table)
 	require.NoError(tb, err)
@@ -130,7 +130,7 @@ func rows(tb testing.TB, p *Provider) map[string]row {
 }
 
 // mustAcquire acquires a lock that must be free.
-func mustAcquire(tb testing.TB, p *Provider, name, exec string) lock.Lease {
+func mustAcquire(tb testing.TB, p *LockProvider, name, exec string) lock.Lease {
 	tb.Helper()
 	l, err := p.Acquire(ctx, name, exec, long)
 	require.NoError(tb, err)
@@ -139,7 +139,7 @@ func mustAcquire(tb testing.TB, p *Provider, name, exec string) lock.Lease {
 }
 
 // requireHeld asserts that name is held: another execution cannot have it.
-func requireHeld(tb testing.TB, p *Provider, name string) {
+func requireHeld(tb testing.TB, p *LockProvider, name string) {
 	tb.Helper()
 	l, err := p.Acquire(ctx, name, "intruder", long)
 	require.NoError(tb, err)

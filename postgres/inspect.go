@@ -13,15 +13,11 @@ import (
 
 // Holder returns who holds the lock name, read in one SELECT of its row: the
 // lock is held when its lease has not expired on the database's clock. It
-// makes Provider a [lock.Inspector]. The Holding's Value is always nil: the
+// makes LockProvider a [lock.Inspector]. The Holding's Value is always nil: the
 // provider stores no values (it is not a [lock.ValueAcquirer]). A name the
 // provider would refuse to Acquire is bad input.
-func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
-	const op = "holder"
-	if err := lock.CheckHolder(ctx, name); err != nil {
-		return lock.Holding{}, false, err
-	}
-	if err := checkName(op, "name", name); err != nil {
+func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
+	if err := lockChecks.Holder(ctx, name); err != nil {
 		return lock.Holding{}, false, err
 	}
 	h := lock.Holding{Name: name}
@@ -39,18 +35,14 @@ func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool,
 
 // Held returns the locks held whose names start with prefix (all of them
 // for ""), in byte order of their names, at most limit of them when
-// limit > 0, from one SELECT: it makes Provider a [lock.Inspector]. The
+// limit > 0, from one SELECT: it makes LockProvider a [lock.Inspector]. The
 // prefix is plain text (% and _ are not patterns). The SELECT reads every
 // row of the table that is held, so it is meant for operators and
 // dashboards, not for a hot path. Values are always nil, as in
-// [Provider.Holder]. A negative limit, or a prefix that is not valid UTF-8
+// [LockProvider.Holder]. A negative limit, or a prefix that is not valid UTF-8
 // or holds a NUL, is bad input.
-func (p *Provider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
-	const op = "held"
-	if err := lock.CheckHeld(ctx, limit); err != nil {
-		return nil, err
-	}
-	if err := checkText(op, "prefix", prefix); err != nil {
+func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
+	if err := lockChecks.Held(ctx, prefix, limit); err != nil {
 		return nil, err
 	}
 	var lim *int64 // NULL: no limit

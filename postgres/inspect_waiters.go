@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// WaitCounts returns how many callers of [Provider.AcquireWait], in every
+// WaitCounts returns how many callers of [LockProvider.AcquireWait], in every
 // process, are queued for each of the locks names, from one SELECT of the
 // waiters' table: a waiter counts while its ticket is refreshed, so one
 // whose process died stops counting within the tickets' time to live (5
@@ -15,13 +15,13 @@ import (
 // a snapshot, meant for operators: a waiter may be served or give up as
 // soon as it is given. A nil ctx or a name the provider would refuse to
 // Acquire is bad input.
-func (p *Provider) WaitCounts(ctx context.Context, names []string) (map[string]int, error) {
+func (p *LockProvider) WaitCounts(ctx context.Context, names []string) (map[string]int, error) {
 	const op = "waiting"
 	if ctx == nil {
 		return nil, invalid(op, "ctx", "must not be nil")
 	}
 	for i, name := range names {
-		if err := checkName(op, fmt.Sprintf("names[%d]", i), name); err != nil {
+		if err := lockChecks.Name(op, fmt.Sprintf("names[%d]", i), name); err != nil {
 			return nil, err
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // tell), and stops counting those that gave up.
 func TestWaitCounts(t *testing.T) {
 	p := newTestProvider(t)
-	other, err := New(newPool(t, "lease-test-other"), WithTable(strings.Trim(p.Table(), `"`)))
+	other, err := NewLockProvider(newPool(t, "lease-test-other"), WithLockTable(strings.Trim(p.Table(), `"`)))
 	require.NoError(t, err)
 	held, err := p.Acquire(ctx, "job", "holder", long)
 	require.NoError(t, err)

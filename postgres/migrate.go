@@ -25,8 +25,8 @@ const (
 
 // Migrate creates the provider's table, the sequence its fencing tokens are
 // drawn from (named after the table, with "_token_seq" appended, and dropped
-// with it) and its schema, if one was set with [WithSchema], unless the table
-// exists; and the table of the waiters of [Provider.AcquireWait] (named
+// with it) and its schema, if one was set with [WithLockSchema], unless the table
+// exists; and the table of the waiters of [LockProvider.AcquireWait] (named
 // after the table, with "_waiters" appended), unless it exists, so that a
 // table made by an older version gains it. It is idempotent and safe to call from many processes at once, for
 // the same or different tables and schemas: every Migrate of this package
@@ -34,7 +34,7 @@ const (
 // only once it holds the lock, so it finds what an earlier one created. When
 // both tables exist, Migrate changes nothing, so it needs no privilege
 // beyond reading the catalog.
-func (p *Provider) Migrate(ctx context.Context) error {
+func (p *LockProvider) Migrate(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("migrate", "ctx", "must not be nil")
 	}
@@ -67,7 +67,7 @@ func (p *Provider) Migrate(ctx context.Context) error {
 
 // createTable creates the schema if it is missing, the table and its
 // sequence.
-func (p *Provider) createTable(ctx context.Context, tx pgx.Tx) error {
+func (p *LockProvider) createTable(ctx context.Context, tx pgx.Tx) error {
 	if err := ensureSchema(ctx, tx, p.schema); err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (p *Provider) createTable(ctx context.Context, tx pgx.Tx) error {
 
 // migrateWaiters creates the waiters' table unless it exists: tables made
 // before AcquireWait queued its waiters lack it, and get it here.
-func (p *Provider) migrateWaiters(ctx context.Context, tx pgx.Tx) error {
+func (p *LockProvider) migrateWaiters(ctx context.Context, tx pgx.Tx) error {
 	exists, err := relationExists(ctx, tx, p.waiters)
 	if err != nil || exists {
 		return err

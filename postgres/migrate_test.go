@@ -23,24 +23,24 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	tests := []struct {
 		name  string
 		pool  *pgxpool.Pool
-		opts  []Option
+		opts  []LockOption
 		field string
 	}{
 		{"nil pool", nil, nil, "pool"},
-		{"empty table", pool, []Option{WithTable("")}, "table"},
-		{"table too long", pool, []Option{WithTable(strings.Repeat("t", 64))}, "table"},
-		{"table with NUL", pool, []Option{WithTable("t\x00")}, "table"},
-		{"table not UTF-8", pool, []Option{WithTable("t\xff")}, "table"},
-		{"empty schema", pool, []Option{WithSchema("")}, "schema"},
-		{"empty schema after another", pool, []Option{WithSchema("s"), WithSchema("")}, "schema"},
-		{"schema too long", pool, []Option{WithSchema(strings.Repeat("s", 64))}, "schema"},
-		{"schema with NUL", pool, []Option{WithSchema("s\x00")}, "schema"},
-		{"schema not UTF-8", pool, []Option{WithSchema("s\xff")}, "schema"},
-		{"negative lock delay", pool, []Option{WithLockDelay(-time.Second)}, "lock delay"},
+		{"empty table", pool, []LockOption{WithLockTable("")}, "table"},
+		{"table too long", pool, []LockOption{WithLockTable(strings.Repeat("t", 64))}, "table"},
+		{"table with NUL", pool, []LockOption{WithLockTable("t\x00")}, "table"},
+		{"table not UTF-8", pool, []LockOption{WithLockTable("t\xff")}, "table"},
+		{"empty schema", pool, []LockOption{WithLockSchema("")}, "schema"},
+		{"empty schema after another", pool, []LockOption{WithLockSchema("s"), WithLockSchema("")}, "schema"},
+		{"schema too long", pool, []LockOption{WithLockSchema(strings.Repeat("s", 64))}, "schema"},
+		{"schema with NUL", pool, []LockOption{WithLockSchema("s\x00")}, "schema"},
+		{"schema not UTF-8", pool, []LockOption{WithLockSchema("s\xff")}, "schema"},
+		{"negative lock delay", pool, []LockOption{WithLockDelay(-time.Second)}, "lock delay"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := New(tt.pool, tt.opts...)
+			p, err := NewLockProvider(tt.pool, tt.opts...)
 			requireInvalid(t, err, tt.field)
 			assert.Nil(t, p)
 		})
@@ -72,9 +72,9 @@ func TestSequenceName(t *testing.T) {
 func TestMigrateConcurrentAndIdempotent(t *testing.T) {
 	table := uniqueTable()
 	const procs = 8
-	providers := make([]*Provider, procs)
+	providers := make([]*LockProvider, procs)
 	for i := range providers {
-		p, err := New(newPool(t, "lease-test"), WithSchema(table+"_schema"), WithTable(table))
+		p, err := NewLockProvider(newPool(t, "lease-test"), WithLockSchema(table+"_schema"), WithLockTable(table))
 		require.NoError(t, err)
 		providers[i] = p
 	}
@@ -104,15 +104,15 @@ func TestEmptySchemaIsRefusedAndCreatesNothing(t *testing.T) {
 	// not a request for the unqualified default.
 	pool := newPool(t, "lease-test")
 	table := uniqueTable()
-	p, err := New(pool, WithSchema(""), WithTable(table))
+	p, err := NewLockProvider(pool, WithLockSchema(""), WithLockTable(table))
 	requireInvalid(t, err, "schema")
 	assert.Nil(t, p)
 	var n int
 	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname IN ($1, $2)", table, sequenceName(table)).Scan(&n))
 	assert.Zero(t, n, "nothing may be created")
 
-	// Leaving WithSchema out keeps the table unqualified.
-	p, err = New(pool, WithTable(table))
+	// Leaving WithLockSchema out keeps the table unqualified.
+	p, err = NewLockProvider(pool, WithLockTable(table))
 	require.NoError(t, err)
 	assert.Equal(t, `"`+table+`"`, p.table)
 }
@@ -151,8 +151,8 @@ func TestMigrateConcurrentFirstStarts(t *testing.T) {
 		})
 		return schema
 	}
-	provider := func(t *testing.T, pool *pgxpool.Pool, opts ...Option) *Provider {
-		p, err := New(pool, opts...)
+	provider := func(t *testing.T, pool *pgxpool.Pool, opts ...LockOption) *LockProvider {
+		p, err := NewLockProvider(pool, opts...)
 		require.NoError(t, err)
 		return p
 	}
@@ -161,32 +161,32 @@ func TestMigrateConcurrentFirstStarts(t *testing.T) {
 		// setup prepares a subtest; its result names a round's callers:
 		// round(r)(i) is caller i of round r, on pools[i] unless told
 		// otherwise.
-		setup func(t *testing.T) (round func(r int) func(i int) *Provider)
+		setup func(t *testing.T) (round func(r int) func(i int) *LockProvider)
 	}{
-		{"same schema and table", func(t *testing.T) func(int) func(int) *Provider {
-			return func(int) func(int) *Provider {
+		{"same schema and table", func(t *testing.T) func(int) func(int) *LockProvider {
+			return func(int) func(int) *LockProvider {
 				schema := newSchema(t)
-				return func(i int) *Provider {
-					return provider(t, pools[i], WithSchema(schema), WithTable("locks"))
+				return func(i int) *LockProvider {
+					return provider(t, pools[i], WithLockSchema(schema), WithLockTable("locks"))
 				}
 			}
 		}},
-		{"tables in one new schema", func(t *testing.T) func(int) func(int) *Provider {
-			return func(int) func(int) *Provider {
+		{"tables in one new schema", func(t *testing.T) func(int) func(int) *LockProvider {
+			return func(int) func(int) *LockProvider {
 				schema := newSchema(t)
-				return func(i int) *Provider {
-					return provider(t, pools[i], WithSchema(schema), WithTable(fmt.Sprintf("locks_%d", i)))
+				return func(i int) *LockProvider {
+					return provider(t, pools[i], WithLockSchema(schema), WithLockTable(fmt.Sprintf("locks_%d", i)))
 				}
 			}
 		}},
-		{"new schema each", func(t *testing.T) func(int) func(int) *Provider {
-			return func(int) func(int) *Provider {
-				return func(i int) *Provider {
-					return provider(t, pools[i], WithSchema(newSchema(t)), WithTable("locks"))
+		{"new schema each", func(t *testing.T) func(int) func(int) *LockProvider {
+			return func(int) func(int) *LockProvider {
+				return func(i int) *LockProvider {
+					return provider(t, pools[i], WithLockSchema(newSchema(t)), WithLockTable("locks"))
 				}
 			}
 		}},
-		{"tables in one new schema, repeatable read by default", func(t *testing.T) func(int) func(int) *Provider {
+		{"tables in one new schema, repeatable read by default", func(t *testing.T) func(int) func(int) *LockProvider {
 			// A server or role may default to a stricter isolation level,
 			// where a transaction's snapshot is taken by its first statement,
 			// before the lock is granted.
@@ -194,14 +194,14 @@ func TestMigrateConcurrentFirstStarts(t *testing.T) {
 			for i := range rr {
 				rr[i] = session(t, map[string]string{"default_transaction_isolation": "repeatable read"})
 			}
-			return func(int) func(int) *Provider {
+			return func(int) func(int) *LockProvider {
 				schema := newSchema(t)
-				return func(i int) *Provider {
-					return provider(t, rr[i], WithSchema(schema), WithTable(fmt.Sprintf("locks_%d", i)))
+				return func(i int) *LockProvider {
+					return provider(t, rr[i], WithLockSchema(schema), WithLockTable(fmt.Sprintf("locks_%d", i)))
 				}
 			}
 		}},
-		{"one table named with and without its schema", func(t *testing.T) func(int) func(int) *Provider {
+		{"one table named with and without its schema", func(t *testing.T) func(int) func(int) *LockProvider {
 			// Half the callers qualify the table, the other half find it
 			// through search_path: one table, two spellings.
 			schema := newSchema(t)
@@ -211,13 +211,13 @@ func TestMigrateConcurrentFirstStarts(t *testing.T) {
 			for i := 1; i < procs; i += 2 {
 				viaPath[i] = session(t, map[string]string{"search_path": pgx.Identifier{schema}.Sanitize()})
 			}
-			return func(r int) func(int) *Provider {
-				table := WithTable(fmt.Sprintf("locks_%d", r))
-				return func(i int) *Provider {
+			return func(r int) func(int) *LockProvider {
+				table := WithLockTable(fmt.Sprintf("locks_%d", r))
+				return func(i int) *LockProvider {
 					if i%2 == 1 {
 						return provider(t, viaPath[i], table)
 					}
-					return provider(t, pools[i], WithSchema(schema), table)
+					return provider(t, pools[i], WithLockSchema(schema), table)
 				}
 			}
 		}},
@@ -227,7 +227,7 @@ func TestMigrateConcurrentFirstStarts(t *testing.T) {
 			round := tt.setup(t)
 			for r := range rounds {
 				caller := round(r)
-				providers := make([]*Provider, procs)
+				providers := make([]*LockProvider, procs)
 				for i := range providers {
 					providers[i] = caller(i)
 				}
@@ -271,7 +271,7 @@ func TestIdentifiersAreQuotedNotSpliced(t *testing.T) {
 	t.Cleanup(func() { dropTable(t, pool, victim) })
 	for i, name := range names {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			p := providerOn(t, pool, WithTable(name))
+			p := providerOn(t, pool, WithLockTable(name))
 			l := mustAcquire(t, p, "n", "x")
 			got, err := p.Renew(ctx, []lock.Lease{l}, long)
 			require.NoError(t, err)
@@ -313,7 +313,7 @@ func TestMigrateWithoutCreatePrivilegeWhenTableExists(t *testing.T) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	app, err := New(pool, WithTable(strings.Trim(p.table, `"`)))
+	app, err := NewLockProvider(pool, WithLockTable(strings.Trim(p.table, `"`)))
 	require.NoError(t, err)
 	require.NoError(t, app.Migrate(ctx))
 	l := mustAcquire(t, app, "n", "x")

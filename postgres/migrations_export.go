@@ -22,14 +22,15 @@ type Migration struct {
 	SQL string
 }
 
-// MigrationSQL returns, as SQL, what [Provider.Migrate] creates for a
-// Provider with opts, in two migrations: version 1 creates the schema
-// (CREATE SCHEMA IF NOT EXISTS, when [WithSchema] is given), the table and
+// LockMigrationSQL returns, as SQL, what [LockProvider.Migrate] creates for a
+// LockProvider with opts, in two migrations: version 1 creates the schema
+// (CREATE SCHEMA IF NOT EXISTS, when [WithLockSchema] is given), the table and
 // its token sequence; version 2 the table of the waiters of
-// [Provider.AcquireWait]. Provider.Migrate creates each of the two tables
-// that is missing and leaves the others, so an application may still call
-// it, after either version. The options are checked as [New] checks them.
-func MigrationSQL(opts ...Option) ([]Migration, error) {
+// [LockProvider.AcquireWait]. LockProvider.Migrate creates each of the two
+// tables that is missing and leaves the others, so an application may still
+// call it, after either version. The options are checked as
+// [NewLockProvider] checks them.
+func LockMigrationSQL(opts ...LockOption) ([]Migration, error) {
 	c := defaultConfig()
 	for _, o := range opts {
 		o.apply(&c)

@@ -80,7 +80,7 @@ func TestMigrationSQLMatchesMigrate(t *testing.T) {
 	pool := newPool(t, "lease-migration-sql")
 	byMigrate, bySQL := uniqueSchema(t, pool), uniqueSchema(t, pool)
 
-	p, err := New(pool, WithSchema(byMigrate))
+	p, err := NewLockProvider(pool, WithLockSchema(byMigrate))
 	require.NoError(t, err)
 	require.NoError(t, p.Migrate(ctx))
 	s, err := NewClaimStore(pool, WithClaimSchema(byMigrate))
@@ -88,7 +88,7 @@ func TestMigrationSQLMatchesMigrate(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	require.NoError(t, s.Migrate(ctx))
 
-	lockSQL, err := MigrationSQL(WithSchema(bySQL))
+	lockSQL, err := LockMigrationSQL(WithLockSchema(bySQL))
 	require.NoError(t, err)
 	claimSQL, err := ClaimMigrationSQL(WithClaimSchema(bySQL))
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestMigrationSQLMatchesMigrate(t *testing.T) {
 	assert.ElementsMatch(t, want, schemaCatalog(t, pool, bySQL))
 
 	// Migrate finds nothing to do, and the store works.
-	p2, err := New(pool, WithSchema(bySQL))
+	p2, err := NewLockProvider(pool, WithLockSchema(bySQL))
 	require.NoError(t, err)
 	require.NoError(t, p2.Migrate(ctx))
 	s2, err := NewClaimStore(pool, WithClaimSchema(bySQL))
@@ -146,7 +146,7 @@ WHERE conrelid = $1::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LI
 // Table and schema names are quoted in the SQL as Migrate quotes them,
 // and bad ones are refused as New and NewClaimStore refuse them.
 func TestMigrationSQLNames(t *testing.T) {
-	m, err := MigrationSQL()
+	m, err := LockMigrationSQL()
 	require.NoError(t, err)
 	require.Len(t, m, 2)
 	assert.Contains(t, m[0].SQL, `CREATE TABLE "lease_locks"`)
@@ -160,8 +160,8 @@ func TestMigrationSQLNames(t *testing.T) {
 	assert.Contains(t, c[0].SQL, `VALUES ('"s"."it''s ""odd"""', 1);`)
 
 	for _, err := range []error{
-		func() error { _, err := MigrationSQL(WithTable("")); return err }(),
-		func() error { _, err := MigrationSQL(WithSchema("")); return err }(),
+		func() error { _, err := LockMigrationSQL(WithLockTable("")); return err }(),
+		func() error { _, err := LockMigrationSQL(WithLockSchema("")); return err }(),
 		func() error { _, err := ClaimMigrationSQL(WithClaimTable(strings.Repeat("x", 64))); return err }(),
 		func() error { _, err := ClaimMigrationSQL(WithClaimSchema("a\x00b")); return err }(),
 	} {
@@ -172,10 +172,10 @@ func TestMigrationSQLNames(t *testing.T) {
 // Table is the provider's table as its statements name it.
 func TestProviderTable(t *testing.T) {
 	pool := newPool(t, "lease-provider-table")
-	p, err := New(pool)
+	p, err := NewLockProvider(pool)
 	require.NoError(t, err)
 	assert.Equal(t, `"lease_locks"`, p.Table())
-	p, err = New(pool, WithSchema("s"), WithTable("t"))
+	p, err = NewLockProvider(pool, WithLockSchema("s"), WithLockTable("t"))
 	require.NoError(t, err)
 	assert.Equal(t, `"s"."t"`, p.Table())
 }

@@ -2,13 +2,13 @@ package postgres
 
 import "time"
 
-// DefaultTable is the table a Provider uses unless [WithTable] says
-// otherwise.
-const DefaultTable = "lease_locks"
+// DefaultLockTable is the table a LockProvider uses unless [WithLockTable]
+// says otherwise.
+const DefaultLockTable = "lease_locks"
 
-// Option configures a Provider. Options are applied in order by [New], which
-// validates the result.
-type Option interface {
+// LockOption configures a LockProvider. Options are applied in order by
+// [NewLockProvider], which validates the result.
+type LockOption interface {
 	apply(*config)
 }
 
@@ -24,23 +24,23 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{table: DefaultTable}
+	return config{table: DefaultLockTable}
 }
 
-// WithTable sets the name of the table that holds the locks. The name is
+// WithLockTable sets the name of the table that holds the locks. The name is
 // used as one quoted identifier, exactly as given (case and dots included);
 // it must be 1 to 63 bytes of valid UTF-8 without NUL. The default is
-// [DefaultTable].
-func WithTable(name string) Option {
+// [DefaultLockTable].
+func WithLockTable(name string) LockOption {
 	return optionFunc(func(c *config) { c.table = name })
 }
 
-// WithSchema places the table in the given schema, which Migrate creates if
-// it is missing. The same rules as for [WithTable] apply, so [New] refuses an
-// empty name: it is more likely an unset setting than a wish for the
-// default. Without WithSchema the table is unqualified and found through the
-// connection's search_path.
-func WithSchema(name string) Option {
+// WithLockSchema places the table in the given schema, which Migrate
+// creates if it is missing. The same rules as for [WithLockTable] apply, so
+// [NewLockProvider] refuses an empty name: it is more likely an unset
+// setting than a wish for the default. Without WithLockSchema the table is
+// unqualified and found through the connection's search_path.
+func WithLockSchema(name string) LockOption {
 	return optionFunc(func(c *config) { c.schema, c.schemaSet = name, true })
 }
 
@@ -49,6 +49,6 @@ func WithSchema(name string) Option {
 // a stalled holder that does not yet know it lost the lock land before the
 // next holder starts (Chubby's lock-delay). The default is 0; d must not be
 // negative.
-func WithLockDelay(d time.Duration) Option {
+func WithLockDelay(d time.Duration) LockOption {
 	return optionFunc(func(c *config) { c.lockDelay = d })
 }

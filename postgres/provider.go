@@ -12,12 +12,12 @@ import (
 	"github.com/leasehold/lease/lock"
 )
 
-// Provider is a [lock.Provider] that keeps locks in a PostgreSQL table. It is
-// safe for concurrent use, from any number of goroutines and processes
+// LockProvider is a [lock.Provider] that keeps locks in a PostgreSQL table.
+// It is safe for concurrent use, from any number of goroutines and processes
 // sharing the table: all coordination happens in the database.
 //
-// The table must exist; create it with [Provider.Migrate].
-type Provider struct {
+// The table must exist; create it with [LockProvider.Migrate].
+type LockProvider struct {
 	pool      *pgxpool.Pool
 	lockDelay int64  // microseconds
 	table     string // quoted, possibly schema-qualified
@@ -35,16 +35,17 @@ type Provider struct {
 }
 
 var (
-	_ lock.Provider  = (*Provider)(nil)
-	_ lock.Waiter    = (*Provider)(nil)
-	_ lock.Inspector = (*Provider)(nil)
+	_ lock.Provider  = (*LockProvider)(nil)
+	_ lock.Waiter    = (*LockProvider)(nil)
+	_ lock.Inspector = (*LockProvider)(nil)
 )
 
-// New returns a Provider that runs its statements on pool. It sends nothing
-// to the database; call [Provider.Migrate] once (from any number of
-// processes) before the first Acquire. New returns an error matching
-// lease.ErrInvalidArgument when pool is nil or an option is invalid.
-func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
+// NewLockProvider returns a LockProvider that runs its statements on pool.
+// It sends nothing to the database; call [LockProvider.Migrate] once (from
+// any number of processes) before the first Acquire. NewLockProvider
+// returns an error matching lease.ErrInvalidArgument when pool is nil or an
+// option is invalid.
+func NewLockProvider(pool *pgxpool.Pool, opts ...LockOption) (*LockProvider, error) {
 	if pool == nil {
 		return nil, invalid("new", "pool", "must not be nil")
 	}
@@ -67,7 +68,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
 		return nil, invalid("new", "lock delay", fmt.Sprintf("must not be negative, got %v", c.lockDelay))
 	}
 	table := id.Sanitize()
-	p := &Provider{
+	p := &LockProvider{
 		pool:      pool,
 		lockDelay: micros(c.lockDelay),
 		table:     table,
@@ -90,8 +91,8 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Provider, error) {
 //
 // On an error the outcome is unknown (the statement may have committed
 // before the connection failed); a lock taken that way expires after d.
-func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+func (p *LockProvider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
 	return p.acquireOn(ctx, p.pool, name, executionID, d)
@@ -103,7 +104,7 @@ type querier interface {
 }
 
 // acquireOn is Acquire, on q, for checked arguments.
-func (p *Provider) acquireOn(ctx context.Context, q querier, name, executionID string, d time.Duration) (*lock.Lease, error) {
+func (p *LockProvider) acquireOn(ctx context.Context, q querier, name, executionID string, d time.Duration) (*lock.Lease, error) {
 	var (
 		token   int64
 		expires time.Time
@@ -123,11 +124,8 @@ func (p *Provider) acquireOn(ctx context.Context, q querier, name, executionID s
 // expired, not released), in one round trip. It returns those, in input
 // order, with their new ExpiresAt and unchanged Token; the others are
 // silently skipped. A lease listed twice is returned twice.
-func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if err := lock.CheckRenew(ctx, leases, d); err != nil {
-		return nil, err
-	}
-	if err := checkLeases("renew", leases); err != nil {
+func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
+	if err := lockChecks.Renew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	b := newBatch(leases)
@@ -177,12 +175,9 @@ func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Durati
 // an error, and a release never frees a lock someone else now holds. A
 // released lock keeps its last token and can be acquired at once, lock
 // delay or not. The statement that frees a lock also notifies its name to
-// the waiters of [Provider.AcquireWait], delivered when it commits.
-func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lock.CheckRelease(ctx, leases); err != nil {
-		return err
-	}
-	if err := checkLeases("release", leases); err != nil {
+// the waiters of [LockProvider.AcquireWait], delivered when it commits.
+func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
+	if err := lockChecks.Release(ctx, leases); err != nil {
 		return err
 	}
 	b := newBatch(leases)

@@ -78,16 +78,16 @@ func TestLockDelay(t *testing.T) {
 	const delay = time.Hour
 	tests := []struct {
 		name  string
-		ended func(t *testing.T, p *Provider, l lock.Lease)
+		ended func(t *testing.T, p *LockProvider, l lock.Lease)
 		free  bool
 	}{
-		{"released", func(t *testing.T, p *Provider, l lock.Lease) {
+		{"released", func(t *testing.T, p *LockProvider, l lock.Lease) {
 			require.NoError(t, p.Release(ctx, []lock.Lease{l}))
 		}, true},
-		{"expired within the delay", func(t *testing.T, p *Provider, l lock.Lease) {
+		{"expired within the delay", func(t *testing.T, p *LockProvider, l lock.Lease) {
 			age(t, p, l.Name, delay-time.Minute)
 		}, false},
-		{"expired past the delay", func(t *testing.T, p *Provider, l lock.Lease) {
+		{"expired past the delay", func(t *testing.T, p *LockProvider, l lock.Lease) {
 			age(t, p, l.Name, delay)
 		}, true},
 	}

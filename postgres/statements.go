@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// statements is the SQL a Provider runs, with its table and sequence names
+// statements is the SQL a LockProvider runs, with its table and sequence names
 // (already quoted by pgx.Identifier.Sanitize) filled in once by New.
 //
 // Time is always clock_timestamp(): the database's clock, read when the row

@@ -1,14 +1,12 @@
 package postgres
 
 import (
-	"context"
 	"fmt"
-	"strings"
-	"time"
-	"unicode/utf8"
+	"math"
 
 	"github.com/leasehold/lease"
-	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/claim/claimstore"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // MaxNameLen is the longest lock name or execution ID, in bytes, that the
@@ -19,6 +17,16 @@ const MaxNameLen = 1024
 // maxIdentifierLen is PostgreSQL's NAMEDATALEN-1: longer identifiers are
 // silently truncated, which could make two tables one.
 const maxIdentifierLen = 63
+
+// checks applies package claim's rules and this package's limits: names of
+// at most MaxNameLen bytes, text a PostgreSQL text value holds, attempts in
+// an integer column and IDs in a bigint one.
+var checks = claimstore.Checker{Package: "postgres", MaxNameLen: MaxNameLen, TextOnly: true,
+	MaxAttempts: math.MaxInt32, MaxID: math.MaxInt64}
+
+// lockChecks applies the lock contract's checks and the same limits to
+// lock names and execution IDs.
+var lockChecks = lockprovider.Checker{Package: "postgres", MaxNameLen: MaxNameLen, TextOnly: true}
 
 func invalid(op, field, detail string) error {
 	return &lease.Error{Package: "postgres", Code: lease.CodeInvalidArgument, Op: op, Field: field, Detail: detail}
@@ -31,52 +39,5 @@ func checkIdentifier(field, s string) error {
 	case len(s) > maxIdentifierLen:
 		return invalid("new", field, fmt.Sprintf("%q is %d bytes, more than PostgreSQL's %d", s, len(s), maxIdentifierLen))
 	}
-	return checkText("new", field, s)
-}
-
-// checkText rejects what a PostgreSQL text value cannot hold.
-func checkText(op, field, s string) error {
-	switch {
-	case !utf8.ValidString(s):
-		return invalid(op, field, fmt.Sprintf("%q is not valid UTF-8", s))
-	case strings.IndexByte(s, 0) >= 0:
-		return invalid(op, field, fmt.Sprintf("%q contains a NUL byte", s))
-	}
-	return nil
-}
-
-func checkName(op, field, s string) error {
-	switch {
-	case s == "":
-		return invalid(op, field, "must not be empty")
-	case len(s) > MaxNameLen:
-		return invalid(op, field, fmt.Sprintf("is %d bytes, more than %d", len(s), MaxNameLen))
-	}
-	return checkText(op, field, s)
-}
-
-// checkAcquire applies the contract's checks (lock.CheckAcquire) and then
-// what a text column and its index can hold.
-func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
-	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
-		return err
-	}
-	if err := checkName("acquire", "name", name); err != nil {
-		return err
-	}
-	return checkName("acquire", "executionID", executionID)
-}
-
-// checkLeases is checkAcquire for the leases of a batch, so that a bad
-// entry is refused before anything is sent.
-func checkLeases(op string, leases []lock.Lease) error {
-	for i, l := range leases {
-		if err := checkName(op, fmt.Sprintf("leases[%d].Name", i), l.Name); err != nil {
-			return err
-		}
-		if err := checkName(op, fmt.Sprintf("leases[%d].ExecutionID", i), l.ExecutionID); err != nil {
-			return err
-		}
-	}
-	return nil
+	return checks.Text("new", field, s)
 }

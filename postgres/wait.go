@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // waitSlack is added to a held lease's remaining time before a waiter tries
@@ -20,7 +21,7 @@ const waitSlack = 2 * time.Millisecond
 const giveUpTimeout = 5 * time.Second
 
 // AcquireWait acquires the lock name for executionID for d, as Acquire
-// does, waiting while it is held, until ctx is done: it makes Provider a
+// does, waiting while it is held, until ctx is done: it makes LockProvider a
 // [lock.Waiter], so [lock.Manager.Lock] and [lock.DoWait] wait without
 // polling. value must be empty: the provider stores no values.
 //
@@ -38,15 +39,15 @@ const giveUpTimeout = 5 * time.Second
 // freed lock before the first waiter, which keeps its place and waits for
 // the next release.
 //
-// Waiting costs no pool connection: a Provider's waiters share one
+// Waiting costs no pool connection: a LockProvider's waiters share one
 // connection of its own, opened (with the pool's configuration) while any
 // of them waits, that LISTENs on the table's channel; every Release that
 // frees a lock, and every waiter that gives up, notifies the lock's name
-// on that channel when it commits, which wakes the Provider's waiters of
+// on that channel when it commits, which wakes the LockProvider's waiters of
 // that name at once. An expiry notifies nobody, so after each refused
 // attempt a waiter also learns, on the database's clock, when the holder's
 // lease (plus any lock delay) ends and when the tickets ahead of it would
-// go stale, and tries again then, or after lock.PollInterval(d) if that is
+// go stale, and tries again then, or after lockprovider.PollInterval(d) if that is
 // sooner; the poll also covers a notification that never came. Each
 // attempt takes a pool connection for one statement.
 //
@@ -59,11 +60,11 @@ const giveUpTimeout = 5 * time.Second
 //
 // Notifications need a session: behind a transaction-mode pooler such as
 // PgBouncer they are not delivered, and waiters fall back on the poll.
-func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := lock.CheckValue(value); err != nil {
+	if err := lockprovider.CheckValue(value); err != nil {
 		return nil, err
 	}
 	if len(value) > 0 {
@@ -82,7 +83,7 @@ func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d 
 	if err := w.queue(); err != nil {
 		return nil, err
 	}
-	poll := lock.PollInterval(d)
+	poll := lockprovider.PollInterval(d)
 	for {
 		l, done, err := w.turn(poll)
 		if done {
@@ -116,7 +117,7 @@ func (w *waiter) turn(poll time.Duration) (l *lock.Lease, done bool, err error) 
 
 // waiter is one AcquireWait call.
 type waiter struct {
-	p           *Provider
+	p           *LockProvider
 	ctx         context.Context // the caller's
 	name        string
 	executionID string

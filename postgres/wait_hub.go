@@ -25,13 +25,13 @@ const (
 // hubStatementTimeout bounds each statement the hub runs on its own.
 const hubStatementTimeout = 5 * time.Second
 
-// waitHub is what a Provider's waiters share, so that waiting costs no pool
+// waitHub is what a LockProvider's waiters share, so that waiting costs no pool
 // connection per waiter: one connection of its own, outside the pool,
 // listening on the table's channel, that wakes the waiters of every name
 // notified, and one loop refreshing every live ticket in one statement.
 // Both run while at least one waiter waits, and stop with the last.
 type waitHub struct {
-	p *Provider
+	p *LockProvider
 
 	mu      sync.Mutex
 	waiters int
@@ -50,7 +50,7 @@ type nameWake struct {
 	refs int
 }
 
-func newWaitHub(p *Provider) *waitHub {
+func newWaitHub(p *LockProvider) *waitHub {
 	return &waitHub{p: p, names: map[string]*nameWake{}, tickets: map[int64]struct{}{}}
 }
 

@@ -20,7 +20,7 @@ import (
 func TestWaitersLeaveTheHolderItsConnections(t *testing.T) {
 	const poolSize, n = 4, 12
 	pool := newPool(t, "lease-test", func(c *pgxpoolConfig) { c.MaxConns = poolSize })
-	p := providerOn(t, pool, WithTable(uniqueTable()))
+	p := providerOn(t, pool, WithLockTable(uniqueTable()))
 	started := waiting(p)
 	renewed := make(chan struct{}, 64)
 	holder := newManager(t, p, lock.WithExecutionID("holder"), lock.WithLeaseDuration(1500*time.Millisecond),
@@ -82,9 +82,9 @@ func TestWaitersLeaveTheHolderItsConnections(t *testing.T) {
 // started waiting, alternating between the processes.
 func TestWaitersAreServedInOrderAcrossProcesses(t *testing.T) {
 	a := newTestProvider(t)
-	b, err := New(newPool(t, "lease-test-b"), WithTable(a.table[1:len(a.table)-1]))
+	b, err := NewLockProvider(newPool(t, "lease-test-b"), WithLockTable(a.table[1:len(a.table)-1]))
 	require.NoError(t, err)
-	procs := []*Provider{a, b}
+	procs := []*LockProvider{a, b}
 	held := mustAcquire(t, a, "job", "holder")
 
 	const n = 8
@@ -145,7 +145,7 @@ func TestWaiterThatGivesUpLetsTheNextGo(t *testing.T) {
 }
 
 // armed counts the names p's waiters have armed a wake-up for.
-func armed(p *Provider) int {
+func armed(p *LockProvider) int {
 	p.hub.mu.Lock()
 	defer p.hub.mu.Unlock()
 	return len(p.hub.names)
@@ -182,7 +182,7 @@ func TestDeadWaitersTicketGoesStale(t *testing.T) {
 // later waiter does not overtake it.
 func TestLiveWaiterOutlivesItsTicketsLife(t *testing.T) {
 	a := newTestProvider(t)
-	b, err := New(newPool(t, "lease-test-b"), WithTable(a.table[1:len(a.table)-1]))
+	b, err := NewLockProvider(newPool(t, "lease-test-b"), WithLockTable(a.table[1:len(a.table)-1]))
 	require.NoError(t, err)
 	const ttl = 300 * time.Millisecond
 	a.ticketTTL, b.ticketTTL = ttl, ttl
@@ -213,7 +213,7 @@ func TestLiveWaiterOutlivesItsTicketsLife(t *testing.T) {
 }
 
 // tickets counts the rows of p's waiters' table.
-func tickets(t *testing.T, p *Provider) int {
+func tickets(t *testing.T, p *LockProvider) int {
 	t.Helper()
 	var n int
 	require.NoError(t, p.pool.QueryRow(ctx, "SELECT count(*) FROM "+p.waiters).Scan(&n))

@@ -24,7 +24,7 @@ import (
 // waiting returns a channel that receives each name p's AcquireWait starts
 // waiting for; past its buffer, the names are dropped rather than block
 // the waiters (a waiter woken without its turn waits again, and says so).
-func waiting(p *Provider) <-chan string {
+func waiting(p *LockProvider) <-chan string {
 	ch := make(chan string, 1024)
 	p.onWait = func(name string) {
 		select {
@@ -58,7 +58,7 @@ type waitResult struct {
 }
 
 // goWait runs AcquireWait in a goroutine and returns its outcome's channel.
-func goWait(c context.Context, p *Provider, name, exec string, d time.Duration) <-chan waitResult {
+func goWait(c context.Context, p *LockProvider, name, exec string, d time.Duration) <-chan waitResult {
 	ch := make(chan waitResult, 1)
 	go func() {
 		l, err := p.AcquireWait(c, name, exec, d, nil)
@@ -93,7 +93,7 @@ func TestAcquireWaitFreeLockAtOnce(t *testing.T) {
 // latency: from the Release call to AcquireWait's return.
 func TestAcquireWaitHandOffOnRelease(t *testing.T) {
 	holder := newTestProvider(t)
-	waiter, err := New(newPool(t, "lease-test-waiter"), WithTable(holder.table[1:len(holder.table)-1]))
+	waiter, err := NewLockProvider(newPool(t, "lease-test-waiter"), WithLockTable(holder.table[1:len(holder.table)-1]))
 	require.NoError(t, err)
 	started := waiting(waiter)
 	const rounds = 20
@@ -175,7 +175,7 @@ func TestAcquireWaitHandOffOnExpiry(t *testing.T) {
 // listening.
 func TestAcquireWaitContextEnds(t *testing.T) {
 	pool := newPool(t, "lease-test", func(c *pgxpoolConfig) { c.MaxConns = 1 })
-	p := providerOn(t, pool, WithTable(uniqueTable()))
+	p := providerOn(t, pool, WithLockTable(uniqueTable()))
 	started := waiting(p)
 	held := mustAcquire(t, p, "job", "holder")
 
@@ -222,7 +222,7 @@ func TestAcquireWaitContextEnds(t *testing.T) {
 func TestAcquireWaitManyWaiters(t *testing.T) {
 	const n = 6
 	pool := newPool(t, "lease-test", func(c *pgxpoolConfig) { c.MaxConns = n + 1 })
-	p := providerOn(t, pool, WithTable(uniqueTable()))
+	p := providerOn(t, pool, WithLockTable(uniqueTable()))
 	held := mustAcquire(t, p, "job", "holder")
 	var (
 		wg     sync.WaitGroup
@@ -306,7 +306,7 @@ func TestAcquireWaitBadInput(t *testing.T) {
 }
 
 func TestAcquireWaitDatabaseErrors(t *testing.T) {
-	p, err := New(newPool(t, "lease-test"), WithTable(uniqueTable()))
+	p, err := NewLockProvider(newPool(t, "lease-test"), WithLockTable(uniqueTable()))
 	require.NoError(t, err)
 	_, err = p.AcquireWait(ctx, "n", "x", long, nil)
 	var pgErr *pgconn.PgError

@@ -9,6 +9,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/keylock"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // LockProvider is a lock.Provider on a Node: named locks with fencing
@@ -138,7 +139,7 @@ func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string
 // node, no leader, d outside the service's TTL bounds) stops it; the
 // leases renewed before it are returned with it.
 func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+	if err := lockprovider.CheckRenew(ctx, leases, d); err != nil {
 		return nil, ownInput(err)
 	}
 	got, err := p.locks.Renew(ctx, keylock.ToLeases(leases), d)
@@ -150,7 +151,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 // skipped. An error (a cancelled context, a closed node, no leader) stops
 // it.
 func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lock.CheckRelease(ctx, leases); err != nil {
+	if err := lockprovider.CheckRelease(ctx, leases); err != nil {
 		return ownInput(err)
 	}
 	return p.locks.Release(ctx, keylock.ToLeases(leases))
@@ -159,7 +160,7 @@ func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
 // Holder returns who holds the lock name, from a linearizable read of the
 // lock's key and of its lease; it makes LockProvider a lock.Inspector.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
-	if err := lock.CheckHolder(ctx, name); err != nil {
+	if err := lockprovider.CheckHolder(ctx, name); err != nil {
 		return lock.Holding{}, false, ownInput(err)
 	}
 	h, ok, err := p.locks.Holder(ctx, name)
@@ -171,7 +172,7 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 // lock's lease; it makes LockProvider a lock.Inspector. A lock whose lease
 // ends between the scan and the read of its lease is left out.
 func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
-	if err := lock.CheckHeld(ctx, limit); err != nil {
+	if err := lockprovider.CheckHeld(ctx, limit); err != nil {
 		return nil, ownInput(err)
 	}
 	hs, err := p.locks.Held(ctx, prefix, limit)
@@ -216,10 +217,10 @@ func (p *LockProvider) Waiting(ctx context.Context, name string, limit int) ([]l
 // checkAcquire applies the contract's checks of an acquisition and of its
 // value.
 func checkAcquire(ctx context.Context, name, executionID string, d time.Duration, value []byte) error {
-	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockprovider.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return ownInput(err)
 	}
-	return ownInput(lock.CheckValue(value))
+	return ownInput(lockprovider.CheckValue(value))
 }
 
 // ownInput gives an input error of package lock's checks this package's

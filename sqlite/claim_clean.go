@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"strconv"
 
 	"github.com/leasehold/lease/claim"
 )
@@ -23,8 +22,8 @@ func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
 	if err := s.begin(ctx, op); err != nil {
 		return 0, err
 	}
-	if limit < 1 {
-		return 0, invalid("claims."+op, "limit", strconv.Itoa(limit)+" is less than 1")
+	if err := checks.Limit("claims."+op, limit); err != nil {
+		return 0, err
 	}
 	r := s.d.cfg.retention
 	var n int64

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
@@ -59,7 +58,4 @@ func (s *ClaimStore) lose(r claim.Ref, op string) {
 	l.fn(r, fmt.Errorf("%w: %w", staleClaim(op, r), claim.ErrCancelled))
 }
 
-func staleClaim(op string, r claim.Ref) *lease.Error {
-	return &lease.Error{Package: "sqlite", Code: lease.CodeStaleUse, Op: "claims." + op, LeaseID: lease.ID(r.Token),
-		Detail: "item " + strconv.FormatUint(uint64(r.Item), 10) + " is no longer claimed by this claim"}
-}
+func staleClaim(op string, r claim.Ref) *lease.Error { return checks.StaleClaim("claims."+op, r) }

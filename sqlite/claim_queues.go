@@ -33,7 +33,7 @@ func (s *ClaimStore) pauseOrResume(ctx context.Context, op, query, queue string)
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkName("claims."+op, "queue", queue); err != nil {
+	if err := checks.Name("claims."+op, "queue", queue); err != nil {
 		return err
 	}
 	return s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
@@ -51,10 +51,7 @@ func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.Qu
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	if q.Limit < 1 {
-		return nil, invalid("claims."+op, "limit", "is less than 1")
-	}
-	if err := checkText("claims."+op, "after", q.After); err != nil {
+	if err := checks.QueueQuery("claims."+op, q); err != nil {
 		return nil, err
 	}
 	now := s.d.now()

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"math"
-	"strconv"
 
 	"github.com/leasehold/lease/claim"
 )
@@ -16,8 +15,8 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
-	if id == 0 || id > math.MaxInt64 {
-		return claim.Item{}, invalid("claims."+op, "id", "is not an item ID")
+	if err := checks.ID("claims."+op, id); err != nil {
+		return claim.Item{}, err
 	}
 	now := s.d.now()
 	var r itemRow
@@ -46,21 +45,7 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	switch {
-	case q.Queue == "":
-		return nil, invalid("claims."+op, "queue", "must not be empty")
-	case q.State > claim.Cancelled:
-		return nil, invalid("claims."+op, "state", q.State.String()+" is not a state")
-	case q.Limit < 1:
-		return nil, invalid("claims."+op, "limit", strconv.Itoa(q.Limit)+" is less than 1")
-	}
-	if err := checkName("claims."+op, "queue", q.Queue); err != nil {
-		return nil, err
-	}
-	if err := checkText("claims."+op, "kind", q.Kind); err != nil {
-		return nil, err
-	}
-	if err := checkText("claims."+op, "tag", q.Tag); err != nil {
+	if err := checks.Query("claims."+op, q); err != nil {
 		return nil, err
 	}
 	now := s.d.now()
@@ -101,7 +86,7 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Counts{}, err
 	}
-	if err := checkName("claims."+op, "queue", queue); err != nil {
+	if err := checks.Name("claims."+op, "queue", queue); err != nil {
 		return claim.Counts{}, err
 	}
 	var c claim.Counts

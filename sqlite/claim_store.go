@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // ClaimStore is a [claim.Store] that keeps items and claims in an SQLite
@@ -107,13 +108,8 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	for i, it := range items {
-		if err := checkNewItem(i, it); err != nil {
-			return nil, err
-		}
-		if err := checkKeyStates(i, it); err != nil {
-			return nil, err
-		}
+	if err := checks.NewItems("claims."+op, items); err != nil {
+		return nil, err
 	}
 	out := make([]claim.Item, len(items))
 	if len(items) == 0 {
@@ -140,7 +136,7 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 			insert := func() (id int64, err error) {
 				err = ins.QueryRowContext(ctx, sql.Named("queue", it.Queue), sql.Named("kind", it.Kind),
 					sql.Named("key", key), sql.Named("payload", payloadArg(it.Payload)),
-					sql.Named("tags", tagsJSON(it.Tags)), sql.Named("metadata", payloadArg(it.Metadata)),
+					sql.Named("tags", claimstore.TagsJSON(it.Tags)), sql.Named("metadata", payloadArg(it.Metadata)),
 					sql.Named("max", it.MaxAttempts),
 					sql.Named("prio", it.Priority), sql.Named("timeout", int64(it.Timeout)),
 					sql.Named("now", now), sql.Named("due", due)).Scan(&id)
@@ -192,20 +188,6 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 	return out, nil
 }
 
-// checkKeyStates checks items[i].KeyStates: states, and only with a key.
-func checkKeyStates(i int, it claim.NewItem) error {
-	at := fmt.Sprintf("items[%d].key_states", i)
-	if len(it.KeyStates) > 0 && it.Key == "" {
-		return invalid("claims.enqueue", at, "are set without a key")
-	}
-	for j, st := range it.KeyStates {
-		if st < claim.Visible || st > claim.Cancelled {
-			return invalid("claims.enqueue", fmt.Sprintf("%s[%d]", at, j), st.String()+" is not a state")
-		}
-	}
-	return nil
-}
-
 // payloadArg keeps an empty payload apart from none.
 func payloadArg(b []byte) any {
 	if b == nil {
@@ -223,7 +205,7 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 	if err := s.begin(ctx, op); err != nil {
 		return nil, err
 	}
-	if err := checkClaimRequest(req); err != nil {
+	if err := checks.ClaimRequest("claims.claim", req); err != nil {
 		return nil, err
 	}
 	var out []claim.Claim
@@ -282,7 +264,7 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 					&enqueued, &token, &payload, &cl.Kind, &tags, &metadata); err != nil {
 					return err
 				}
-				if cl.Tags, err = parseTags(tags); err != nil {
+				if cl.Tags, err = claimstore.ParseTagsJSON(tags); err != nil {
 					return fmt.Errorf("item %d: %w", c.id, err)
 				}
 				cl.Timeout, cl.EnqueuedAt = time.Duration(timeout), at(enqueued)
@@ -311,11 +293,8 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 	if err := s.begin(ctx, op); err != nil {
 		return time.Time{}, err
 	}
-	if err := checkRef(op, r); err != nil {
+	if err := checks.Extend("claims."+op, r, lease); err != nil {
 		return time.Time{}, err
-	}
-	if lease <= 0 {
-		return time.Time{}, invalid("claims."+op, "lease_duration", lease.String()+" is not positive")
 	}
 	var expires int64
 	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
@@ -351,7 +330,7 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkSettlement(st); err != nil {
+	if err := checks.Settlement("claims.settle", st); err != nil {
 		return err
 	}
 	var settled bool
@@ -414,7 +393,7 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return err
 	}
 	var found, live bool
@@ -461,7 +440,7 @@ func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.Ite
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return claim.Item{}, err
 	}
 	var it claim.Item
@@ -498,7 +477,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 	if err := s.begin(ctx, op); err != nil {
 		return err
 	}
-	if err := checkItem(op, queue, id); err != nil {
+	if err := checks.Item("claims."+op, queue, id); err != nil {
 		return err
 	}
 	var n int64

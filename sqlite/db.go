@@ -12,8 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/leasehold/lease"
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+
+	"github.com/leasehold/lease"
 )
 
 // db is one open database file: one connection that writes (every write
@@ -64,7 +65,7 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 	if ctx == nil {
 		return nil, invalid(op, "ctx", "must not be nil")
 	}
-	if err := checkName(op, "path", path); err != nil {
+	if err := checks.Name(op, "path", path); err != nil {
 		return nil, err
 	}
 	c := defaultConfig()

@@ -1,8 +1,8 @@
 // Package sqlite keeps locks and work queues in an SQLite file: the durable
-// default of package lease that needs nothing but a file. [New] opens a
-// file as a [lock.Provider] (with waiting and inspection, so lock.Manager
-// and lock/election work on it) and [NewClaimStore] as a [claim.Store] for
-// claim.Broker. Every process of a host that opens the same file shares its
+// default of package lease that needs nothing but a file.
+// [NewLockProvider] opens a file as a [lock.Provider] (with waiting and
+// inspection, so lock.Manager and lock/election work on it) and
+// [NewClaimStore] as a [claim.Store] for claim.Broker. Every process of a host that opens the same file shares its
 // locks and queues.
 //
 // The driver is modernc.org/sqlite, SQLite compiled to Go: no cgo. The

@@ -3,13 +3,15 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"fmt"
+	"math"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/leasehold/lease"
 	sqlite3 "modernc.org/sqlite"
 	lib "modernc.org/sqlite/lib"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim/claimstore"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // What was wrong with the file, for errors.Is. Every storage failure is a
@@ -100,24 +102,12 @@ func closedError(op string) error {
 // owner, lock name or execution ID.
 const MaxNameLen = 1024
 
-// checkText refuses what the store does not keep as text: invalid UTF-8
-// and NUL bytes.
-func checkText(op, field, s string) error {
-	switch {
-	case !utf8.ValidString(s):
-		return invalid(op, field, fmt.Sprintf("%q is not valid UTF-8", s))
-	case strings.IndexByte(s, 0) >= 0:
-		return invalid(op, field, fmt.Sprintf("%q contains a NUL byte", s))
-	}
-	return nil
-}
+// lockChecks applies the lock contract's checks and the same limits to
+// lock names and execution IDs.
+var lockChecks = lockprovider.Checker{Package: "sqlite", MaxNameLen: MaxNameLen, TextOnly: true}
 
-func checkName(op, field, s string) error {
-	switch {
-	case s == "":
-		return invalid(op, field, "must not be empty")
-	case len(s) > MaxNameLen:
-		return invalid(op, field, fmt.Sprintf("is %d bytes, more than %d", len(s), MaxNameLen))
-	}
-	return checkText(op, field, s)
-}
+// checks applies package claim's rules and this package's limits: names of
+// at most MaxNameLen bytes, text as JSON and SQLite text keep it, attempts
+// and IDs in 32 and 64 signed bits, as the PostgreSQL store holds them.
+var checks = claimstore.Checker{Package: "sqlite", MaxNameLen: MaxNameLen, TextOnly: true,
+	MaxAttempts: math.MaxInt32, MaxID: math.MaxInt64}

@@ -25,7 +25,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	p, err := sqlite.New(ctx, filepath.Join(dir, "locks.db"))
+	p, err := sqlite.NewLockProvider(ctx, filepath.Join(dir, "locks.db"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,14 +10,11 @@ import (
 
 // Holder returns who holds the lock name, read in one SELECT: the lock is
 // held when its lease has not ended on the provider's clock. It makes
-// Provider a [lock.Inspector]. The Holding's Value is always nil: the
+// LockProvider a [lock.Inspector]. The Holding's Value is always nil: the
 // provider stores no values.
-func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
+func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	const op = "holder"
-	if err := lock.CheckHolder(ctx, name); err != nil {
-		return lock.Holding{}, false, err
-	}
-	if err := checkName(op, "name", name); err != nil {
+	if err := lockChecks.Holder(ctx, name); err != nil {
 		return lock.Holding{}, false, err
 	}
 	if err := p.open(op); err != nil {
@@ -41,14 +38,11 @@ func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool,
 
 // Held returns the locks held whose names start with prefix (all of them
 // for ""), in byte order of their names, at most limit of them when
-// limit > 0, from one SELECT: it makes Provider a [lock.Inspector]. It
+// limit > 0, from one SELECT: it makes LockProvider a [lock.Inspector]. It
 // reads every lock row, so it is meant for operators, not a hot path.
-func (p *Provider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
+func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	const op = "held"
-	if err := lock.CheckHeld(ctx, limit); err != nil {
-		return nil, err
-	}
-	if err := checkText(op, "prefix", prefix); err != nil {
+	if err := lockChecks.Held(ctx, prefix, limit); err != nil {
 		return nil, err
 	}
 	if err := p.open(op); err != nil {

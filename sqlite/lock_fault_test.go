@@ -29,7 +29,7 @@ func init() {
 func holdThenRelease(args []string) error {
 	ctx, cancel := childContext()
 	defer cancel()
-	p, err := sqlite.New(ctx, args[0])
+	p, err := sqlite.NewLockProvider(ctx, args[0])
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func TestEnqueueWakesNotifyInAnotherProcess(t *testing.T) {
 func holdLock(args []string) error {
 	ctx, cancel := childContext()
 	defer cancel()
-	p, err := sqlite.New(ctx, args[0])
+	p, err := sqlite.NewLockProvider(ctx, args[0])
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func holdLock(args []string) error {
 func lead(args []string) error {
 	ctx, cancel := childContext()
 	defer cancel()
-	p, err := sqlite.New(ctx, args[0])
+	p, err := sqlite.NewLockProvider(ctx, args[0])
 	if err != nil {
 		return err
 	}

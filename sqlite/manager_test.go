@@ -113,13 +113,13 @@ func TestBadOptions(t *testing.T) {
 		require.ErrorAs(t, err, &le, tc.field)
 		assert.Equal(t, lease.CodeInvalidArgument, le.Code)
 		assert.Equal(t, tc.field, le.Field)
-		_, err = sqlite.New(t.Context(), path, tc.opt)
+		_, err = sqlite.NewLockProvider(t.Context(), path, tc.opt)
 		require.ErrorIs(t, err, lease.ErrInvalidArgument, tc.field)
 		assert.NoFileExists(t, path)
 	}
 	_, err := sqlite.NewClaimStore(t.Context(), "")
 	require.ErrorIs(t, err, lease.ErrInvalidArgument)
 	//lint:ignore SA1012 a nil context is the bad input under test
-	_, err = sqlite.New(nil, tempFile(t))
+	_, err = sqlite.NewLockProvider(nil, tempFile(t))
 	require.ErrorIs(t, err, lease.ErrInvalidArgument)
 }

@@ -4,15 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/leasehold/lease/lock"
 )
 
-// Provider is a [lock.Provider] that keeps locks in an SQLite file, shared
-// by every process of the host that opens it. It is a [lock.Waiter] and a
+// LockProvider is a [lock.Provider] that keeps locks in an SQLite file,
+// shared by every process of the host that opens it. It is a [lock.Waiter] and a
 // [lock.Inspector], so [lock.Manager] (TryLock, Lock, DoWait, fencing) and
 // lock/election work on it. It is safe for concurrent use by multiple
 // goroutines and processes.
@@ -28,7 +27,7 @@ import (
 // with a Renew before running the function; a clock step can make a lease
 // end early or late, and fencing tokens keep two holders from acting as
 // one.
-type Provider struct {
+type LockProvider struct {
 	d *db
 	// onWait, if set (by tests), is called each time AcquireWait starts
 	// waiting.
@@ -36,32 +35,32 @@ type Provider struct {
 }
 
 var (
-	_ lock.Provider  = (*Provider)(nil)
-	_ lock.Waiter    = (*Provider)(nil)
-	_ lock.Inspector = (*Provider)(nil)
+	_ lock.Provider  = (*LockProvider)(nil)
+	_ lock.Waiter    = (*LockProvider)(nil)
+	_ lock.Inspector = (*LockProvider)(nil)
 )
 
-// New opens the SQLite file at path as a lock provider, creating it if it
+// NewLockProvider opens the SQLite file at path as a lock provider, creating it if it
 // does not exist and bringing its schema up to date (safe when several
 // processes open a file at once). Errors are as [NewClaimStore]'s. Close
 // releases the file; it frees no lock.
-func New(ctx context.Context, path string, opts ...Option) (*Provider, error) {
+func NewLockProvider(ctx context.Context, path string, opts ...Option) (*LockProvider, error) {
 	d, err := openDB(ctx, "locks.open", path, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{d: d}, nil
+	return &LockProvider{d: d}, nil
 }
 
 // Close stops the provider's goroutines and closes the file: calls under
 // way fail with an error matching lease.ErrClosed, as do later ones. The
 // locks held stay held until their leases end. Close is idempotent.
-func (p *Provider) Close() error {
+func (p *LockProvider) Close() error {
 	p.d.close()
 	return nil
 }
 
-func (p *Provider) open(op string) error {
+func (p *LockProvider) open(op string) error {
 	if p.d.closed.Load() {
 		return closedError(op)
 	}
@@ -69,7 +68,7 @@ func (p *Provider) open(op string) error {
 }
 
 // fail wraps a failure of op, or reports the provider closed.
-func (p *Provider) fail(op string, err error) error {
+func (p *LockProvider) fail(op string, err error) error {
 	if p.d.closed.Load() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return closedError(op)
 	}
@@ -84,8 +83,8 @@ func (p *Provider) fail(op string, err error) error {
 // nil when someone holds it, the same executionID included. The new Lease's
 // Token is greater than every token issued before for name. A nil error
 // means the acquisition is in the file.
-func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+func (p *LockProvider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
 	if err := p.open("acquire"); err != nil {
@@ -97,7 +96,7 @@ func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time
 
 // acquire is Acquire for checked arguments; when the lock is held it also
 // returns when its lease ends.
-func (p *Provider) acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, int64, error) {
+func (p *LockProvider) acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, int64, error) {
 	var (
 		l    *lock.Lease
 		ends int64
@@ -132,11 +131,8 @@ func (p *Provider) acquire(ctx context.Context, name, executionID string, d time
 // expired, not released), in one transaction. It returns those, in input
 // order, with their new ExpiresAt and unchanged Token; the others are
 // silently skipped. A lease listed twice is returned twice.
-func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if err := lock.CheckRenew(ctx, leases, d); err != nil {
-		return nil, err
-	}
-	if err := checkLeases("renew", leases); err != nil {
+func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
+	if err := lockChecks.Renew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	if err := p.open("renew"); err != nil {
@@ -193,11 +189,8 @@ func (p *Provider) Renew(ctx context.Context, leases []lock.Lease, d time.Durati
 // a lock someone else now holds. A released lock keeps its last token. The
 // provider's waiters in this process are woken when the release commits;
 // those of other processes at their next poll.
-func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lock.CheckRelease(ctx, leases); err != nil {
-		return err
-	}
-	if err := checkLeases("release", leases); err != nil {
+func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
+	if err := lockChecks.Release(ctx, leases); err != nil {
 		return err
 	}
 	if err := p.open("release"); err != nil {
@@ -225,30 +218,6 @@ func (p *Provider) Release(ctx context.Context, leases []lock.Lease) error {
 	}, nil)
 	if err != nil {
 		return p.fail("release", err)
-	}
-	return nil
-}
-
-// checkAcquire applies the contract's checks and the store's limits.
-func checkAcquire(ctx context.Context, name, executionID string, d time.Duration) error {
-	if err := lock.CheckAcquire(ctx, name, executionID, d); err != nil {
-		return err
-	}
-	if err := checkName("acquire", "name", name); err != nil {
-		return err
-	}
-	return checkName("acquire", "executionID", executionID)
-}
-
-// checkLeases refuses a batch with a bad entry before anything is written.
-func checkLeases(op string, leases []lock.Lease) error {
-	for i, l := range leases {
-		if err := checkName(op, fmt.Sprintf("leases[%d].Name", i), l.Name); err != nil {
-			return err
-		}
-		if err := checkName(op, fmt.Sprintf("leases[%d].ExecutionID", i), l.ExecutionID); err != nil {
-			return err
-		}
 	}
 	return nil
 }

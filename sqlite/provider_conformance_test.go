@@ -14,9 +14,9 @@ import (
 	"github.com/leasehold/lease/sqlite"
 )
 
-func newProvider(t testing.TB, path string, opts ...sqlite.Option) *sqlite.Provider {
+func newProvider(t testing.TB, path string, opts ...sqlite.Option) *sqlite.LockProvider {
 	t.Helper()
-	p, err := sqlite.New(t.Context(), path, opts...)
+	p, err := sqlite.NewLockProvider(t.Context(), path, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p

@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // AcquireWait acquires the lock name for executionID for d, as Acquire
-// does, waiting while it is held, until ctx is done: it makes Provider a
+// does, waiting while it is held, until ctx is done: it makes LockProvider a
 // [lock.Waiter]. value must be empty: the provider stores no values.
 //
 // A waiter tries, and when the lock is held, waits for the first of: a
@@ -22,11 +23,11 @@ import (
 //
 // When ctx is done first it returns ctx.Err(), and a lease acquired as ctx
 // ended is released before returning.
-func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
-	if err := checkAcquire(ctx, name, executionID, d); err != nil {
+func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := lock.CheckValue(value); err != nil {
+	if err := lockprovider.CheckValue(value); err != nil {
 		return nil, err
 	}
 	if len(value) > 0 {

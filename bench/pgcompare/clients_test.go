@@ -54,7 +54,7 @@ func newTable() string {
 
 // ours is this module's provider.
 type ours struct {
-	p    *postgres.Provider
+	p    *postgres.LockProvider
 	exec string
 }
 
@@ -68,7 +68,7 @@ func openOurs(tb testing.TB, table string, maxConns int) client {
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(tb, err)
 	tb.Cleanup(pool.Close)
-	p, err := postgres.New(pool, postgres.WithTable(table))
+	p, err := postgres.NewLockProvider(pool, postgres.WithLockTable(table))
 	require.NoError(tb, err)
 	require.NoError(tb, p.Migrate(context.Background()))
 	tb.Cleanup(func() {

@@ -36,7 +36,7 @@ type env struct {
 	schema string
 	pool   *pgxpool.Pool
 	broker *claim.Broker
-	locks  *postgres.Provider
+	locks  *postgres.LockProvider
 }
 
 // newEnv returns a migrated env. Its broker keeps finished items for a
@@ -63,7 +63,7 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, err)
 	e.broker = lease.Must(claim.New(store))
 	t.Cleanup(func() { require.NoError(t, e.broker.Close()) })
-	e.locks, err = postgres.New(pool, postgres.WithSchema(e.schema))
+	e.locks, err = postgres.NewLockProvider(pool, postgres.WithLockSchema(e.schema))
 	require.NoError(t, err)
 	return e
 }

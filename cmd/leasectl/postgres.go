@@ -16,15 +16,15 @@ var postgresDriver = driver{open: openPostgres, migrations: postgresMigrations}
 
 // postgresOptions returns the options of the provider and the store that
 // t names.
-func postgresOptions(t tables) ([]postgres.Option, []postgres.ClaimOption) {
-	var lockOpts []postgres.Option
+func postgresOptions(t tables) ([]postgres.LockOption, []postgres.ClaimOption) {
+	var lockOpts []postgres.LockOption
 	var claimOpts []postgres.ClaimOption
 	if t.schema != "" {
-		lockOpts = append(lockOpts, postgres.WithSchema(t.schema))
+		lockOpts = append(lockOpts, postgres.WithLockSchema(t.schema))
 		claimOpts = append(claimOpts, postgres.WithClaimSchema(t.schema))
 	}
 	if t.locks != "" {
-		lockOpts = append(lockOpts, postgres.WithTable(t.locks))
+		lockOpts = append(lockOpts, postgres.WithLockTable(t.locks))
 	}
 	if t.claims != "" {
 		claimOpts = append(claimOpts, postgres.WithClaimTable(t.claims))
@@ -47,7 +47,7 @@ func openPostgres(ctx context.Context, dsn string, t tables) (*store, error) {
 		return nil, err
 	}
 	lockOpts, claimOpts := postgresOptions(t)
-	provider, err := postgres.New(pool, lockOpts...)
+	provider, err := postgres.NewLockProvider(pool, lockOpts...)
 	if err != nil {
 		pool.Close()
 		return nil, usageError{err}
@@ -98,7 +98,7 @@ const (
 // postgresSQL returns the migrations of the provider and of the store.
 func postgresSQL(t tables) (lockSQL, claimSQL []postgres.Migration, err error) {
 	lockOpts, claimOpts := postgresOptions(t)
-	lockSQL, err = postgres.MigrationSQL(lockOpts...)
+	lockSQL, err = postgres.LockMigrationSQL(lockOpts...)
 	if err != nil {
 		return nil, nil, err
 	}

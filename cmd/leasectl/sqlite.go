@@ -21,7 +21,7 @@ var sqliteDriver = driver{
 		if t != (tables{}) {
 			return nil, usagef("--schema, --lock-table and --claim-table do not apply to SQLite")
 		}
-		provider, err := sqlite.New(ctx, path)
+		provider, err := sqlite.NewLockProvider(ctx, path)
 		if err != nil {
 			return nil, err
 		}

@@ -60,7 +60,7 @@ func TestSQLiteStore(t *testing.T) {
 	code, _, _ = run("items", "show", "999")
 	assert.Equal(t, exitNotFound, code)
 
-	provider, err := sqlite.New(ctx, path)
+	provider, err := sqlite.NewLockProvider(ctx, path)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, provider.Close()) }()
 	_, err = provider.Acquire(ctx, "reports", "exec-1", time.Minute)

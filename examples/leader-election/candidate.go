@@ -48,7 +48,7 @@ func campaign(ctx context.Context, el *election.Election, name string, report fu
 }
 
 // openPostgres connects to the server and makes sure the table exists.
-func openPostgres(ctx context.Context, dsn string) (*pgxpool.Pool, *postgres.Provider, error) {
+func openPostgres(ctx context.Context, dsn string) (*pgxpool.Pool, *postgres.LockProvider, error) {
 	if dsn == "" {
 		return nil, nil, fmt.Errorf("%w: LEASE_POSTGRES_DSN is not set", errUnreachable)
 	}
@@ -62,7 +62,7 @@ func openPostgres(ctx context.Context, dsn string) (*pgxpool.Pool, *postgres.Pro
 		pool.Close()
 		return nil, nil, fmt.Errorf("%w at %s: %v", errUnreachable, dsn, err)
 	}
-	p, err := postgres.New(pool, postgres.WithTable(table))
+	p, err := postgres.NewLockProvider(pool, postgres.WithLockTable(table))
 	if err == nil {
 		err = p.Migrate(ctx) // safe to run from every process
 	}

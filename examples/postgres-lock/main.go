@@ -83,7 +83,7 @@ func run(ctx context.Context, dsn string, out io.Writer) error {
 		return fmt.Errorf("%w at %s: %v", errUnreachable, dsn, err)
 	}
 
-	provider, err := postgres.New(pool, postgres.WithTable("postgres_lock_example"))
+	provider, err := postgres.NewLockProvider(pool, postgres.WithLockTable("postgres_lock_example"))
 	if err != nil {
 		return err
 	}

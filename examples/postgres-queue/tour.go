@@ -69,7 +69,7 @@ func tour(ctx context.Context, dsn string, out io.Writer) error {
 	if err := store.Migrate(ctx); err != nil {
 		return err
 	}
-	provider, err := postgres.New(pool, postgres.WithTable(lockTable))
+	provider, err := postgres.NewLockProvider(pool, postgres.WithLockTable(lockTable))
 	if err != nil {
 		return err
 	}

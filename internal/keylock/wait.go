@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // waitQueues are the waiters of Locks, one FIFO queue per lock name. They
@@ -170,7 +171,7 @@ func (m *Locks) delayEnds(name string, d time.Duration) (time.Duration, bool) {
 	m.mu.Unlock()
 	switch {
 	case r.underWay > 0:
-		return max(d/10, 10*time.Millisecond), true
+		return lockkit.PollInterval(d), true
 	case r.id == 0:
 		return 0, false
 	}

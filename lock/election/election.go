@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/lockkit"
 	"github.com/leasehold/lease/internal/renewal"
 	"github.com/leasehold/lease/lock"
 )
@@ -158,7 +159,7 @@ func (o *options) check() error {
 	case o.set.poll && o.poll <= 0:
 		return invalid(opNew, "WithPollInterval", "poll interval "+o.poll.String()+" is not positive")
 	case !o.set.poll:
-		o.poll = lock.PollInterval(o.duration)
+		o.poll = lockkit.PollInterval(o.duration)
 	}
 	return nil
 }

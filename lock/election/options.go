@@ -29,7 +29,7 @@ type options struct {
 	duration time.Duration
 	margin   time.Duration // unset: a tenth of duration
 	retry    time.Duration // unset: a tenth of duration
-	poll     time.Duration // unset: lock.PollInterval(duration)
+	poll     time.Duration // unset: lockprovider.PollInterval(duration)
 	set      setFlags
 	clock    lease.Clock // nil: the provider's time base, or the system clock
 	onPanic  func(*lease.PanicError)
@@ -76,7 +76,7 @@ func WithRetryInterval(r time.Duration) Option {
 
 // WithPollInterval sets how often Observe (and so Run's OnNewLeader) asks
 // the provider who leads: a change of leader is seen within about p
-// (default lock.PollInterval of the lease duration: a tenth of it, at
+// (default lockprovider.PollInterval of the lease duration: a tenth of it, at
 // least 10 ms). On a provider that watches instead (a HolderWatcher) it is
 // only how soon a watch that failed is started again. New refuses a p
 // that is not positive.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Providers that each break one clause of the contract, to show the suite
@@ -69,7 +70,7 @@ type racy struct {
 }
 
 func (p *racy) Acquire(ctx context.Context, name, exec string, d time.Duration) (*lock.Lease, error) {
-	if err := lock.CheckAcquire(ctx, name, exec, d); err != nil {
+	if err := lockprovider.CheckAcquire(ctx, name, exec, d); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
@@ -88,7 +89,7 @@ func (p *racy) Acquire(ctx context.Context, name, exec string, d time.Duration) 
 }
 
 func (p *racy) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
-	if err := lock.CheckRenew(ctx, leases, d); err != nil {
+	if err := lockprovider.CheckRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
@@ -103,7 +104,7 @@ func (p *racy) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) 
 }
 
 func (p *racy) Release(ctx context.Context, leases []lock.Lease) error {
-	if err := lock.CheckRelease(ctx, leases); err != nil {
+	if err := lockprovider.CheckRelease(ctx, leases); err != nil {
 		return err
 	}
 	p.mu.Lock()
