@@ -9,6 +9,11 @@
 // service's own authentication, never on a public listener.
 //
 //	mux.Handle("/debug/lease", debugpage.New(debugpage.Config{Service: svc, Broker: broker, Queues: []string{"mail"}}))
+//
+// Deprecated: package console shows all this page shows and more (items,
+// payloads, charts, waiters, candidates, actions behind an authorizer),
+// read-only unless told otherwise. This package keeps working as it is
+// and gains nothing new.
 package debugpage
 
 import (

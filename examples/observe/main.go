@@ -1,13 +1,14 @@
 // Command observe is a small service that exports the metrics of a lease
 // service, a claim broker and a lock manager to Prometheus, through
-// OpenTelemetry's Prometheus exporter, and serves the debug page.
+// OpenTelemetry's Prometheus exporter, and serves the operator console
+// (read-only).
 //
 //	go run ./examples/observe -addr 127.0.0.1:8080
 //	curl 127.0.0.1:8080/metrics
-//	open http://127.0.0.1:8080/debug/lease
+//	open http://127.0.0.1:8080/debug/lease/
 //
-// The debug page shows holders, keys and audit reasons: a real service
-// mounts it behind its own authentication.
+// The console shows holders, keys, payloads and audit reasons: a real
+// service mounts it behind its own authentication.
 package main
 
 import (
@@ -30,7 +31,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/debugpage"
+	"github.com/leasehold/lease/console"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/otel"
 )
@@ -83,13 +84,16 @@ func NewApp(clock lease.Clock) (*App, error) {
 	if err == nil {
 		manager, err = lock.NewManager(locks, lock.WithObserver(tel.Lock()))
 	}
+	recorder := console.NewRecorder(svc.Clock())
 	var queues *claim.Memory
 	if err == nil {
 		queues, err = claim.NewMemory(svc)
 	}
 	var broker *claim.Broker
 	if err == nil {
-		if broker, err = claim.New(queues, claim.WithObserver(tel.Claim())); err != nil {
+		// The console's charts and the metrics watch the same claims.
+		broker, err = claim.New(queues, claim.WithObserver(lease.Observers(tel.Claim(), recorder)))
+		if err != nil {
 			_ = queues.Close()
 		}
 	}
@@ -99,9 +103,10 @@ func NewApp(clock lease.Clock) (*App, error) {
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/debug/lease", debugpage.New(debugpage.Config{
-		Service: svc, Locks: locks, Broker: broker, Queues: []string{Queue},
-	}))
+	ops := console.New(console.Config{
+		Service: svc, Locks: locks, Broker: broker, Recorder: recorder, Queues: []string{Queue},
+	})
+	mux.Handle("/debug/lease/", http.StripPrefix("/debug/lease", ops))
 	return &App{Service: svc, Broker: broker, Locks: locks, Manager: manager, Handler: mux, tel: tel, mp: mp}, nil
 }
 

@@ -140,7 +140,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 	assert.Equal(t, 1.0, sample(t, s, "lease_lock_wait_duration_seconds_count"))
 }
 
-func TestDebugPageIsServed(t *testing.T) {
+func TestConsoleIsServed(t *testing.T) {
 	app, err := NewApp(leasetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
 	require.NoError(t, err)
 	srv := httptest.NewServer(app.Handler)
@@ -151,7 +151,7 @@ func TestDebugPageIsServed(t *testing.T) {
 	})
 	_, err = app.Broker.Enqueue(context.Background(), Queue, []byte("x"))
 	require.NoError(t, err)
-	resp, err := srv.Client().Get(srv.URL + "/debug/lease?format=json")
+	resp, err := srv.Client().Get(srv.URL + "/debug/lease/?format=json")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
