@@ -113,6 +113,9 @@ func (s *ClaimStore) call(ctx context.Context, c *claimCall) (*claimReply, error
 	if closed {
 		return nil, closedError(op)
 	}
+	if err := checkCall(c); err != nil {
+		return nil, ownError(err)
+	}
 	rep, err := s.do(ctx, c)
 	if err != nil {
 		return nil, ownError(err)
