@@ -43,6 +43,7 @@ type flight struct {
 	future raft.ApplyFuture
 	reqs   []*request
 	tick   *term // the term whose tick the entry carries, if any
+	slot   bool  // the entry holds one of the batcher's pipeline slots
 }
 
 // term is one leadership term of this node.
@@ -279,16 +280,20 @@ func (n *Node) send(ctx context.Context, req *request) result {
 }
 
 // batcher proposes the queued commands, as many as it finds up to the
-// bounds, one log entry at a time, until Close.
+// bounds, one log entry at a time, until Close. At most pipelineDepth
+// entries of commands are in flight: while they commit, the queue fills,
+// and the next entry carries what gathered (group commit) instead of raft
+// paying its per-entry costs for each command. A tick never waits for a
+// slot: when the pipeline is full it goes out at once in an entry of its
+// own, so that an expiry waits for no renewal batch but the ones raft is
+// already writing.
 func (n *Node) batcher() {
 	defer n.wg.Done()
 	defer close(n.inflight)
 	for {
 		var (
-			reqs   []*request
-			tick   time.Time
-			cmds   int
-			settle int64 // the latest stamp a read needs
+			reqs []*request
+			tick time.Time
 		)
 		select {
 		case <-n.closing:
@@ -297,11 +302,23 @@ func (n *Node) batcher() {
 		case r := <-n.queue:
 			reqs = append(reqs, r)
 		case tick = <-n.tickCh:
+			n.propose(nil, tick, false)
+			continue
 		}
-		size := 0
-		if len(reqs) > 0 {
-			size = len(reqs[0].enc)
+	slot:
+		for {
+			select {
+			case n.slots <- struct{}{}:
+				break slot
+			case tk := <-n.tickCh:
+				n.propose(nil, tk, false)
+			case <-n.closing:
+				n.failClosed(reqs)
+				n.failQueued()
+				return
+			}
 		}
+		size := len(reqs[0].enc)
 	gather:
 		for len(reqs) < maxBatch && size < maxBatchLen {
 			select {
@@ -312,46 +329,64 @@ func (n *Node) batcher() {
 				break gather
 			}
 		}
-		if tick.IsZero() {
-			select {
-			case tick = <-n.tickCh:
-			default:
-			}
-		}
-		t := n.currentTerm(context.Background())
-		if t == nil {
-			n.fail(reqs, nil)
-			continue
-		}
 		select {
-		case <-t.ready:
-		case <-t.ctx.Done():
-			n.fail(reqs, nil)
-			continue
-		case <-n.closing:
-			n.fail(reqs, nil)
-			n.failQueued()
-			return
+		case tick = <-n.tickCh:
+		default:
 		}
-		for _, r := range reqs {
-			if r.enc != nil {
-				cmds++
-			}
-			settle = max(settle, r.settle)
-		}
-		stamp := max(time.Now().UnixNano(), t.lastIssued, tick.UnixNano(), settle)
-		t.lastIssued = stamp
-		data := make([]byte, 0, 16+size)
-		data = encodeHeader(data, stamp, cmds)
-		for _, r := range reqs {
-			data = append(data, r.enc...)
-		}
-		fl := &flight{future: n.raft.Apply(data, 0), reqs: reqs}
-		if !tick.IsZero() {
-			fl.tick = t
-		}
-		n.inflight <- fl // the responder drains it, and raft answers every future by Shutdown
+		n.propose(reqs, tick, true)
 	}
+}
+
+// propose stamps reqs (and tick, when not zero) into one entry and hands it
+// to raft and then to the responder; slot says whether the entry holds a
+// pipeline slot, which the responder gives back.
+func (n *Node) propose(reqs []*request, tick time.Time, slot bool) {
+	release := func() {
+		if slot {
+			<-n.slots
+		}
+	}
+	t := n.currentTerm(context.Background())
+	if t == nil {
+		n.fail(reqs, nil)
+		release()
+		return
+	}
+	select {
+	case <-t.ready:
+	case <-t.ctx.Done():
+		n.fail(reqs, nil)
+		release()
+		return
+	case <-n.closing:
+		n.fail(reqs, nil)
+		release()
+		return
+	}
+	var (
+		cmds   int
+		size   int
+		settle int64 // the latest stamp a read needs
+	)
+	for _, r := range reqs {
+		if r.enc != nil {
+			cmds++
+			size += len(r.enc)
+		}
+		settle = max(settle, r.settle)
+	}
+	stamp := max(time.Now().UnixNano(), t.lastIssued, tick.UnixNano(), settle)
+	t.lastIssued = stamp
+	data := make([]byte, 0, 16+size)
+	data = encodeHeader(data, stamp, cmds)
+	for _, r := range reqs {
+		data = append(data, r.enc...)
+	}
+	fl := &flight{future: n.raft.Apply(data, 0), reqs: reqs, slot: slot}
+	if !tick.IsZero() {
+		fl.tick = t
+	}
+	n.inflight <- fl // the responder drains it, and raft answers every future by Shutdown
 }
 
 // fail answers reqs with err, or with ErrNotLeader when err is nil.
@@ -370,10 +405,17 @@ func (n *Node) failQueued() {
 	for {
 		select {
 		case r := <-n.queue:
-			r.reply <- result{err: closedError(r.opName())}
+			n.failClosed([]*request{r})
 		default:
 			return
 		}
+	}
+}
+
+// failClosed answers reqs: the node is closing.
+func (n *Node) failClosed(reqs []*request) {
+	for _, r := range reqs {
+		r.reply <- result{err: closedError(r.opName())}
 	}
 }
 
@@ -410,6 +452,9 @@ func (n *Node) responder() {
 				r.reply <- res[i]
 				i++
 			}
+		}
+		if fl.slot {
+			<-n.slots
 		}
 	}
 }
