@@ -257,13 +257,17 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 			return invalid("Dir", "in use by another node: "+path+" is locked by another process, or by a node of this one that is still open")
 		}
 		if err != nil {
-			return fmt.Errorf("replicated: open: log store: %w", err)
+			return fmt.Errorf("replicated: open: stable store: %w", err)
 		}
 		n.closers = append(n.closers, bolt)
+		log, err := openLog(cfg.Dir, bolt, rc.Logger)
+		if err != nil {
+			return fmt.Errorf("replicated: open: log store: %w", err)
+		}
+		n.closers = append(n.closers, log)
 		// Raft reads back every entry it sends a follower; the cache
-		// answers those reads from memory for the latest entries instead
-		// of a bolt transaction and a decode each.
-		cache, err := raft.NewLogCache(logCacheSize, bolt)
+		// answers those reads from memory for the latest entries.
+		cache, err := raft.NewLogCache(logCacheSize, log)
 		if err != nil {
 			return fmt.Errorf("replicated: open: log cache: %w", err)
 		}
