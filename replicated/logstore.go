@@ -113,11 +113,7 @@ const migrateChunk = 256
 
 // copyLogs appends every entry of from to to, in order.
 func copyLogs(to, from raft.LogStore) error {
-	first, err := from.FirstIndex()
-	if err != nil {
-		return err
-	}
-	last, err := from.LastIndex()
+	first, last, err := logRange(from)
 	if err != nil || last == 0 {
 		return err
 	}
@@ -140,15 +136,21 @@ func copyLogs(to, from raft.LogStore) error {
 
 // dropLogs deletes whatever entries old still has.
 func dropLogs(old raft.LogStore) error {
-	first, err := old.FirstIndex()
-	if err != nil {
-		return err
-	}
-	last, err := old.LastIndex()
+	first, last, err := logRange(old)
 	if err != nil || last == 0 {
 		return err
 	}
 	return old.DeleteRange(first, last)
+}
+
+// logRange returns the first and last index of s; last is 0 when s is
+// empty.
+func logRange(s raft.LogStore) (first, last uint64, err error) {
+	if first, err = s.FirstIndex(); err != nil {
+		return 0, 0, err
+	}
+	last, err = s.LastIndex()
+	return first, last, err
 }
 
 // syncDir makes the entries of dir durable, a rename among them included.

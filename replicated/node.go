@@ -188,14 +188,15 @@ const (
 // NotifyCh (the node consumes leadership changes itself; use
 // Raft().LeaderCh or RegisterObserver), NoSnapshotRestoreOnStart (the
 // node's state is rebuilt from its latest snapshot when it starts),
-// RestoreCommittedLogs (the bolt store does not track commits), a LocalID
+// RestoreCommittedLogs (the log store does not track commits), a LocalID
 // other than ID, a ProtocolVersion below 3 and an unknown LogLevel. The
 // node turns raft's BatchApplyCh on (its batcher is the only proposer).
 // Without a Logger, raft, the transport and the snapshot store log to
 // LogOutput (stderr when nil) at LogLevel (warnings and errors when both
 // are empty).
-// The bolt log store in Dir syncs every commit but not its freelist, which
-// is rebuilt when the file is opened.
+// The raft log is a write-ahead log in Dir/wal that syncs every append;
+// raft.db (bolt) keeps raft's term and vote. A log an earlier release kept
+// in raft.db is moved to Dir/wal when the node opens.
 func Open(ctx context.Context, cfg Config) (*Node, error) {
 	if ctx == nil {
 		return nil, invalid("ctx", "must not be nil")

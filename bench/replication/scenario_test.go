@@ -3,6 +3,7 @@ package replication
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -213,3 +214,19 @@ func TestThroughputStopsAtTheFirstError(t *testing.T) {
 type failingRevoke struct{ *fakeSystem }
 
 func (failingRevoke) revoke(context.Context, int64) error { return errors.New("refused") }
+
+// The Markdown report sets each figure both targets measured side by side,
+// with ours over etcd's, and leaves out what only one measured.
+func TestMarkdownSideBySide(t *testing.T) {
+	rep := &Report{Results: []Result{
+		{Target: "etcd", Scenario: "grant+revoke", Metric: "pairs/s", Median: 1000},
+		{Target: "ours", Scenario: "grant+revoke", Metric: "pairs/s", Median: 12500},
+		{Target: "etcd", Scenario: "renew (kept stream)", Metric: "renewals/s", Median: 90000},
+	}}
+	var md strings.Builder
+	require.NoError(t, rep.WriteMarkdown(&md, "cmd"))
+	_, side, ok := strings.Cut(md.String(), "Side by side")
+	require.True(t, ok)
+	assert.Contains(t, side, "| grant+revoke | pairs/s | 1,000 | 12,500 | 12.50x |")
+	assert.NotContains(t, side, "renew (kept stream)")
+}
