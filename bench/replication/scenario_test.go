@@ -221,12 +221,15 @@ func TestMarkdownSideBySide(t *testing.T) {
 	rep := &Report{Results: []Result{
 		{Target: "etcd", Scenario: "grant+revoke", Metric: "pairs/s", Median: 1000},
 		{Target: "ours", Scenario: "grant+revoke", Metric: "pairs/s", Median: 12500},
+		{Target: "etcd", Scenario: "renew (KeepAliveOnce)", Metric: "renewals/s", Median: 20000},
 		{Target: "etcd", Scenario: "renew (kept stream)", Metric: "renewals/s", Median: 90000},
+		{Target: "ours", Scenario: "renew (Renew)", Metric: "renewals/s", Median: 40000},
 	}}
 	var md strings.Builder
 	require.NoError(t, rep.WriteMarkdown(&md, "cmd"))
 	_, side, ok := strings.Cut(md.String(), "Side by side")
 	require.True(t, ok)
 	assert.Contains(t, side, "| grant+revoke | pairs/s | 1,000 | 12,500 | 12.50x |")
+	assert.Contains(t, side, "| renew (KeepAliveOnce) | renewals/s | 20,000 | 40,000 | 2.00x |")
 	assert.NotContains(t, side, "renew (kept stream)")
 }
