@@ -3,6 +3,7 @@ package replicated
 import (
 	"context"
 	"errors"
+	"runtime"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -28,6 +29,9 @@ type request struct {
 	// read answers once that entry is applied.
 	read   string
 	settle int64
+	// small holds enc when it fits, as a renewal's or a revocation's
+	// does (an op byte and an ID): one allocation fewer per command.
+	small [16]byte
 }
 
 // opName is the operation errors about r name.
@@ -43,6 +47,7 @@ type flight struct {
 	future raft.ApplyFuture
 	reqs   []*request
 	tick   *term // the term whose tick the entry carries, if any
+	slot   bool  // the entry holds one of the batcher's pipeline slots
 }
 
 // term is one leadership term of this node.
@@ -256,7 +261,9 @@ func (n *Node) submit(ctx context.Context, c command) result {
 	if n.raft.State() != raft.Leader {
 		return result{err: n.notLeader(op)}
 	}
-	return n.send(ctx, &request{op: c.op, enc: appendCommand(nil, &c), reply: make(chan result, 1)})
+	req := &request{op: c.op, reply: make(chan result, 1)}
+	req.enc = appendCommand(req.small[:0], &c)
+	return n.send(ctx, req)
 }
 
 // send queues req for the batcher and waits for its result.
@@ -279,16 +286,20 @@ func (n *Node) send(ctx context.Context, req *request) result {
 }
 
 // batcher proposes the queued commands, as many as it finds up to the
-// bounds, one log entry at a time, until Close.
+// bounds, one log entry at a time, until Close. At most pipelineDepth
+// entries of commands are in flight: while they commit, the queue fills,
+// and the next entry carries what gathered (group commit) instead of raft
+// paying its per-entry costs for each command. A tick never waits for a
+// slot: when the pipeline is full it goes out at once in an entry of its
+// own, so that an expiry waits for no renewal batch but the ones raft is
+// already writing.
 func (n *Node) batcher() {
 	defer n.wg.Done()
 	defer close(n.inflight)
 	for {
 		var (
-			reqs   []*request
-			tick   time.Time
-			cmds   int
-			settle int64 // the latest stamp a read needs
+			reqs []*request
+			tick time.Time
 		)
 		select {
 		case <-n.closing:
@@ -297,61 +308,113 @@ func (n *Node) batcher() {
 		case r := <-n.queue:
 			reqs = append(reqs, r)
 		case tick = <-n.tickCh:
+			n.propose(nil, tick, false)
+			continue
 		}
-		size := 0
-		if len(reqs) > 0 {
-			size = len(reqs[0].enc)
+	slot:
+		for {
+			select {
+			case n.slots <- struct{}{}:
+				break slot
+			case tk := <-n.tickCh:
+				n.propose(nil, tk, false)
+			case <-n.closing:
+				n.failClosed(reqs)
+				n.failQueued()
+				return
+			}
 		}
-	gather:
-		for len(reqs) < maxBatch && size < maxBatchLen {
+		n.gather(&reqs)
+		select {
+		case tick = <-n.tickCh:
+		default:
+		}
+		n.propose(reqs, tick, true)
+	}
+}
+
+// gatherRounds bounds how many times gather yields for more commands.
+const gatherRounds = 4
+
+// gather adds to reqs what is queued, up to the bounds. The clients an
+// entry just answered are queuing their next commands while the batcher
+// gathers: it yields to them and gathers again, for as long as the queue
+// grows (up to gatherRounds times), so that they go in this entry instead
+// of waiting a whole commit for the next.
+func (n *Node) gather(reqs *[]*request) {
+	size := 0
+	for _, r := range *reqs {
+		size += len(r.enc)
+	}
+	for range gatherRounds {
+		runtime.Gosched()
+		before := len(*reqs)
+	take:
+		for len(*reqs) < maxBatch && size < maxBatchLen {
 			select {
 			case r := <-n.queue:
-				reqs = append(reqs, r)
+				*reqs = append(*reqs, r)
 				size += len(r.enc)
 			default:
-				break gather
+				break take
 			}
 		}
-		if tick.IsZero() {
-			select {
-			case tick = <-n.tickCh:
-			default:
-			}
-		}
-		t := n.currentTerm(context.Background())
-		if t == nil {
-			n.fail(reqs, nil)
-			continue
-		}
-		select {
-		case <-t.ready:
-		case <-t.ctx.Done():
-			n.fail(reqs, nil)
-			continue
-		case <-n.closing:
-			n.fail(reqs, nil)
-			n.failQueued()
+		if len(*reqs) == before || len(*reqs) >= maxBatch || size >= maxBatchLen {
 			return
 		}
-		for _, r := range reqs {
-			if r.enc != nil {
-				cmds++
-			}
-			settle = max(settle, r.settle)
-		}
-		stamp := max(time.Now().UnixNano(), t.lastIssued, tick.UnixNano(), settle)
-		t.lastIssued = stamp
-		data := make([]byte, 0, 16+size)
-		data = encodeHeader(data, stamp, cmds)
-		for _, r := range reqs {
-			data = append(data, r.enc...)
-		}
-		fl := &flight{future: n.raft.Apply(data, 0), reqs: reqs}
-		if !tick.IsZero() {
-			fl.tick = t
-		}
-		n.inflight <- fl // the responder drains it, and raft answers every future by Shutdown
 	}
+}
+
+// propose stamps reqs (and tick, when not zero) into one entry and hands it
+// to raft and then to the responder; slot says whether the entry holds a
+// pipeline slot, which the responder gives back.
+func (n *Node) propose(reqs []*request, tick time.Time, slot bool) {
+	release := func() {
+		if slot {
+			<-n.slots
+		}
+	}
+	t := n.currentTerm(context.Background())
+	if t == nil {
+		n.fail(reqs, nil)
+		release()
+		return
+	}
+	select {
+	case <-t.ready:
+	case <-t.ctx.Done():
+		n.fail(reqs, nil)
+		release()
+		return
+	case <-n.closing:
+		n.fail(reqs, nil)
+		release()
+		return
+	}
+	var (
+		cmds   int
+		size   int
+		settle int64 // the latest stamp a read needs
+	)
+	for _, r := range reqs {
+		if r.enc != nil {
+			cmds++
+			size += len(r.enc)
+		}
+		settle = max(settle, r.settle)
+	}
+	stamp := max(time.Now().UnixNano(), t.lastIssued, tick.UnixNano(), settle)
+	t.lastIssued = stamp
+	data := make([]byte, 0, 16+size)
+	data = encodeHeader(data, stamp, cmds)
+	for _, r := range reqs {
+		data = append(data, r.enc...)
+	}
+	fl := &flight{future: n.raft.Apply(data, 0), reqs: reqs, slot: slot}
+	if !tick.IsZero() {
+		fl.tick = t
+	}
+	n.inflight <- fl // the responder drains it, and raft answers every future by Shutdown
 }
 
 // fail answers reqs with err, or with ErrNotLeader when err is nil.
@@ -370,10 +433,17 @@ func (n *Node) failQueued() {
 	for {
 		select {
 		case r := <-n.queue:
-			r.reply <- result{err: closedError(r.opName())}
+			n.failClosed([]*request{r})
 		default:
 			return
 		}
+	}
+}
+
+// failClosed answers reqs: the node is closing.
+func (n *Node) failClosed(reqs []*request) {
+	for _, r := range reqs {
+		r.reply <- result{err: closedError(r.opName())}
 	}
 }
 
@@ -410,6 +480,9 @@ func (n *Node) responder() {
 				r.reply <- res[i]
 				i++
 			}
+		}
+		if fl.slot {
+			<-n.slots
 		}
 	}
 }

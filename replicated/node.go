@@ -132,6 +132,7 @@ type Node struct {
 	queue     chan *request
 	tickCh    chan time.Time // the deadline the expiry loop wants ended; capacity 1
 	inflight  chan *flight
+	slots     chan struct{} // the batcher's pipeline slots: one per entry of commands in flight
 	clockMove chan struct{} // the earliest deadline may have moved; capacity 1
 
 	term        atomic.Pointer[term] // the leadership term under way; nil when not leader
@@ -160,11 +161,19 @@ const (
 	queueCap    = 8192    // commands waiting for the batcher
 	maxBatch    = 1024    // commands in one log entry
 	maxBatchLen = 1 << 20 // encoded bytes in one log entry
-	// inflightCap leaves the batcher one entry ahead of the one the
-	// responder waits for: two entries in flight, as many as raft's two
-	// stages (the leader's log write, then a follower's). Deeper pipelines
-	// measured slower: more, smaller entries, each with raft's own costs.
-	inflightCap = 0
+	// pipelineDepth bounds the entries of commands in flight: two, as
+	// many as raft's two stages (the leader's log write, then a
+	// follower's). Deeper pipelines measured slower: more, smaller
+	// entries, each with raft's own costs.
+	pipelineDepth = 2
+	// inflightCap bounds every entry in flight, ticks included; a tick
+	// takes no pipeline slot, so that an expiry is not queued behind
+	// batches of commands.
+	inflightCap = 64
+	// logCacheSize is how many of the latest log entries a node keeps in
+	// memory for raft to send to followers: as many as raft sends in one
+	// append (its default MaxAppendEntries).
+	logCacheSize = 64
 )
 
 // Open starts a node: it opens (or creates) its stores in cfg.Dir, joins the
@@ -179,14 +188,15 @@ const (
 // NotifyCh (the node consumes leadership changes itself; use
 // Raft().LeaderCh or RegisterObserver), NoSnapshotRestoreOnStart (the
 // node's state is rebuilt from its latest snapshot when it starts),
-// RestoreCommittedLogs (the bolt store does not track commits), a LocalID
+// RestoreCommittedLogs (the log store does not track commits), a LocalID
 // other than ID, a ProtocolVersion below 3 and an unknown LogLevel. The
 // node turns raft's BatchApplyCh on (its batcher is the only proposer).
 // Without a Logger, raft, the transport and the snapshot store log to
 // LogOutput (stderr when nil) at LogLevel (warnings and errors when both
 // are empty).
-// The bolt log store in Dir syncs every commit but not its freelist, which
-// is rebuilt when the file is opened.
+// The raft log is a write-ahead log in Dir/wal that syncs every append;
+// raft.db (bolt) keeps raft's term and vote. A log an earlier release kept
+// in raft.db is moved to Dir/wal when the node opens.
 func Open(ctx context.Context, cfg Config) (*Node, error) {
 	if ctx == nil {
 		return nil, invalid("ctx", "must not be nil")
@@ -202,6 +212,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		queue:     make(chan *request, queueCap),
 		tickCh:    make(chan time.Time, 1),
 		inflight:  make(chan *flight, inflightCap),
+		slots:     make(chan struct{}, pipelineDepth),
 		clockMove: make(chan struct{}, 1),
 		closing:   make(chan struct{}),
 		stopped:   make(chan struct{}),
@@ -247,10 +258,21 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 			return invalid("Dir", "in use by another node: "+path+" is locked by another process, or by a node of this one that is still open")
 		}
 		if err != nil {
-			return fmt.Errorf("replicated: open: log store: %w", err)
+			return fmt.Errorf("replicated: open: stable store: %w", err)
 		}
 		n.closers = append(n.closers, bolt)
-		logs, stable = bolt, bolt
+		log, err := openLog(cfg.Dir, bolt, rc.Logger)
+		if err != nil {
+			return fmt.Errorf("replicated: open: log store: %w", err)
+		}
+		n.closers = append(n.closers, log)
+		// Raft reads back every entry it sends a follower; the cache
+		// answers those reads from memory for the latest entries.
+		cache, err := raft.NewLogCache(logCacheSize, log)
+		if err != nil {
+			return fmt.Errorf("replicated: open: log cache: %w", err)
+		}
+		logs, stable = cache, bolt
 		fss, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rc.Logger)
 		if err != nil {
 			return fmt.Errorf("replicated: open: snapshot store: %w", err)

@@ -39,7 +39,7 @@ import (
 //     and is rebuilt from the latest snapshot when it starts; without the
 //     restore it would come up empty and issue lease IDs again.
 //   - RestoreCommittedLogs: refused: it needs a log store that tracks
-//     commits, and the node's bolt store does not.
+//     commits, and the node's log store does not.
 func raftConfig(cfg *Config) (*raft.Config, error) {
 	rc := raft.DefaultConfig()
 	if cfg.Raft != nil {

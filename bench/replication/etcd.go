@@ -134,8 +134,12 @@ func (c *etcdCluster) grantKey(ctx context.Context, ttl time.Duration, key strin
 	if err != nil {
 		return grant{}, err
 	}
-	_, err = c.client.Put(ctx, key, string(value), clientv3.WithLease(clientv3.LeaseID(g.id)))
-	return g, err
+	return g, c.put(ctx, key, value, g.id)
+}
+
+func (c *etcdCluster) put(ctx context.Context, key string, value []byte, id int64) error {
+	_, err := c.client.Put(ctx, key, string(value), clientv3.WithLease(clientv3.LeaseID(id)))
+	return err
 }
 
 func (c *etcdCluster) revoke(ctx context.Context, id int64) error {

@@ -93,6 +93,10 @@ func (c *oursCluster) grantKey(ctx context.Context, ttl time.Duration, key strin
 	return grant{id: int64(l.ID), deadline: l.ExpiresAt}, err
 }
 
+func (c *oursCluster) put(ctx context.Context, key string, value []byte, id int64) error {
+	return c.leader.Put(ctx, key, value, lease.ID(id))
+}
+
 func (c *oursCluster) revoke(ctx context.Context, id int64) error {
 	_, err := c.leader.Revoke(ctx, lease.ID(id))
 	return err

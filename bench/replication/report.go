@@ -33,8 +33,56 @@ func (r *Report) WriteMarkdown(w io.Writer, command string) error {
 	for _, res := range r.Results {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", res.Target, res.Scenario, res.Metric, format(res.Median), formatRuns(res.Runs), res.Reference)
 	}
+	r.writeSideBySide(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// counterparts names, for a scenario of ours whose name differs from
+// etcd's, the figure of etcd it is set beside: a replicated Renew beside
+// KeepAliveOnce, etcd's single renewal call.
+var counterparts = map[string]string{"renew (Renew)": "renew (KeepAliveOnce)"}
+
+// writeSideBySide writes, for every scenario and metric both targets
+// measured, etcd's median beside ours and their ratio, in the order of the
+// results.
+func (r *Report) writeSideBySide(b *strings.Builder) {
+	type key struct{ scenario, metric string }
+	medians := map[key]map[string]float64{}
+	var order []key
+	for _, res := range r.Results {
+		k := key{res.Scenario, res.Metric}
+		if c, ok := counterparts[res.Scenario]; ok && res.Target == "ours" {
+			k.scenario = c
+		}
+		if medians[k] == nil {
+			medians[k] = map[string]float64{}
+			order = append(order, k)
+		}
+		medians[k][res.Target] = res.Median
+	}
+	var rows []string
+	for _, k := range order {
+		etcd, okE := medians[k]["etcd"]
+		ours, okO := medians[k]["ours"]
+		if !okE || !okO {
+			continue
+		}
+		ratio := "n/a"
+		if etcd != 0 {
+			ratio = strconv.FormatFloat(ours/etcd, 'f', 2, 64) + "x"
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", k.scenario, k.metric, format(etcd), format(ours), ratio))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\nSide by side (medians; ours / etcd):\n\n")
+	b.WriteString("| scenario | metric | etcd | ours | ours / etcd |\n")
+	b.WriteString("|---|---|--:|--:|--:|\n")
+	for _, row := range rows {
+		b.WriteString(row)
+	}
 }
 
 // WriteJSON writes the report as indented JSON.

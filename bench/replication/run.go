@@ -166,6 +166,7 @@ func runOnce(ctx context.Context, start starter, sc scenario, cfg Config) (ms []
 			err = fmt.Errorf("closing: %w", cerr)
 		}
 	}()
+	cfg.Dir = dir // where the scenario may measure the disk
 	return sc.run(ctx, sys, cfg)
 }
 
@@ -238,15 +239,14 @@ func median(v []float64) float64 {
 // references are etcd's figures measured earlier on this machine and the
 // goals for ours, by target, scenario and metric.
 var references = map[[3]string]string{
-	{"etcd", "grant+revoke", "pairs/s"}:             "earlier: ~1,000",
-	{"ours", "grant+revoke", "pairs/s"}:             "goal: >= 5,000",
-	{"etcd", "grant+put", "pairs/s"}:                "earlier: ~3,300",
-	{"ours", "grant+put", "pairs/s"}:                "goal: >= 3,300",
-	{"etcd", "renew (KeepAliveOnce)", "renewals/s"}: "earlier: ~30,000",
-	{"etcd", "renew (kept stream)", "renewals/s"}:   "earlier: ~150,000",
-	{"ours", "renew (Renew)", "renewals/s"}:         "goal: >= 30,000",
-	{"etcd", "expiry lag", "p99 ms"}:                "earlier: ~505",
-	{"ours", "expiry lag", "p99 ms"}:                "goal: < 10",
-	{"etcd", "due together", "drain ms"}:            "earlier: ~6,000",
-	{"ours", "due together", "drain ms"}:            "goal: <= 100",
+	{"etcd", "grant+revoke", "pairs/s"}:               "earlier: ~1,000",
+	{"ours", "grant+revoke", "pairs/s"}:               "goal: >= 3x etcd",
+	{"ours", "grant then put (two calls)", "pairs/s"}: "goal: >= 3x etcd",
+	{"etcd", "renew (KeepAliveOnce)", "renewals/s"}:   "earlier: ~30,000",
+	{"etcd", "renew (kept stream)", "renewals/s"}:     "earlier: ~150,000",
+	{"ours", "renew (Renew)", "renewals/s"}:           "goal: >= 1.5x etcd KeepAliveOnce",
+	{"etcd", "expiry lag", "p99 ms"}:                  "earlier: ~505",
+	{"ours", "expiry lag", "p99 ms"}:                  "goal: < 10",
+	{"etcd", "due together", "drain ms"}:              "earlier: ~6,000",
+	{"ours", "due together", "drain ms"}:              "goal: <= 100",
 }

@@ -28,6 +28,7 @@ type scenario struct {
 var scenarios = []scenario{
 	{"grant-revoke", grantRevoke},
 	{"grant-put", grantPut},
+	{"grant-with-key", grantWithKey},
 	{"renew", renewRate},
 	{"expiry-lag", expiryLag},
 	{"due-together", dueTogether},
@@ -57,11 +58,36 @@ func grantRevoke(ctx context.Context, sys system, cfg Config) ([]measure, error)
 	return []measure{{"grant+revoke", "pairs/s", rate}}, err
 }
 
-// grantPut is scenario (b): each client grants a lease with one key of its
-// own, over and over.
+// grantPut is scenario (b): each client grants a lease and then puts one
+// key of its own to it, two calls, over and over: the same calls on both
+// systems.
 func grantPut(ctx context.Context, sys system, cfg Config) ([]measure, error) {
 	rate, err := throughput(ctx, cfg.Clients, cfg.Duration, func(_ context.Context, client int) (func(context.Context) error, func(), error) {
 		prefix := "bench/put/" + strconv.Itoa(client) + "/"
+		n := 0
+		op := func(ctx context.Context) error {
+			n++
+			g, err := sys.grant(ctx, longTTL)
+			if err != nil {
+				return fmt.Errorf("grant: %w", err)
+			}
+			if err := sys.put(ctx, prefix+strconv.Itoa(n), value, g.id); err != nil {
+				return fmt.Errorf("put: %w", err)
+			}
+			return nil
+		}
+		return op, func() {}, nil
+	})
+	return []measure{{"grant then put (two calls)", "pairs/s", rate}}, err
+}
+
+// grantWithKey is scenario (b'): each client grants a lease with one key of
+// its own in the fewest calls its system has, over and over: ours in one
+// (GrantWithKey, one log entry), etcd in two (Grant, then Put with the
+// lease: it has no call that does both).
+func grantWithKey(ctx context.Context, sys system, cfg Config) ([]measure, error) {
+	rate, err := throughput(ctx, cfg.Clients, cfg.Duration, func(_ context.Context, client int) (func(context.Context) error, func(), error) {
+		prefix := "bench/key/" + strconv.Itoa(client) + "/"
 		n := 0
 		op := func(ctx context.Context) error {
 			n++
@@ -72,7 +98,7 @@ func grantPut(ctx context.Context, sys system, cfg Config) ([]measure, error) {
 		}
 		return op, func() {}, nil
 	})
-	return []measure{{"grant+put", "pairs/s", rate}}, err
+	return []measure{{"grant with key (ours: GrantWithKey; etcd: Grant, Put)", "grants/s", rate}}, err
 }
 
 // renewRate is scenario (c): each client renews a lease of its own, over
@@ -238,6 +264,7 @@ func renewLoad(ctx context.Context, sys system, clients int) (stop func() error,
 // expiryLag is scenario (d): cfg.ExpiryLeases leases with TTLs spread over
 // 1 to 3 s, granted over 2 s, expire while cfg.Clients clients renew other
 // leases; the lag of each is when its end was observed minus its deadline.
+// With cfg.Dir set, a probe measures the disk's syncs in it meanwhile.
 func expiryLag(ctx context.Context, sys system, cfg Config) ([]measure, error) {
 	const prefix = "bench/expiry/"
 	const spread = 2 * time.Second
@@ -248,18 +275,37 @@ func expiryLag(ctx context.Context, sys system, cfg Config) ([]measure, error) {
 		return nil, err
 	}
 	defer stopWatch()
+	var probe *fsyncProbe
+	if cfg.Dir != "" {
+		if probe, err = startFsyncProbe(cfg.Dir); err != nil {
+			return nil, err
+		}
+	}
+	finishProbe := func() (ms []measure, err error) {
+		if probe == nil {
+			return nil, nil
+		}
+		p50, p99, err := probe.finish()
+		return []measure{
+			{"expiry lag", "disk fsync p50 ms", p50},
+			{"expiry lag", "disk fsync p99 ms", p99},
+		}, err
+	}
 	stopLoad, err := renewLoad(ctx, sys, cfg.Clients)
 	if err != nil {
-		return nil, err
+		_, perr := finishProbe()
+		return nil, errors.Join(err, perr)
 	}
 	grants, err := spreadGrants(ctx, sys, n, spread, prefix)
 	if err != nil {
-		return nil, errors.Join(err, stopLoad())
+		_, perr := finishProbe()
+		return nil, errors.Join(err, stopLoad(), perr)
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Until(latest(grants))+time.Minute)
 	ends, err := log.waitAll(wctx, grants)
 	cancel()
-	if err := errors.Join(err, stopLoad()); err != nil {
+	disk, perr := finishProbe()
+	if err := errors.Join(err, stopLoad(), perr); err != nil {
 		return nil, err
 	}
 	lags := make([]float64, n)
@@ -267,10 +313,10 @@ func expiryLag(ctx context.Context, sys system, cfg Config) ([]measure, error) {
 		lags[i] = ms(ends[i].Sub(g.deadline))
 	}
 	slices.Sort(lags)
-	return []measure{
+	return append([]measure{
 		{"expiry lag", "p50 ms", percentile(lags, 0.50)},
 		{"expiry lag", "p99 ms", percentile(lags, 0.99)},
-	}, nil
+	}, disk...), nil
 }
 
 // spreadGrants grants n leases with keys under prefix, the i-th at i/n of

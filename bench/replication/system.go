@@ -23,8 +23,12 @@ type system interface {
 	// grant creates a lease of ttl and returns it with its deadline as the
 	// system reports it (or as the client can tell it).
 	grant(ctx context.Context, ttl time.Duration) (grant, error)
-	// grantKey creates a lease of ttl with key attached to it.
+	// grantKey creates a lease of ttl with key attached to it, in the
+	// fewest calls the system has: one for ours (GrantWithKey), two for
+	// etcd (Grant, then Put with the lease), which has no single call.
 	grantKey(ctx context.Context, ttl time.Duration, key string, value []byte) (grant, error)
+	// put attaches key to lease id, a call of its own.
+	put(ctx context.Context, key string, value []byte, id int64) error
 	revoke(ctx context.Context, id int64) error
 	// exactTTL reports whether a grant's deadline is its TTL from the
 	// instant the grant is applied, to the nanosecond; etcd's TTLs are

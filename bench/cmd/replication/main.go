@@ -5,14 +5,17 @@
 // cluster and prints the medians:
 //
 //   - grant-revoke: 64 clients each granting a lease (TTL 60 s) and revoking it;
-//   - grant-put: granting a lease with one key (etcd: Grant, then Put with the lease);
+//   - grant-put: granting a lease, then putting one key to it: two calls on both;
+//   - grant-with-key: granting a lease with one key in the fewest calls
+//     (ours: GrantWithKey, one call; etcd, which has no such call: Grant, then Put);
 //   - renew: renewals of one lease per client (etcd: KeepAliveOnce, and
 //     requests on a kept LeaseKeepAlive stream; ours: Renew);
 //   - expiry-lag: 1,000 leases of TTL 1 to 3 s expiring while 64 clients
 //     renew other leases; the lag is when the end was observed (etcd: the
 //     watch event deleting the lease's key; ours: OnEnd on the leader)
 //     minus the deadline (etcd: grant response time plus TTL; ours:
-//     ExpiresAt), p50 and p99;
+//     ExpiresAt), p50 and p99, beside the p50 and p99 of a probe syncing a
+//     file on the same disk meanwhile (the floor the disk sets for a commit);
 //   - due-together: 5,000 leases falling due together (ours: each granted
 //     with the TTL that ends it at the common instant; etcd, whose TTLs are
 //     whole seconds: all renewed at once), and the time from the last
@@ -27,13 +30,14 @@
 // Flags:
 //
 //	-target etcd|ours|both   the clusters to measure (default both)
-//	-scenarios LIST          comma-separated: grant-revoke,grant-put,renew,expiry-lag,due-together (default all)
+//	-scenarios LIST          comma-separated: grant-revoke,grant-put,grant-with-key,renew,expiry-lag,due-together (default all)
 //	-duration D              length of each throughput run (default 5s)
 //	-clients N               concurrent clients (default 64)
 //	-runs N                  runs per scenario and target; the median is reported (default 3)
 //	-expiry-leases N         leases in expiry-lag (default 1000)
 //	-due-leases N            leases in due-together (default 5000)
 //	-out FILE                also write the report to FILE: JSON if it ends in .json, else Markdown
+//	-cpuprofile FILE         write a CPU profile of the whole run to FILE (go tool pprof reads it)
 package main
 
 import (
@@ -44,6 +48,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/leasehold/lease/bench/replication"
@@ -71,6 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.ExpiryLeases, "expiry-leases", cfg.ExpiryLeases, "leases in expiry-lag")
 	fs.IntVar(&cfg.DueLeases, "due-leases", cfg.DueLeases, "leases in due-together")
 	out := fs.String("out", "", "also write the report to this file: JSON if it ends in .json, else Markdown")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,6 +94,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Scenarios = strings.Split(*list, ",")
 	}
 	cfg.Progress = stderr
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return errors.Join(err, pf.Close())
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = pf.Close()
+		}()
+	}
 	command := strings.TrimSpace("go run ./cmd/replication " + strings.Join(args, " "))
 	rep, err := replication.Run(ctx, cfg)
 	if err != nil {

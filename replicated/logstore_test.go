@@ -1,0 +1,112 @@
+package replicated
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+)
+
+func openBolt(t *testing.T, dir string) *raftboltdb.BoltStore {
+	t.Helper()
+	b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), BoltOptions: boltOptions()})
+	require.NoError(t, err)
+	return b
+}
+
+// A log left in raft.db, compacted so that it starts past index 1 and
+// longer than one copy chunk, moves to the write-ahead log entry for
+// entry, and raft.db keeps none of it; a copy a crash left half made is
+// made again.
+func TestOpenLogMovesTheLogOutOfBolt(t *testing.T) {
+	dir := t.TempDir()
+	old := openBolt(t, dir)
+	defer func() { require.NoError(t, old.Close()) }()
+	const first, last = 100, 100 + 2*migrateChunk + 7
+	var logs []*raft.Log
+	for i := uint64(first); i <= last; i++ {
+		logs = append(logs, &raft.Log{Index: i, Term: 3, Type: raft.LogCommand, Data: []byte(strconv.FormatUint(i, 10))})
+	}
+	require.NoError(t, old.StoreLogs(logs))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, walDir+".tmp"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, walDir+".tmp", "junk"), []byte("half a copy"), 0o600))
+
+	w, err := openLog(dir, old, hclog.NewNullLogger())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, w.Close()) }()
+	fi, err := w.FirstIndex()
+	require.NoError(t, err)
+	li, err := w.LastIndex()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(first), fi)
+	assert.Equal(t, uint64(last), li)
+	for i := uint64(first); i <= last; i++ {
+		var l raft.Log
+		require.NoError(t, w.GetLog(i, &l))
+		assert.Equal(t, strconv.FormatUint(i, 10), string(l.Data))
+		assert.Equal(t, uint64(3), l.Term)
+	}
+	require.NoError(t, w.DeleteRange(first, first+9))
+	var l raft.Log
+	require.ErrorIs(t, w.GetLog(first+9, &l), raft.ErrLogNotFound, "a deleted entry is gone")
+	require.NoError(t, w.GetLog(first+10, &l))
+	bl, err := old.LastIndex()
+	require.NoError(t, err)
+	assert.Zero(t, bl, "raft.db keeps no entry")
+	_, err = os.Stat(filepath.Join(dir, walDir+".tmp"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// A cluster whose directories an earlier release wrote, with the log in
+// raft.db, comes up from them with every lease and key it had.
+func TestClusterOpensDirectoriesWithTheLogInBolt(t *testing.T) {
+	var dirs, binds []string
+	for range 3 {
+		dirs, binds = append(dirs, t.TempDir()), append(binds, freeAddr(t))
+	}
+	o := clusterOpts{stores: boltStores, transport: tcpTransport, raft: patientRaft, dirs: dirs, binds: binds}
+	c := newCluster(t, o)
+	ctx := ctxT(t)
+	li := c.leader()
+	granted := make(map[lease.ID]lease.Lease)
+	for i := range 20 {
+		key := "k" + strconv.Itoa(i)
+		l, err := c.nodes[li].GrantWithKey(ctx, "h", lease.Operation, time.Minute, key, []byte(key))
+		require.NoError(t, err)
+		granted[l.ID] = l
+	}
+	c.close()
+
+	// Put each node's log back where an earlier release kept it.
+	for _, dir := range dirs {
+		w, err := openWAL(filepath.Join(dir, walDir), hclog.NewNullLogger())
+		require.NoError(t, err)
+		b := openBolt(t, dir)
+		require.NoError(t, copyLogs(b, w))
+		require.NoError(t, errors.Join(w.Close(), b.Close()))
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, walDir)))
+	}
+
+	c = newCluster(t, o)
+	li = c.leader()
+	list, err := c.nodes[li].List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, len(granted))
+	for _, l := range list {
+		want := granted[l.ID]
+		assert.Equal(t, want.ExpiresAt, l.ExpiresAt)
+		assert.Equal(t, want.Keys, l.Keys)
+	}
+	_, err = c.nodes[li].Renew(ctx, list[0].ID)
+	require.NoError(t, err, "the cluster commits on the moved log")
+}
