@@ -285,7 +285,14 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 		if err != nil {
 			return fmt.Errorf("replicated: open: transport: %w", err)
 		}
-		net := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: rc.Logger})
+		// No pipelined replication (MaxRPCsInFlight 1): raft's pipeline
+		// can wedge when a follower refuses an append (as during a
+		// leadership transfer under load), after which Shutdown never
+		// returns. Our batches already carry many commands per append,
+		// and the renew and grant benchmarks show no cost without it.
+		net := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: stream, MaxPool: 3, MaxRPCsInFlight: 1, Timeout: 10 * time.Second, Logger: rc.Logger,
+		})
 		n.closers = append(n.closers, closerFunc(func() error {
 			net.CloseStreams() // closing our connections ends the peers' handlers of them
 			return errors.Join(net.Close(), stream.Close())
