@@ -75,14 +75,17 @@ var fuzzSeeds = [][]byte{
 }
 
 var (
-	fuzzQueues   = []string{"fq0", "fq1", ""}
-	fuzzKeys     = []string{"", "", "k0", "k1"}
-	fuzzDelays   = []time.Duration{0, 0, time.Second, 5 * time.Second, -time.Second}
-	fuzzAttempts = []int{1, 2, 3, 0}
-	fuzzPrios    = []int{0, 1, 2, claim.MaxPriority + 1}
-	fuzzLeases   = []time.Duration{time.Second, 3 * time.Second, 10 * time.Second, 0}
-	fuzzAfters   = []time.Duration{0, time.Second, 3 * time.Second, -time.Second}
-	fuzzSteps    = []time.Duration{time.Nanosecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 7 * time.Second}
+	fuzzQueues = []string{"fq0", "fq1", ""}
+	fuzzKeys   = []string{"", "", "k0", "k1"}
+	// fuzzKeyStates are the KeyStates of a keyed item: every state blocks
+	// (nil), only a dead item blocks, or only a live one does.
+	fuzzKeyStates = [][]claim.State{nil, nil, {claim.Dead}, {claim.Visible, claim.Delayed, claim.Claimed}}
+	fuzzDelays    = []time.Duration{0, 0, time.Second, 5 * time.Second, -time.Second}
+	fuzzAttempts  = []int{1, 2, 3, 0}
+	fuzzPrios     = []int{0, 1, 2, claim.MaxPriority + 1}
+	fuzzLeases    = []time.Duration{time.Second, 3 * time.Second, 10 * time.Second, 0}
+	fuzzAfters    = []time.Duration{0, time.Second, 3 * time.Second, -time.Second}
+	fuzzSteps     = []time.Duration{time.Nanosecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 7 * time.Second}
 )
 
 // fuzzRun is one fuzz input's run.
@@ -149,6 +152,9 @@ func (r *fuzzRun) run() {
 			for i := range items {
 				items[i] = claim.NewItem{Queue: pick(r, fuzzQueues), Key: pick(r, fuzzKeys), Payload: []byte{byte(len(r.log)), byte(i)},
 					Delay: pick(r, fuzzDelays), MaxAttempts: pick(r, fuzzAttempts), Priority: pick(r, fuzzPrios)}
+				if items[i].Key != "" {
+					items[i].KeyStates = pick(r, fuzzKeyStates)
+				}
 			}
 			r.log = append(r.log, fmt.Sprintf("Enqueue(%+v)", items))
 			got, err := r.s.Enqueue(ctx, items)

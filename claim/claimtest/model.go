@@ -217,8 +217,20 @@ func (m *model) enqueue(items []claim.NewItem, ids []claim.ItemID) (want []claim
 	if len(ids) != len(items) {
 		return nil, errNone, fmt.Sprintf("Enqueue of %d items returned %d", len(items), len(ids))
 	}
+	// A key is judged once a call, by the first item with it: later items
+	// with the key get what that one found or added.
+	judged := map[[2]string]bool{}
 	for i, n := range items {
-		if it := m.byKey(n.Queue, n.Key); it != nil {
+		k := [2]string{n.Queue, n.Key}
+		it := m.byKey(n.Queue, n.Key)
+		if it != nil && !judged[k] && len(n.KeyStates) > 0 && !slices.Contains(n.KeyStates, m.snapshot(it).State) {
+			it.key = "" // in a state that does not block: it gives up its key
+			it = nil
+		}
+		if n.Key != "" {
+			judged[k] = true
+		}
+		if it != nil {
 			if ids[i] != it.id {
 				return nil, errNone, fmt.Sprintf("Enqueue item %d: key %q exists as item %d, store returned item %d", i, n.Key, it.id, ids[i])
 			}
@@ -229,7 +241,7 @@ func (m *model) enqueue(items []claim.NewItem, ids []claim.ItemID) (want []claim
 			return nil, errNone, fmt.Sprintf("Enqueue item %d: ID %d is zero or was issued before", i, ids[i])
 		}
 		m.issued[ids[i]] = true
-		it := &mitem{
+		it = &mitem{
 			id: ids[i], queue: n.Queue, key: n.Key, payload: bytes.Clone(n.Payload), state: claim.Visible,
 			max: n.MaxAttempts, priority: n.Priority, timeout: n.Timeout, enqueued: m.now, visibleAt: m.now.Add(n.Delay),
 		}
