@@ -30,6 +30,12 @@ const (
 	// EventHandled reports a Work handler that returned, with its
 	// Duration and error.
 	EventHandled
+	// EventTickSkipped reports a tick of a periodic job (Periodic) that
+	// was not enqueued because its Args returned nil, panicked, or gave
+	// arguments that do not make an item: its Job, Tick and Err. The
+	// leader asks for a tick's arguments each time it enqueues ahead, so
+	// a tick may be reported more than once.
+	EventTickSkipped
 )
 
 // String returns the kind's name, such as "claimed" or "dead_lettered".
@@ -49,6 +55,8 @@ func (k EventKind) String() string {
 		return "cancelled"
 	case EventHandled:
 		return "handled"
+	case EventTickSkipped:
+		return "tick_skipped"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -71,8 +79,14 @@ type Event struct {
 	// Broker's clock.
 	Duration time.Duration
 	// Err is, for EventHandled, the error the handler returned (a panic
-	// becomes an error); nil for success.
+	// becomes an error); nil for success. For EventTickSkipped, the
+	// error of the arguments that made no item; nil when Args returned nil
+	// or panicked (the panic goes to the panic handler).
 	Err error
+	// Job and Tick are, for EventTickSkipped, the periodic job's Name and
+	// the tick skipped.
+	Job  string
+	Tick time.Time
 }
 
 // Observer receives a Broker's events: lease.Observer[Event], the module's

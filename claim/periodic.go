@@ -47,7 +47,8 @@ type PeriodicJob struct {
 	Queue    string   // required
 	// Args returns the arguments of the tick's item (see EnqueueArgs). It
 	// is called under the Broker's panic policy; nil, a panic or arguments
-	// that do not encode skip the tick. Required.
+	// that do not make an item skip the tick, which the Broker's observer
+	// is told of (EventTickSkipped). Required.
 	Args func(tick time.Time) Args
 	// Options apply to each tick's item (Priority, MaxAttempts, Timeout);
 	// its Key and Delay are the runner's own.
@@ -237,6 +238,7 @@ func (p *Periodic) next(j PeriodicJob, t time.Time) time.Time {
 func (p *Periodic) enqueueTick(ctx context.Context, j PeriodicJob, tick time.Time) error {
 	var args Args
 	if p.b.call("periodic args", func() { args = j.Args(tick) }) || args == nil {
+		p.skipped(j, tick, nil) // a panic went to the panic handler
 		return nil
 	}
 	delay := tick.Sub(p.b.clock.Now())
@@ -247,9 +249,17 @@ func (p *Periodic) enqueueTick(ctx context.Context, j PeriodicJob, tick time.Tim
 		Key(PeriodicKey(j.Name, tick)), Delay(delay))
 	_, err := p.b.EnqueueArgs(ctx, j.Queue, args, opts...)
 	if errors.Is(err, lease.ErrInvalidArgument) {
-		return nil // args that do not encode: no retry would mend them
+		p.skipped(j, tick, err) // no retry would mend them
+		return nil
 	}
 	return err
+}
+
+// skipped tells the Broker's observer that j's tick was not enqueued.
+func (p *Periodic) skipped(j PeriodicJob, tick time.Time, reason error) {
+	if p.b.opts.observer != nil {
+		p.b.emit(Event{Kind: EventTickSkipped, Queue: j.Queue, Job: j.Name, Tick: tick, Err: reason})
+	}
 }
 
 // PeriodicKey returns the Key of the item of the periodic job name's tick:

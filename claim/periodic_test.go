@@ -321,3 +321,75 @@ func TestNewPeriodicRefusesBadInput(t *testing.T) {
 	_, err = claim.NewPeriodic(b, e, with(func(j *claim.PeriodicJob) { j.Schedule = claim.Every(0) }))
 	requireInvalid(t, err, "jobs[0].interval")
 }
+
+func TestPeriodicTellsTheObserverOfSkippedTicks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc, mem, _ := newSharedStore(t)
+		start := time.Now()
+		at := func(s int) time.Time { return start.Add(time.Duration(s) * time.Second) }
+		three := scheduleFunc(func(t time.Time) time.Time {
+			for _, s := range []int{5, 6, 7} {
+				if at(s).After(t) {
+					return at(s)
+				}
+			}
+			return time.Time{}
+		})
+		job := claim.PeriodicJob{Name: "odd", Schedule: three, Queue: q, Args: func(tk time.Time) claim.Args {
+			switch {
+			case tk.Equal(at(5)):
+				return nil
+			case tk.Equal(at(6)):
+				return unencodable{}
+			}
+			panic("no arguments for this tick")
+		}}
+		var mu sync.Mutex
+		var skipped []claim.Event
+		var panics atomic.Int64
+		b, err := claim.New(mem, claim.WithObserver(claim.ObserverFunc(func(e claim.Event) {
+			if e.Kind == claim.EventTickSkipped {
+				mu.Lock()
+				defer mu.Unlock()
+				skipped = append(skipped, e)
+			}
+		})), claim.WithPanicHandler(func(*lease.PanicError) { panics.Add(1) }))
+		require.NoError(t, err)
+		defer func() { require.NoError(t, b.Close()) }()
+		e, err := election.New(lease.Must(lock.NewMemory(svc)), "periodic")
+		require.NoError(t, err)
+		r, err := claim.NewPeriodic(b, e, job)
+		require.NoError(t, err)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(runCtx) }()
+		<-time.After(10 * time.Second)
+		synctest.Wait()
+		cancel()
+		require.NoError(t, <-done)
+
+		mu.Lock()
+		defer mu.Unlock()
+		// The leader asks for a tick's arguments each time it enqueues
+		// ahead, so a tick may be skipped, and told of, more than once.
+		byTick := map[time.Time][]claim.Event{}
+		for _, e := range skipped {
+			assert.Equal(t, "odd", e.Job)
+			assert.Equal(t, q, e.Queue)
+			byTick[e.Tick] = append(byTick[e.Tick], e)
+		}
+		require.Len(t, byTick, 3, "each tick whose arguments made no item")
+		for _, e := range byTick[at(5)] {
+			assert.NoError(t, e.Err, "Args returned nil")
+		}
+		for _, e := range byTick[at(6)] {
+			assert.ErrorIs(t, e.Err, lease.ErrInvalidArgument, "arguments that do not encode")
+		}
+		for _, e := range byTick[at(7)] {
+			assert.NoError(t, e.Err, "Args panicked")
+		}
+		assert.Equal(t, int64(len(byTick[at(7)])), panics.Load(), "each panic went to the panic handler")
+		assert.Equal(t, "tick_skipped", claim.EventTickSkipped.String())
+		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
+	})
+}

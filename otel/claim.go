@@ -18,6 +18,7 @@ const (
 	keyItem    = attribute.Key("lease.claim.item")
 	keyOwner   = attribute.Key("lease.claim.owner")
 	keyAttempt = attribute.Key("lease.claim.attempt")
+	keyJob     = attribute.Key("lease.claim.job")
 )
 
 // claimObserver is the claim.Observer and claim.HandlerTracer of a
@@ -29,6 +30,7 @@ type claimObserver struct {
 	pickup   metric.Float64Histogram
 	duration metric.Float64Histogram
 	active   metric.Int64UpDownCounter
+	skipped  metric.Int64Counter
 }
 
 func (o *claimObserver) init(m metric.Meter, tracer trace.Tracer, add func(error)) {
@@ -50,6 +52,10 @@ func (o *claimObserver) init(m metric.Meter, tracer trace.Tracer, add func(error
 	add(err)
 	o.active, err = m.Int64UpDownCounter("lease.claim.handlers.active",
 		metric.WithDescription("Work handlers running now: claims in flight."), metric.WithUnit("{handler}"))
+	add(err)
+	o.skipped, err = m.Int64Counter("lease.claim.ticks.skipped",
+		metric.WithDescription("Ticks of periodic jobs whose arguments made no item, by queue and job."),
+		metric.WithUnit("{tick}"))
 	add(err)
 }
 
@@ -73,6 +79,8 @@ func (o *claimObserver) Observe(e claim.Event) {
 			outcome = "error"
 		}
 		o.duration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(queue, keyOutcome.String(outcome)))
+	case claim.EventTickSkipped:
+		o.skipped.Add(ctx, 1, metric.WithAttributes(queue, keyJob.String(e.Job)))
 	default:
 		o.settled.Add(ctx, 1, metric.WithAttributes(queue, keyOutcome.String(e.Kind.String())))
 	}

@@ -528,3 +528,15 @@ func TestJoinedLockObserverKeepsItsSpans(t *testing.T) {
 	require.Len(t, spans, 1)
 	assert.Equal(t, "lock.hold jobs", spans[0].Name())
 }
+
+// A periodic job's skipped tick is counted by job, not as a settlement.
+func TestClaimSkippedTicks(t *testing.T) {
+	h := newHarness(t)
+	o := h.tel.Claim()
+	o.Observe(claim.Event{Kind: claim.EventTickSkipped, Queue: "mail", Job: "digest", Tick: t0})
+	o.Observe(claim.Event{Kind: claim.EventTickSkipped, Queue: "mail", Job: "digest", Tick: t0.Add(time.Hour)})
+	ms := h.metrics(t)
+	assert.Equal(t, int64(2), value(t, ms, "lease.claim.ticks.skipped", queue.String("mail"), attribute.String("lease.claim.job", "digest")))
+	_, settled := ms["lease.claim.settled"]
+	assert.False(t, settled, "a skipped tick is no settlement")
+}
