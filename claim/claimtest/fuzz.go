@@ -72,6 +72,9 @@ var fuzzSeeds = [][]byte{
 	{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 10, 2},
 	// The claim of an item's only attempt snoozes.
 	{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 3, 0, 4, 0},
+	// A keyed item, then one of its key that only a dead item blocks: the
+	// first gives up its key; then one that a live item blocks.
+	{0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0},
 }
 
 var (
@@ -79,7 +82,7 @@ var (
 	fuzzKeys   = []string{"", "", "k0", "k1"}
 	// fuzzKeyStates are the KeyStates of a keyed item: every state blocks
 	// (nil), only a dead item blocks, or only a live one does.
-	fuzzKeyStates = [][]claim.State{nil, nil, {claim.Dead}, {claim.Visible, claim.Delayed, claim.Claimed}}
+	fuzzKeyStates = [][]claim.State{nil, {claim.Dead}, {claim.Visible, claim.Delayed, claim.Claimed}}
 	fuzzDelays    = []time.Duration{0, 0, time.Second, 5 * time.Second, -time.Second}
 	fuzzAttempts  = []int{1, 2, 3, 0}
 	fuzzPrios     = []int{0, 1, 2, claim.MaxPriority + 1}
@@ -150,10 +153,13 @@ func (r *fuzzRun) run() {
 		case 0:
 			items := make([]claim.NewItem, 1+r.byte()%3)
 			for i := range items {
-				items[i] = claim.NewItem{Queue: pick(r, fuzzQueues), Key: pick(r, fuzzKeys), Payload: []byte{byte(len(r.log)), byte(i)},
+				queue, key := pick(r, fuzzQueues), r.byte()
+				items[i] = claim.NewItem{Queue: queue, Key: fuzzKeys[key%len(fuzzKeys)], Payload: []byte{byte(len(r.log)), byte(i)},
 					Delay: pick(r, fuzzDelays), MaxAttempts: pick(r, fuzzAttempts), Priority: pick(r, fuzzPrios)}
 				if items[i].Key != "" {
-					items[i].KeyStates = pick(r, fuzzKeyStates)
+					// The key's byte also picks its states, so that a
+					// byte below len(fuzzKeys) means every state blocks.
+					items[i].KeyStates = fuzzKeyStates[key/len(fuzzKeys)%len(fuzzKeyStates)]
 				}
 			}
 			r.log = append(r.log, fmt.Sprintf("Enqueue(%+v)", items))
