@@ -7,7 +7,11 @@
 // pgcompare.FeatureSettings: River tuned and bench beside the claim store
 // plain and with job kinds and retention on. With -clean N it then also
 // measures the retention cleaner removing N completed rows while claims
-// run (pgcompare.MeasureCleaner); -n 0 skips the queue comparison.
+// run (pgcompare.MeasureCleaner); -n 0 skips the queue comparison. With
+// -split it adds the claim store at 100 workers with kinds alone and with
+// retention alone (pgcompare.SplitSettings). With the environment variable
+// PGCOMPARE_TRACE set, each claim store system writes the medians of its
+// pickups' steps to standard error as it stops (pgcompare.TraceEnv).
 //
 // It prints a markdown table of the medians over the runs to standard
 // output, progress to standard error, and with -svg writes a bar chart.
