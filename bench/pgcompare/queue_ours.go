@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -40,7 +41,7 @@ func FeatureSettings() []Setting {
 func KindsRetentionSettings() []Setting {
 	open := func(workers, prefetch int) func(context.Context, *pgxpool.Pool) (System, error) {
 		return func(ctx context.Context, pool *pgxpool.Pool) (System, error) {
-			s, err := openClaimStoreWith(ctx, pool, workers, true)
+			s, err := openClaimStoreWith(ctx, pool, workers, true, true)
 			if err == nil {
 				s.prefetch = prefetch
 			}
@@ -51,6 +52,21 @@ func KindsRetentionSettings() []Setting {
 		{Name: "lease kinds+retention (100 workers)", PoolSize: DefaultPoolSize, Open: open(100, 0)},
 		{Name: "lease kinds+retention (2,000 workers)", PoolSize: DefaultPoolSize, Open: open(2000, 0)},
 		{Name: "lease kinds+retention (100 workers, prefetch 100)", PoolSize: DefaultPoolSize, Open: open(100, 100)},
+	}
+}
+
+// SplitSettings are the claim store at 100 workers with job kinds alone
+// and with retention alone: beside the plain store and KindsRetentionSettings
+// they say which of the two features a difference comes from.
+func SplitSettings() []Setting {
+	open := func(kinds, retention bool) func(context.Context, *pgxpool.Pool) (System, error) {
+		return func(ctx context.Context, pool *pgxpool.Pool) (System, error) {
+			return openClaimStoreWith(ctx, pool, 100, kinds, retention)
+		}
+	}
+	return []Setting{
+		{Name: "lease kinds only (100 workers)", PoolSize: DefaultPoolSize, Open: open(true, false)},
+		{Name: "lease retention only (100 workers)", PoolSize: DefaultPoolSize, Open: open(false, true)},
 	}
 }
 
@@ -87,9 +103,10 @@ type claimSystem struct {
 	// running handlers.
 	prefetch int
 	items    []claim.NewItem // reused by Enqueue, which the harness calls from one goroutine at a time
-	// kinds makes the items typed args routed by a claim.Workers, and
-	// the store keep completed items for claim.StandardRetention.
+	// kinds makes the items typed args routed by a claim.Workers.
 	kinds bool
+	// trace, if not nil, times the steps of each pickup (TraceEnv).
+	trace *pickupTrace
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -99,14 +116,15 @@ type claimSystem struct {
 // openClaimStore opens a postgres.ClaimStore behind a claim.Broker on pool,
 // worked by Broker.Work with workers handlers.
 func openClaimStore(ctx context.Context, pool *pgxpool.Pool, workers int) (System, error) {
-	return openClaimStoreWith(ctx, pool, workers, false)
+	return openClaimStoreWith(ctx, pool, workers, false, false)
 }
 
-// openClaimStoreWith is openClaimStore, with kinds and retention on if
-// kinds is set.
-func openClaimStoreWith(ctx context.Context, pool *pgxpool.Pool, workers int, kinds bool) (*claimSystem, error) {
+// openClaimStoreWith is openClaimStore, with items as typed args routed
+// by kind if kinds is set, and completed items kept for
+// claim.StandardRetention if retention is.
+func openClaimStoreWith(ctx context.Context, pool *pgxpool.Pool, workers int, kinds, retention bool) (*claimSystem, error) {
 	var opts []postgres.ClaimOption
-	if kinds {
+	if retention {
 		opts = append(opts, postgres.WithClaimRetention(claim.StandardRetention))
 	}
 	store, err := postgres.NewClaimStore(pool, opts...)
@@ -116,11 +134,19 @@ func openClaimStoreWith(ctx context.Context, pool *pgxpool.Pool, workers int, ki
 	if err := store.Migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	broker, err := claim.New(store)
+	var (
+		cs    claim.Store = store
+		trace *pickupTrace
+	)
+	if os.Getenv(TraceEnv) != "" {
+		trace = &pickupTrace{label: fmt.Sprintf("kinds %v, retention %v, %d workers", kinds, retention, workers), out: os.Stderr}
+		cs = tracedStore{ClaimStore: store, t: trace}
+	}
+	broker, err := claim.New(cs)
 	if err != nil {
 		return nil, err
 	}
-	return &claimSystem{store: store, broker: broker, workers: workers, kinds: kinds}, nil
+	return &claimSystem{store: store, broker: broker, workers: workers, kinds: kinds, trace: trace}, nil
 }
 
 // ourNoop is the arguments of the no-op job of the kinds settings.
@@ -150,6 +176,9 @@ func (s *claimSystem) Enqueue(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
+	if s.trace != nil && n == 1 {
+		s.trace.begin()
+	}
 	_, err = s.broker.EnqueueMany(ctx, items)
 	return err
 }
@@ -168,15 +197,19 @@ func (s *claimSystem) EnqueueTx(ctx context.Context, tx pgx.Tx, n int) error {
 // returns; Work stores it right after, and Settled waits for that.
 func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	started := obs.Started
+	if s.trace != nil {
+		started = func() { s.trace.mark("handler"); obs.Started() }
+	}
 	handler := func(context.Context, claim.Claim) error {
-		obs.Started()
+		started()
 		defer obs.Completed()
 		return nil
 	}
 	if s.kinds {
 		var ws claim.Workers
 		err := claim.AddWorker(&ws, func(context.Context, claim.Job[ourNoop]) error {
-			obs.Started()
+			started()
 			defer obs.Completed()
 			return nil
 		})
@@ -223,5 +256,8 @@ func (s *claimSystem) Stop(context.Context) error {
 		s.cancel()
 	}
 	s.wg.Wait()
+	if s.trace != nil {
+		s.trace.report()
+	}
 	return errors.Join(s.err, s.broker.Close())
 }

@@ -7,7 +7,11 @@
 // pgcompare.FeatureSettings: River tuned and bench beside the claim store
 // plain and with job kinds and retention on. With -clean N it then also
 // measures the retention cleaner removing N completed rows while claims
-// run (pgcompare.MeasureCleaner); -n 0 skips the queue comparison.
+// run (pgcompare.MeasureCleaner); -n 0 skips the queue comparison. With
+// -split it adds the claim store at 100 workers with kinds alone and with
+// retention alone (pgcompare.SplitSettings). With the environment variable
+// PGCOMPARE_TRACE set, each claim store system writes the medians of its
+// pickups' steps to standard error as it stops (pgcompare.TraceEnv).
 //
 // It prints a markdown table of the medians over the runs to standard
 // output, progress to standard error, and with -svg writes a bar chart.
@@ -46,6 +50,7 @@ func run() error {
 		svg  string
 
 		features bool
+		split    bool
 		clean    pgcompare.CleanConfig
 	)
 	flag.StringVar(&cfg.DSN, "dsn", os.Getenv("LEASE_POSTGRES_DSN"), "the PostgreSQL server (default $LEASE_POSTGRES_DSN); the role needs CREATEDB")
@@ -59,6 +64,7 @@ func run() error {
 	flag.IntVar(&cfg.TxItems, "tx-items", 1_000, "items enqueued in one caller transaction")
 	flag.IntVar(&cfg.TxRounds, "tx-rounds", 5, "caller transactions timed in each run")
 	flag.BoolVar(&features, "features", false, "measure River tuned and bench beside the claim store plain and with kinds and retention")
+	flag.BoolVar(&split, "split", false, "also measure the claim store at 100 workers with kinds alone and with retention alone")
 	flag.DurationVar(&clean.Pause, "clean-pause", 0, "the cleaner's pause between Clean calls: 0 as long as the previous call took, negative none")
 	flag.IntVar(&clean.Rows, "clean", 0, "also measure the retention cleaner removing this many completed rows while claims run")
 	flag.StringVar(&svg, "svg", "", "also write a bar chart of the medians to this file (it must not exist)")
@@ -72,6 +78,9 @@ func run() error {
 	all := append(pgcompare.RiverSettings(), pgcompare.OurSettings()...)
 	if features {
 		all = pgcompare.FeatureSettings()
+	}
+	if split {
+		all = append(all, pgcompare.SplitSettings()...)
 	}
 	var settings []pgcompare.Setting
 	for _, s := range all {

@@ -1,0 +1,56 @@
+package pgcompare
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPickupTraceReportsMediansOfSteps checks that a trace keeps the steps
+// between an enqueue and its handler, first and last, ignores what happens
+// outside a pickup, and forgets what it reported.
+func TestPickupTraceReportsMediansOfSteps(t *testing.T) {
+	var out bytes.Buffer
+	tr := &pickupTrace{label: "test", out: &out}
+	tr.mark("claimed") // before any pickup: ignored
+	for range 3 {
+		tr.begin()
+		tr.mark("enqueued")
+		tr.mark("claim sent")
+		tr.mark("claim sent")
+		tr.mark("handler")
+		tr.mark("settled") // after the handler began: not this pickup's
+	}
+	tr.report()
+	s := out.String()
+	assert.Contains(t, s, "trace test, 3 pickups")
+	assert.Contains(t, s, "enqueued ")
+	assert.Contains(t, s, "last claim sent ")
+	assert.Contains(t, s, "handler ")
+	assert.NotContains(t, s, "settled")
+	assert.NotContains(t, s, "claimed")
+
+	out.Reset()
+	tr.report()
+	assert.Empty(t, out.String(), "nothing traced since the last report")
+}
+
+// TestSplitSettingsSmall runs the settings with kinds alone and retention
+// alone, traced, at a size CI can afford.
+func TestSplitSettingsSmall(t *testing.T) {
+	t.Setenv(TraceEnv, "1")
+	cfg := Config{DSN: os.Getenv(dsnEnv), N: 300, Batch: 100, Pickup: 5, PickupWarmup: 1, TxItems: 20, TxRounds: 1, Runs: 1, Timeout: time.Minute}
+	settings := SplitSettings()
+	require.Len(t, settings, 2)
+	rep, err := Measure(ctx, cfg, settings)
+	require.NoError(t, err)
+	for _, row := range rep.Rows {
+		assert.Positive(t, row.Median.BurnDownPerSec, row.Setting)
+		assert.Positive(t, row.Median.PickupP50, row.Setting)
+		assert.Positive(t, row.Median.PickupAfterP50, row.Setting)
+	}
+}
