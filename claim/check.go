@@ -30,19 +30,7 @@ func checkContext(ctx context.Context, op string) error {
 // kitItem is what the checks read of n.
 func kitItem(n *NewItem) claimkit.Item {
 	return claimkit.Item{Queue: n.Queue, Key: n.Key, Kind: n.Kind, Tags: n.Tags, Delay: n.Delay, Timeout: n.Timeout,
-		MaxAttempts: n.MaxAttempts, Priority: n.Priority, KeyStates: stateNumbers(n.KeyStates)}
-}
-
-// stateNumbers is states as the checks read them.
-func stateNumbers(states []State) []int {
-	if len(states) == 0 {
-		return nil
-	}
-	out := make([]int, len(states))
-	for i, st := range states {
-		out[i] = int(st)
-	}
-	return out
+		MaxAttempts: n.MaxAttempts, Priority: n.Priority, KeyStates: claimkit.States(n.KeyStates)}
 }
 
 // checkItem checks the fields of an item to enqueue, naming them with

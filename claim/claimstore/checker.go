@@ -68,17 +68,8 @@ func (c Checker) Name(op, field, s string) error {
 func (c Checker) NewItem(op string, i int, it claim.NewItem) error {
 	return c.kit().Item(op, "items["+strconv.Itoa(i)+"].", claimkit.Item{
 		Queue: it.Queue, Key: it.Key, Kind: it.Kind, Tags: it.Tags, Delay: it.Delay, Timeout: it.Timeout,
-		MaxAttempts: it.MaxAttempts, Priority: it.Priority, KeyStates: stateNumbers(it.KeyStates),
+		MaxAttempts: it.MaxAttempts, Priority: it.Priority, KeyStates: claimkit.States(it.KeyStates),
 	})
-}
-
-// stateNumbers is states as the checks read them.
-func stateNumbers(states []claim.State) []int {
-	out := make([]int, len(states))
-	for i, st := range states {
-		out[i] = int(st)
-	}
-	return out
 }
 
 // NewItems checks every item of a batch to enqueue, as NewItem does, and

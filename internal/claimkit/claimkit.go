@@ -41,8 +41,20 @@ type Item struct {
 	MaxAttempts      int
 	Priority         int
 	// KeyStates are the states, as numbers, in which an existing item
-	// with Key blocks this one.
+	// with Key blocks this one (see States).
 	KeyStates []int
+}
+
+// States is a store's states as the checks read them.
+func States[S ~uint8](states []S) []int {
+	if len(states) == 0 {
+		return nil
+	}
+	out := make([]int, len(states))
+	for i, st := range states {
+		out[i] = int(st)
+	}
+	return out
 }
 
 // Item checks an item to enqueue, naming its fields with prefix ("" for
