@@ -49,6 +49,9 @@ type ClaimStore struct {
 	stopLost func()
 	closing  chan struct{}
 	notifies sync.WaitGroup
+	// callbacks counts the Lost functions called and not yet returned,
+	// which Close waits for.
+	callbacks sync.WaitGroup
 
 	mu     sync.Mutex
 	closed bool
@@ -349,6 +352,7 @@ func (s *ClaimStore) Close() error {
 	s.mu.Unlock()
 	s.stopLost()
 	s.notifies.Wait()
+	s.callbacks.Wait()
 	s.mu.Lock()
 	clear(s.pending)
 	clear(s.recent)
@@ -367,8 +371,14 @@ func (s *ClaimStore) lost(r claim.Ref, cause error) {
 	fn := s.pending[r]
 	if fn != nil {
 		delete(s.pending, r)
+		s.callbacks.Add(1)
 		s.mu.Unlock()
-		fn(r, cause)
+		// The node tells of a loss with its queues' lock held: the
+		// caller's function runs on a goroutine of its own, outside it.
+		go func() {
+			defer s.callbacks.Done()
+			fn(r, cause)
+		}()
 		return
 	}
 	delete(s.recent, s.order[s.next]) // the oldest, if the ring is full
@@ -387,7 +397,9 @@ func (s *ClaimStore) watch(r claim.Ref, fn func(claim.Ref, error)) {
 	}
 	if cause, ok := s.recent[r]; ok {
 		delete(s.recent, r)
+		s.callbacks.Add(1)
 		s.mu.Unlock()
+		defer s.callbacks.Done()
 		fn(r, cause)
 		return
 	}

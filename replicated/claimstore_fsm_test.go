@@ -122,9 +122,32 @@ func TestClaimStoreLossBeforeTheAnswer(t *testing.T) {
 	s.watch(claim.Ref{Item: 1, Token: 1}, fn) // the oldest, forgotten: it waits
 	require.Len(t, got, 1)
 	s.lost(claim.Ref{Item: 1, Token: 1}, claim.ErrClaimLost)
+	s.callbacks.Wait() // a loss the node applies is told on a goroutine of its own
 	require.Equal(t, []claim.Ref{{Item: 2, Token: 2}, {Item: 1, Token: 1}}, got)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	require.Empty(t, s.pending)
 	require.Len(t, s.recent, recentLosses-1)
+}
+
+// A Lost function runs outside the node's apply and the queues' lock, so
+// it may call the store: a worker that learns of a loss often looks at its
+// queue.
+func TestClaimStoreLostMayCallTheStore(t *testing.T) {
+	s, clock := newFSMClaimStore(t)
+	ctx := ctxT(t)
+	_, err := s.Enqueue(ctx, []claim.NewItem{{Queue: "q", MaxAttempts: 2}})
+	require.NoError(t, err)
+	seen := make(chan claim.Counts, 1)
+	_, err = s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: "w", Limit: 1, Lease: time.Second,
+		Lost: func(claim.Ref, error) {
+			c, err := s.Counts(ctx, "q")
+			if err != nil {
+				c.Visible = -1 // fails the assertion below
+			}
+			seen <- c
+		}})
+	require.NoError(t, err)
+	clock.Advance(2 * time.Second)
+	require.Equal(t, 1, (<-seen).Visible, "the lost item is claimable again")
 }
