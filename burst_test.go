@@ -96,7 +96,7 @@ func position(t *testing.T, s *lease.Service, id lease.ID, action lease.Action) 
 // waiting for delivery stay bounded.
 func TestUseDuringABurstDoesNotWaitForIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := holdBurst(t, nil, lease.WithAuditSink(func(lease.Decision) {}), lease.WithSinkBuffer(burstSize/4))
+		b := holdBurst(t, nil, auditFunc(func(lease.Decision) {}), lease.WithObserverBuffer(burstSize/4))
 
 		require.Zero(t, b.s.DroppedDecisions(), "a held delivery holds the burst: its decisions never pile up past the sink's buffer")
 		got, err := b.s.Use(ctx, b.live.ID, lease.Operation)
@@ -162,10 +162,11 @@ func TestUseOfAKeptAliveLeaseDueForRenewalSettlesFirst(t *testing.T) {
 // the event's own Keys, still sees them as deleted.
 func TestExpiredKeysAreNotShared(t *testing.T) {
 	var hooked, first, second []string
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
+	s, clk := newService(t)
+	onExpired(s, func(l lease.Lease) {
 		hooked = l.Keys
 		l.Keys[0] = "edited by the hook"
-	}))
+	})
 	s.OnEnd(func(l lease.Lease, _ lease.EndReason) {
 		first = l.Keys
 		l.Keys[1] = "edited by first"

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -280,53 +278,6 @@ func ExampleService_Audit() {
 	// 09:00:00 lease 1 use    allowed=false code="LS_PURPOSE_MISMATCH" trace="req-17"
 	// 09:00:05 lease 1 expire allowed=true  code="" trace=""
 	// 09:01:00 lease 1 use    allowed=false code="LS_STALE_USE" trace="req-17"
-}
-
-func ExampleWithOnExpire() {
-	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.Must(lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
-		fmt.Println("expired:", l.ID, l.Holder, "at", l.ExpiresAt.Format(time.TimeOnly), "deleting", l.Keys)
-	})))
-	defer s.Close()
-	ctx := context.Background()
-
-	slow, _ := s.Grant(ctx, "worker-1", lease.Operation, 20*time.Second)
-	fast, _ := s.Grant(ctx, "worker-2", lease.Operation, 10*time.Second)
-	_ = s.Put(ctx, "tasks/9", nil, fast.ID)
-	_, _ = s.Revoke(ctx, slow.ID) // revocations are not expiries
-
-	// Hooks run in deadline order before Advance returns.
-	_, _ = s.Grant(ctx, "worker-3", lease.Operation, 15*time.Second)
-	clk.Advance(time.Minute)
-	fmt.Println("active:", s.ActiveCount())
-	// Output:
-	// expired: 2 worker-2 at 09:00:10 deleting [tasks/9]
-	// expired: 3 worker-3 at 09:00:15 deleting []
-	// active: 0
-}
-
-func ExampleSlogSink() {
-	// Drop the record's own time so the output is stable; the decision
-	// carries the service clock's timestamp.
-	handler := slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	})
-	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(lease.SlogSink(slog.New(handler)))))
-	defer s.Close()
-	ctx := context.Background()
-
-	l, _ := s.Grant(ctx, "worker-1", lease.Operation, time.Minute) // Debug: not logged at Info
-	_, _ = s.Use(ctx, l.ID, lease.StateWrite)
-	_, _ = s.Revoke(ctx, l.ID)
-	// Output:
-	// level=WARN msg="lease decision" decision.lease_id=1 decision.action=use decision.allowed=false decision.code=LS_PURPOSE_MISMATCH decision.reason="granted for operation, used for state_write" decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=1
-	// level=INFO msg="lease decision" decision.lease_id=1 decision.action=revoke decision.allowed=true decision.reason=revoked decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=2
 }
 
 func ExampleParsePurpose() {

@@ -35,7 +35,8 @@ func TestExpiryIsExactAtTheBoundary(t *testing.T) {
 func TestExpiryWithoutTimer(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var expired []lease.ID
-	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk)), lease.WithOnExpire(func(l lease.Lease) { expired = append(expired, l.ID) })))
+	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk))))
+	onExpired(s, func(l lease.Lease) { expired = append(expired, l.ID) })
 	defer s.Close()
 	a := grant(t, s, lease.Operation, time.Second)
 	b := grant(t, s, lease.Operation, time.Hour)
@@ -78,7 +79,8 @@ func TestOneTimerForTheEarliestDeadline(t *testing.T) {
 // that expiry hooks and ending subscribers see them by deadline, ties by ID.
 func TestHooksRunInDeadlineOrder(t *testing.T) {
 	var hooked, subscribed []lease.ID
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) { hooked = append(hooked, l.ID) }))
+	s, clk := newService(t)
+	onExpired(s, func(l lease.Lease) { hooked = append(hooked, l.ID) })
 	stop := s.OnEnd(func(l lease.Lease, r lease.EndReason) {
 		require.Equal(t, lease.EndExpired, r)
 		subscribed = append(subscribed, l.ID)
@@ -297,10 +299,11 @@ func TestBurstOfExpiriesIsSettledInBatches(t *testing.T) {
 	const n = 3000
 	var s *lease.Service
 	var ended []lease.Lease
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
+	s, clk := newService(t)
+	onExpired(s, func(l lease.Lease) {
 		ended = append(ended, l)
 		require.Zero(t, s.ActiveCount(), "a call between batches settles the rest")
-	}))
+	})
 	for range n {
 		grant(t, s, lease.Operation, time.Second) // all due at one instant
 	}

@@ -184,7 +184,7 @@ func newFuzzRun(t *testing.T, in []byte) *fuzzRun {
 		lease.WithClock(clock),
 		lease.WithEndedCapacity(r.cfg.endedCapacity),
 		lease.WithAuditCapacity(r.cfg.auditCapacity),
-		lease.WithAuditSink(func(d lease.Decision) {
+		auditFunc(func(d lease.Decision) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.decisions = append(r.decisions, fzDecision(d))
@@ -193,14 +193,14 @@ func newFuzzRun(t *testing.T, in []byte) *fuzzRun {
 	if c&fzCfgTTLBounds != 0 {
 		opts = append(opts, lease.WithTTLBounds(r.cfg.minTTL, r.cfg.maxTTL))
 	}
+	r.svc = lease.Must(lease.New(opts...))
 	if r.cfg.onExpire {
-		opts = append(opts, lease.WithOnExpire(func(l lease.Lease) {
+		onExpired(r.svc, func(l lease.Lease) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.expirings = append(r.expirings, fzSnap(l))
-		}))
+		})
 	}
-	r.svc = lease.Must(lease.New(opts...))
 	if r.cfg.subscribe {
 		r.stopSub = r.svc.OnEnd(func(l lease.Lease, reason lease.EndReason) {
 			// Called outside the lock, so it may call back in.
@@ -671,7 +671,7 @@ func (r *fuzzRun) checkNotifications() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.model
-	fzCheckTail(r, m.decisions, r.decisions, &r.checked[0], "audit sink")
+	fzCheckTail(r, m.decisions, r.decisions, &r.checked[0], "audit observer")
 	fzCheckTail(r, m.endings, r.endings, &r.checked[1], "OnEnd notifications")
 	fzCheckTail(r, m.expirings, r.expirings, &r.checked[2], "WithOnExpire notifications")
 }

@@ -42,3 +42,18 @@ func requireCode(t *testing.T, err error, code lease.Code, sentinel error) {
 	require.ErrorAs(t, err, &le)
 	require.Equal(t, code, le.Code)
 }
+
+// auditFunc is the option that makes the service tell f every Decision.
+func auditFunc(f func(lease.Decision)) lease.Option {
+	return lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](f))
+}
+
+// onExpired subscribes f to the leases of s that expire, not to those
+// revoked.
+func onExpired(s *lease.Service, f func(lease.Lease)) {
+	s.OnEnd(func(l lease.Lease, reason lease.EndReason) {
+		if reason == lease.EndExpired {
+			f(l)
+		}
+	})
+}

@@ -7,7 +7,7 @@ import (
 )
 
 // PanicError describes a user callback that panicked: an observer, an
-// expiry hook, an ending subscriber, a trace-ID function, or, in the packages
+// ending subscriber, a trace-ID function, or, in the packages
 // built on the service, a work handler or a release-error handler.
 //
 // Every package of this module treats a panicking callback the same way: the
@@ -16,9 +16,8 @@ import (
 // else goes on as if the callback had returned: the other callbacks still
 // see the event, and no state is lost. A PanicError is a plain value.
 type PanicError struct {
-	// Callback names the kind of callback: "audit sink" (the audit
-	// observer, WithAuditObserver), "expiry hook",
-	// "end subscriber", "trace id" (package lease); "work handler",
+	// Callback names the kind of callback: "audit observer" (the audit
+	// observer, WithAuditObserver), "end subscriber", "trace id" (package lease); "work handler",
 	// "jitter" (package claim); "release error handler", "provider renew"
 	// (package lock); "on started leading", "on stopped leading", "on new
 	// leader" (package election); "observer" (every package with

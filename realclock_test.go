@@ -43,7 +43,8 @@ func TestRealClockExpiresOnItsOwnTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 10 * time.Second
 		log := &expiryLog{}
-		s := lease.Must(lease.New(lease.WithOnExpire(log.hook)))
+		s := lease.Must(lease.New())
+		onExpired(s, log.hook)
 		defer s.Close()
 		l, err := s.Grant(ctx, "h", lease.Operation, ttl)
 		require.NoError(t, err)
@@ -81,11 +82,12 @@ func TestRealClockKeepAlive(t *testing.T) {
 		const ttl = 3 * time.Second
 		log := &expiryLog{}
 		var renewals atomic.Int64
-		s := lease.Must(lease.New(lease.WithOnExpire(log.hook), lease.WithAuditSink(func(d lease.Decision) {
+		s := lease.Must(lease.New(auditFunc(func(d lease.Decision) {
 			if d.Action == lease.ActionRenew && d.Allowed {
 				renewals.Add(1)
 			}
 		})))
+		onExpired(s, log.hook)
 		defer s.Close()
 		l, err := s.Grant(ctx, "h", lease.Operation, ttl)
 		require.NoError(t, err)
@@ -147,7 +149,8 @@ func TestRealClockCloseStopsTimer(t *testing.T) {
 	t.Run("default clock", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			log := &expiryLog{}
-			s := lease.Must(lease.New(lease.WithOnExpire(log.hook)))
+			s := lease.Must(lease.New())
+			onExpired(s, log.hook)
 			l, err := s.Grant(ctx, "h", lease.Operation, time.Minute)
 			require.NoError(t, err)
 			alive, err := s.KeepAlive(ctx, l.ID)

@@ -179,9 +179,6 @@ func newService(o options) *Service {
 		audit: newAuditRing(o.auditCapacity),
 	}
 	s.leases = newLeaseTable(s.relocated)
-	if o.onExpire != nil {
-		s.subs = []*subscriber{expiryHook(o.onExpire)} // first, as it always was
-	}
 	return s
 }
 

@@ -132,9 +132,10 @@ func TestRestoreCountsTimeSpentDown(t *testing.T) {
 	require.NoError(t, err)
 
 	var expired []lease.ID
-	r, _ := restoreAt(t, sn, clk.Now().Add(5*time.Second), lease.WithOnExpire(func(l lease.Lease) {
+	r, _ := restoreAt(t, sn, clk.Now().Add(5*time.Second))
+	onExpired(r, func(l lease.Lease) {
 		expired = append(expired, l.ID)
-	}))
+	})
 	_, err = r.Renew(ctx, soon.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 	_, _, ok := r.Get("soon")

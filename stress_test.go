@@ -352,11 +352,12 @@ func TestStressConcurrentOperations(t *testing.T) {
 		)
 		g := newStressLedger(t)
 		log := &auditLog{}
-		s, clk := newService(t, lease.WithOnExpire(g.expireHook), lease.WithEndedCapacity(16),
-			lease.WithAuditCapacity(1<<16), lease.WithAuditSink(log.sink),
+		s, clk := newService(t, lease.WithEndedCapacity(16),
+			lease.WithAuditCapacity(1<<16), auditFunc(log.sink),
 			// Room for every decision: the check below wants them all
 			// in the sink, however far behind its delivery runs.
-			lease.WithSinkBuffer(1<<16))
+			lease.WithObserverBuffer(1<<16))
+		onExpired(s, g.expireHook)
 		defer s.OnEnd(g.onEnd)()
 
 		runStress(t, s, clk, g, workers, ops, seed)
@@ -437,16 +438,16 @@ func TestStressReentrantHooks(t *testing.T) {
 		s, clk := newService(t,
 			lease.WithEndedCapacity(32),
 			lease.WithAuditCapacity(256),
-			lease.WithOnExpire(func(l lease.Lease) {
-				g.expireHook(l)
-				react(l.ID)
-			}),
-			lease.WithAuditSink(func(d lease.Decision) {
+			auditFunc(func(d lease.Decision) {
 				_, _ = s.Info(d.LeaseID)
 				_, _, _ = s.Get("hook/free")
 				_ = s.ActiveCount()
 			}),
 		)
+		onExpired(s, func(l lease.Lease) {
+			g.expireHook(l)
+			react(l.ID)
+		})
 		defer s.OnEnd(func(l lease.Lease, reason lease.EndReason) {
 			g.onEnd(l, reason)
 			if reason == lease.EndRevoked {
