@@ -360,8 +360,8 @@ func TestAuditSinkCallsBack(t *testing.T) {
 	)
 	sink := func(d lease.Decision) {
 		n := len(s.Audit())
-		_, _ = s.Info(d.LeaseID)
-		_, _, _ = s.Get("k")
+		_, _ = s.Info(ctx, d.LeaseID)
+		_, _, _ = mustGet(t, s, "k")
 		_ = s.ActiveCount()
 		mu.Lock()
 		defer mu.Unlock()

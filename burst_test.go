@@ -102,7 +102,7 @@ func TestUseDuringABurstDoesNotWaitForIt(t *testing.T) {
 		got, err := b.s.Use(ctx, b.live.ID, lease.Operation)
 		require.NoError(t, err, "the live lease answers while the burst is held")
 		require.Equal(t, b.live.ID, got.ID)
-		info, err := b.s.Info(b.live.ID)
+		info, err := b.s.Info(ctx, b.live.ID)
 		require.NoError(t, err)
 		require.Equal(t, b.live.ExpiresAt, info.ExpiresAt)
 		require.Zero(t, b.s.DroppedDecisions(), "nor did the calls settle it")
@@ -124,7 +124,7 @@ func TestUseOfADueLeaseDuringABurstIsStale(t *testing.T) {
 		last := b.burst[len(b.burst)-1] // the last to be settled: ties end in ID order
 		_, err := b.s.Use(ctx, last.ID, lease.Operation)
 		requireCode(t, err, lease.CodeStaleUse, lease.ErrStaleUse)
-		_, err = b.s.Info(last.ID)
+		_, err = b.s.Info(ctx, last.ID)
 		requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 
 		b.release(t)

@@ -53,7 +53,7 @@ func Example() {
 	if _, err := svc.Use(ctx, l.ID, lease.StateWrite); errors.Is(err, lease.ErrStaleUse) {
 		fmt.Println("stop writing:", lease.CodeOf(err))
 	}
-	_, _, held := svc.Get("jobs/42/owner")
+	_, _, held, _ := svc.Get(ctx, "jobs/42/owner")
 	fmt.Println("key held:", held, "- alive done:", alive.Err() != nil)
 	// Output:
 	// writing as lease 1
@@ -139,7 +139,8 @@ func ExampleService_Revoke() {
 
 	ended, _ := s.Revoke(ctx, l.ID)
 	fmt.Println("deleted:", ended.Keys)
-	for _, kv := range s.Scan("jobs/", 0) {
+	kvs, _ := s.Scan(ctx, "jobs/", 0)
+	for _, kv := range kvs {
 		fmt.Println("left:", kv.Key)
 	}
 
@@ -162,7 +163,7 @@ func ExampleService_KeepAlive() {
 
 	// The service renews the lease every TTL/3 on its own clock.
 	clk.Advance(time.Minute) // twenty TTLs
-	l, err := s.Info(l.ID)
+	l, err := s.Info(ctx, l.ID)
 	fmt.Println("after a minute:", err == nil, "expires at", l.ExpiresAt.Format(time.TimeOnly))
 
 	// Cancelling the parent stops the renewals; the lease is left to expire.
@@ -170,7 +171,7 @@ func ExampleService_KeepAlive() {
 	<-alive.Done()
 	fmt.Println("keep-alive ended:", context.Cause(alive))
 	clk.Advance(3 * time.Second) // one TTL after the last renewal
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	fmt.Println(lease.CodeOf(err))
 
 	// A lease kept alive ends its keep-alive when it ends.
@@ -195,15 +196,15 @@ func ExampleService_Put() {
 	l, _ := s.Grant(ctx, "worker-1", lease.StateWrite, 10*time.Second)
 	_ = s.Put(ctx, "config/leader", []byte("worker-1"), l.ID)
 
-	v, id, ok := s.Get("config/leader")
+	v, id, ok, _ := s.Get(ctx, "config/leader")
 	fmt.Printf("%s %d %v\n", v, id, ok)
 
 	// The key goes with its lease, at the exact instant it expires.
 	clk.Advance(10*time.Second - time.Nanosecond)
-	_, _, ok = s.Get("config/leader")
+	_, _, ok, _ = s.Get(ctx, "config/leader")
 	fmt.Println("just before expiry:", ok)
 	clk.Advance(time.Nanosecond)
-	_, _, ok = s.Get("config/leader")
+	_, _, ok, _ = s.Get(ctx, "config/leader")
 	fmt.Println("at expiry:", ok)
 
 	// Attaching a key to an ended lease is refused.
@@ -224,10 +225,13 @@ func ExampleService_Scan() {
 	for _, k := range []string{"jobs/3", "jobs/1", "queue/1", "jobs/2"} {
 		_ = s.Put(ctx, k, []byte("v-"+k), l.ID)
 	}
-	for _, kv := range s.Scan("jobs/", 0) { // in key order
+	kvs, _ := s.Scan(ctx, "jobs/", 0)
+	for _, kv := range kvs { // in key order
 		fmt.Println(kv.Key, string(kv.Value), kv.LeaseID)
 	}
-	fmt.Println(len(s.Scan("jobs/", 2)), len(s.Scan("", 0)))
+	two, _ := s.Scan(ctx, "jobs/", 2)
+	all, _ := s.Scan(ctx, "", 0)
+	fmt.Println(len(two), len(all))
 	// Output:
 	// jobs/1 v-jobs/1 1
 	// jobs/2 v-jobs/2 1

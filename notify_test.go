@@ -24,7 +24,7 @@ func TestHooksMayCallBack(t *testing.T) {
 		require.NoError(t, s.Put(ctx, "successor", nil, next.ID))
 		_, err = s.Renew(ctx, next.ID)
 		require.NoError(t, err)
-		_, err = s.Info(l.ID)
+		_, err = s.Info(ctx, l.ID)
 		require.ErrorIs(t, err, lease.ErrExpired)
 		successors = append(successors, next.ID)
 	})
@@ -39,7 +39,7 @@ func TestHooksMayCallBack(t *testing.T) {
 	clk.Advance(time.Second)
 
 	require.Len(t, successors, 1)
-	_, err := s.Info(successors[0])
+	_, err := s.Info(ctx, successors[0])
 	require.ErrorIs(t, err, lease.ErrAlreadyRevoked, "the subscriber's revoke ran after the hook's grant")
 	require.Positive(t, sinkSawAudit)
 }

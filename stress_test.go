@@ -117,9 +117,9 @@ func (g *stressLedger) check(t *testing.T, s *lease.Service) {
 	t.Helper()
 	// Read the service before taking g.mu: a call may settle an expiry,
 	// whose hooks take g.mu.
-	list := s.List()
+	list := mustList(t, s)
 	count := s.ActiveCount()
-	kvs := s.Scan("", 0)
+	kvs := mustScan(t, s, "", 0)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 
@@ -273,8 +273,8 @@ func stressWorker(t *testing.T, s *lease.Service, g *stressLedger, w, ops int, s
 			_, err := s.Delete(ctx, key())
 			stressCode(t, "delete", err)
 		case 7:
-			_, _, _ = s.Get(key())
-			kvs := s.Scan("k/", 1+r.IntN(8))
+			_, _, _ = mustGet(t, s, key())
+			kvs := mustScan(t, s, "k/", 1+r.IntN(8))
 			if !slices.IsSortedFunc(kvs, func(a, b lease.KeyValue) int { return strings.Compare(a.Key, b.Key) }) {
 				t.Errorf("scan out of order: %v", kvs)
 			}
@@ -332,13 +332,13 @@ func runStress(t *testing.T, s *lease.Service, clk *leasetest.FakeClock, g *stre
 // revokeAll ends every active lease so each granted lease has ended.
 func revokeAll(t *testing.T, s *lease.Service, g *stressLedger) {
 	t.Helper()
-	for _, l := range s.List() {
+	for _, l := range mustList(t, s) {
 		ended, err := s.Revoke(ctx, l.ID)
 		require.NoError(t, err)
 		g.revoked(ended)
 	}
 	require.Zero(t, s.ActiveCount())
-	for _, kv := range s.Scan("", 0) {
+	for _, kv := range mustScan(t, s, "", 0) {
 		require.Zero(t, kv.LeaseID, "key %q outlived its lease", kv.Key)
 	}
 }
@@ -439,8 +439,8 @@ func TestStressReentrantHooks(t *testing.T) {
 			lease.WithEndedCapacity(32),
 			lease.WithAuditCapacity(256),
 			auditFunc(func(d lease.Decision) {
-				_, _ = s.Info(d.LeaseID)
-				_, _, _ = s.Get("hook/free")
+				_, _ = s.Info(ctx, d.LeaseID)
+				_, _, _ = mustGet(t, s, "hook/free")
 				_ = s.ActiveCount()
 			}),
 		)
