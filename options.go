@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/leasehold/lease/internal/callback"
 )
 
 // Option configures a Service. Options are applied in order by New.
@@ -29,52 +31,34 @@ const (
 )
 
 type options struct {
-	clock          Clock
+	shared         shared // WithClock, WithPanicHandler, WithLogger
+	clock          Clock  // the shared clock, or SystemClock()
 	minTTL         time.Duration
 	maxTTL         time.Duration
 	auditCapacity  int
 	endedCapacity  int
 	auditSink      func(Decision)
 	traceID        func(context.Context) string
-	customTrace    bool // traceID is the user's, so calls to it are guarded
-	onPanic        func(*PanicError)
+	customTrace    bool            // traceID is the user's, so calls to it are guarded
+	report         callback.Report // to the panic handler, or the logger
 	observerBuffer int
 	observer       *observerHook // nil: no observer (WithObserver)
 	observed       EventSet      // the events the observer is given (WithObserverOf)
-	bad            *Error        // the first option refused, reported by New
 }
 
 // refuse records that option was given a value it can never take, unless
 // an earlier option was refused already: New reports the first.
-func (o *options) refuse(option, detail string) {
-	if o.bad == nil {
-		o.bad = invalidArgument(option, "New", 0, detail)
-	}
-}
+func (o *options) refuse(option, detail string) { o.shared.Refuse(option, detail) }
 
 func defaultOptions() options {
 	return options{
-		clock:          SystemClock(),
 		minTTL:         1,
 		maxTTL:         1<<63 - 1,
 		auditCapacity:  DefaultAuditCapacity,
 		endedCapacity:  DefaultEndedCapacity,
 		traceID:        TraceIDFromContext,
-		onPanic:        LogPanic,
 		observerBuffer: DefaultObserverBuffer,
 	}
-}
-
-// WithClock sets the clock the service reads time from and arms its timer on.
-// The default is SystemClock(). New returns an error if c is nil.
-func WithClock(c Clock) Option {
-	return optionFunc(func(o *options) {
-		if c == nil {
-			o.refuse("WithClock", "clock must not be nil")
-			return
-		}
-		o.clock = c
-	})
 }
 
 // WithTTLBounds restricts the TTLs Grant accepts to [min, max]. TTLs outside

@@ -125,7 +125,7 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var reported leasetest.PanicRecorder
-		b, _ := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(reported.Handle))
+		b, _ := newRealBroker(t, claim.WithMaxAttempts(1), lease.WithPanicHandler(reported.Handle))
 		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(_ context.Context, c claim.Claim) error {
 			switch string(c.Payload) {
 			case "error":

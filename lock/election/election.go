@@ -13,7 +13,9 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/lockkit"
+	"github.com/leasehold/lease/internal/optcore"
 	"github.com/leasehold/lease/internal/renewal"
+	"github.com/leasehold/lease/internal/sharedopt"
 	"github.com/leasehold/lease/lock"
 )
 
@@ -92,35 +94,36 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	if name == "" {
 		return nil, invalid(opNew, "name", "must not be empty")
 	}
-	o := options{duration: DefaultLeaseDuration, onPanic: lease.LogPanic}
-	for _, opt := range opts {
-		opt.apply(&o)
+	o := options{duration: DefaultLeaseDuration}
+	if r := optcore.Apply(&sharedopt.Target{Shared: &o.shared, Own: &o}, opts, Option.ApplyElection); r != nil {
+		return nil, invalid(opNew, r.Option, r.Detail)
 	}
-	if o.bad != nil {
-		return nil, o.bad
-	}
+	o.report = sharedopt.Reporter(&o.shared)
 	e := &Election{name: name, provider: provider, inspector: in}
 	e.valuer, _ = provider.(lock.ValueAcquirer)
 	tb, isTB := provider.(lock.TimeBase)
 	switch {
-	case isTB && o.clock != nil:
+	case isTB && o.shared.HasClock:
 		return nil, invalid(opNew, "WithClock",
 			"the provider has its own time base (it implements lock.TimeBase, as lock.Memory does), which the Election reads; a second clock would disagree with it")
 	case isTB:
 		if o.clock = tb.Clock(); o.clock == nil {
 			return nil, invalid(opNew, "provider", "its Clock (lock.TimeBase) returned nil")
 		}
-	case o.clock == nil:
-		o.clock = lease.MonotonicClock(lease.SystemClock())
+	case o.shared.HasClock:
+		o.clock = lease.MonotonicClock(o.shared.Clock)
 	default:
-		o.clock = lease.MonotonicClock(o.clock)
+		o.clock = lease.MonotonicClock(lease.SystemClock())
 	}
 	if err := o.check(); err != nil {
 		return nil, err
 	}
 	e.opts = o
 	e.held = e.bounded()
-	e.managerOpts = []lock.Option{lock.WithLeaseDuration(o.duration), lock.WithPanicHandler(o.onPanic)}
+	e.managerOpts = []lock.Option{lock.WithLeaseDuration(o.duration)}
+	for _, so := range sharedopt.Pass(&o.shared) {
+		e.managerOpts = append(e.managerOpts, so)
+	}
 	if o.set.margin {
 		e.managerOpts = append(e.managerOpts, lock.WithSafetyMargin(o.margin))
 	}
@@ -130,7 +133,7 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 		e.opts.retry = renewal.DefaultRetry(o.duration)
 	}
 	if !isTB {
-		e.managerOpts = append(e.managerOpts, lock.WithClock(o.clock))
+		e.managerOpts = append(e.managerOpts, lease.WithClock(o.clock))
 	}
 	// The schedule's rules are lock.NewManager's: ask it, and give its
 	// answer as New's.
@@ -177,7 +180,7 @@ func (e *Election) LeaseDuration() time.Duration { return e.opts.duration }
 // reportPanic reports a panic recovered from a callback to the panic
 // handler.
 func (e *Election) reportPanic(name string, value any, stack []byte) {
-	e.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
+	e.opts.report(name, value, stack)
 }
 
 // Campaign makes a candidate with value attached (a copy; nil for none)

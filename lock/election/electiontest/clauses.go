@@ -55,7 +55,7 @@ func testBadConfiguration(e *env) {
 		requireInvalid(e, err, c.field, c.what)
 	}
 	if _, ok := e.inner.(lock.TimeBase); ok {
-		_, err := election.New(e.p, electionName, e.options(d, election.WithClock(lease.SystemClock()))...)
+		_, err := election.New(e.p, electionName, e.options(d, lease.WithClock(lease.SystemClock()))...)
 		requireInvalid(e, err, "WithClock", "a second clock for a provider with a time base")
 	}
 
