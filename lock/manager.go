@@ -20,7 +20,7 @@ import (
 // runs, and releases when it returns.
 //
 // A Manager starts no goroutine of its own: renewals run as callbacks of
-// its clock (its provider's time base, or the clock of WithClock), so with
+// its clock (its provider's time base, or the clock of lease.WithClock), so with
 // a leasetest.FakeClock they run inside Advance, and no callback outlives
 // the TryLock or Do that armed it.
 //
@@ -38,7 +38,7 @@ type Manager struct {
 // values. It refuses
 //
 //   - a nil provider;
-//   - WithClock for a provider that has its own time base (a TimeBase,
+//   - lease.WithClock for a provider that has its own time base (a TimeBase,
 //     such as Memory): the Manager must count on the time the leases
 //     expire on, not on a second clock;
 //   - a lease so short that its renewal interval, a third of it, rounds to
@@ -102,7 +102,7 @@ const opNewManager = "NewManager"
 
 // managerClock returns the clock a Manager over p times its renewals on:
 // p's time base if it has one, and otherwise a never-backwards view of the
-// clock given with WithClock (nil if none was), by default the system's.
+// clock given with lease.WithClock (nil if none was), by default the system's.
 func managerClock(p Provider, given lease.Clock) (lease.Clock, error) {
 	tb, ok := p.(TimeBase)
 	switch {

@@ -19,11 +19,12 @@ import (
 	"github.com/leasehold/lease/lock"
 )
 
-// MaxValueSize is the largest value a candidate may attach: a host name,
-// an address, an identity. It is below lock.MaxValueSize because the value
-// also travels, base64-encoded, in the lock's execution ID, which every
-// provider must store (PostgreSQL's hold at most 1024 bytes).
-const MaxValueSize = 512
+// MaxCandidateValueSize is the largest value a candidate may attach: a host
+// name, an address, an identity. It is below lock.MaxValueSize, the largest
+// value of a holding, because the candidate's value also travels,
+// base64-encoded, in the lock's execution ID, which every provider must
+// store (PostgreSQL's hold at most 1024 bytes).
+const MaxCandidateValueSize = 512
 
 // Election is one leader election: the lock name it is fought over, on a
 // provider. It keeps no state between calls: every Campaign is a candidate
@@ -75,7 +76,7 @@ const opNew = "New"
 //     for the lock without polling) and a lock.Inspector (Leader and
 //     Observe ask it who holds the lock);
 //   - an empty name;
-//   - WithClock for a provider that has its own time base (lock.TimeBase);
+//   - lease.WithClock for a provider that has its own time base (lock.TimeBase);
 //   - a lease duration whose third rounds to zero, a safety margin or a
 //     retry interval that lock.NewManager would refuse (see its rules), and
 //     a poll interval that is not positive.
@@ -94,7 +95,7 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	if name == "" {
 		return nil, invalid(opNew, "name", "must not be empty")
 	}
-	o := options{duration: DefaultLeaseDuration}
+	o := options{duration: DefaultLeaderLeaseDuration}
 	if r := optcore.Apply(&sharedopt.Target{Shared: &o.shared, Own: &o}, opts, Option.ApplyElection); r != nil {
 		return nil, invalid(opNew, r.Option, r.Detail)
 	}
@@ -198,16 +199,16 @@ func (e *Election) reportPanic(name string, value any, stack []byte) {
 // renewals stop. The release that ends every leadership is bounded by the
 // retry interval (see Leadership.Resign).
 //
-// A value longer than MaxValueSize or a nil ctx is refused with a
+// A value longer than MaxCandidateValueSize or a nil ctx is refused with a
 // *lease.Error (lease.ErrInvalidArgument) naming it; a failure of the
 // provider is returned as it is.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Leadership, error) {
 	if ctx == nil {
 		return nil, invalid("campaign", "ctx", "must not be nil")
 	}
-	if len(value) > MaxValueSize {
+	if len(value) > MaxCandidateValueSize {
 		return nil, invalid("campaign", "value",
-			strconv.Itoa(len(value))+" bytes is more than MaxValueSize ("+strconv.Itoa(MaxValueSize)+")")
+			strconv.Itoa(len(value))+" bytes is more than MaxCandidateValueSize ("+strconv.Itoa(MaxCandidateValueSize)+")")
 	}
 	value = bytes.Clone(value)
 	opts := append([]lock.Option{lock.WithExecutionID(executionID(value))}, e.managerOpts...)

@@ -28,10 +28,11 @@ type optionFunc func(*options)
 
 func (f optionFunc) ApplyElection(t *sharedopt.Target) { f(t.Own.(*options)) }
 
-// DefaultLeaseDuration is an Election's lease duration unless
+// DefaultLeaderLeaseDuration is an Election's lease duration unless
 // WithLeaseDuration says otherwise: a crashed leader is replaced within
-// about that long.
-const DefaultLeaseDuration = 15 * time.Second
+// about that long. It is shorter than lock.DefaultLeaseDuration, a lock
+// Manager's, because a crashed leader leaves a whole role unserved.
+const DefaultLeaderLeaseDuration = 15 * time.Second
 
 type options struct {
 	shared   sharedopt.Settings // lease.WithClock, WithPanicHandler, WithLogger
@@ -54,7 +55,7 @@ func (o *options) refuse(option, detail string) { o.shared.Refuse(option, detail
 type setFlags struct{ margin, retry, poll bool }
 
 // WithLeaseDuration sets the duration of the leader's lease (default
-// DefaultLeaseDuration). The leader renews it every third of it, and a
+// DefaultLeaderLeaseDuration). The leader renews it every third of it, and a
 // leader that stops renewing is replaced within about d. New refuses a d
 // whose third rounds to zero.
 func WithLeaseDuration(d time.Duration) Option {
