@@ -183,18 +183,15 @@ func TestNilOptionRefused(t *testing.T) {
 }
 
 // TestSecondClockRefused: a component over something with a clock of its
-// own refuses WithClock alike, whichever package it is in.
+// own refuses WithClock alike, whichever package it is in (a Service has
+// no such thing: it takes the clock).
 func TestSecondClockRefused(t *testing.T) {
 	svc, clk := newService(t)
-	clock := lease.WithClock(clk)
-	_, err := lock.NewManager(lease.Must(lock.NewMemory(svc)), clock)
-	requireField(t, err, "WithClock")
-	_, err = election.New(lease.Must(lock.NewMemory(svc)), "leader", clock)
-	requireField(t, err, "WithClock")
-	store := lease.Must(claim.NewMemory(svc))
-	_, err = claim.New(store, clock)
-	requireField(t, err, "WithClock")
-	require.NoError(t, store.Close())
+	for _, c := range constructors[1:] {
+		t.Run(c.name, func(t *testing.T) {
+			requireField(t, c.build(t, svc, lease.WithClock(clk)), "WithClock")
+		})
+	}
 }
 
 // TestPackageOptionsStayTheirOwn: an option of one package is not an
