@@ -221,3 +221,37 @@ func TestDocsSayWhoTheyAreFor(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeFiguresAreMeasured checks that every figure the README's
+// comparison with its peers quotes (from "**Why it" to the install block)
+// appears in docs/benchmarks.md or docs/replication.md, where the run that
+// measured it is described: the README cannot quote a number nobody
+// measured, or keep one the benchmarks page no longer shows.
+func TestReadmeFiguresAreMeasured(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	readme := string(b)
+	start := strings.Index(readme, "**Why it")
+	require.GreaterOrEqual(t, start, 0, "README.md has no comparison with its peers")
+	end := strings.Index(readme[start:], "```")
+	require.Greater(t, end, 0)
+	var measured string
+	for _, doc := range []string{"docs/benchmarks.md", "docs/replication.md"} {
+		b, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		measured += string(b)
+	}
+	number := regexp.MustCompile(`\b\d[\d,]*(\.\d+)?\b`)
+	figures := 0
+	for _, n := range number.FindAllString(readme[start:start+end], -1) {
+		if len(n) < 3 { // small counts ("2-core", "100 workers") are not figures
+			continue
+		}
+		figures++
+		// With or without thousands separators, as a whole number.
+		plain := strings.ReplaceAll(n, ",", "")
+		whole := regexp.MustCompile(`(^|[^\d.])` + regexp.QuoteMeta(plain) + `($|[^\d])`)
+		assert.True(t, whole.MatchString(strings.ReplaceAll(measured, ",", "")), "README.md quotes %s, which neither docs/benchmarks.md nor docs/replication.md shows", n)
+	}
+	assert.Greater(t, figures, 5)
+}
