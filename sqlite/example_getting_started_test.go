@@ -69,10 +69,11 @@ func Example_gettingStartedQueue() {
 	// left in the queue: 0
 }
 
-// A lock on the same kind of file: a lock.Manager runs a function while it
-// holds the lock, renewing its lease in the background; a second holder is
-// turned away until the first lets go.
-func Example_gettingStartedLock() {
+// A lock and a leader election on the SQLite lock provider: a
+// lock.Manager runs a function while it holds the lock, renewing its lease
+// in the background, and turns a second holder away; then alice leads
+// until she resigns, and bob leads with a greater fencing token.
+func Example_gettingStartedLockAndElection() {
 	dir, err := os.MkdirTemp("", "getting-started")
 	if err != nil {
 		log.Fatal(err)
@@ -98,27 +99,7 @@ func Example_gettingStartedLock() {
 		return nil // ctx ends if the lock is lost: stop writing then
 	})
 	fmt.Println("acquired:", acquired, err)
-	// Output:
-	// writing the report under fencing token 1
-	// second holder acquired: false <nil>
-	// acquired: true <nil>
-}
 
-// Leader election on the SQLite lock provider: alice leads until she
-// resigns, then bob leads with a greater fencing token.
-func Example_gettingStartedElection() {
-	dir, err := os.MkdirTemp("", "getting-started")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-
-	p, err := sqlite.NewLockProvider(ctx, filepath.Join(dir, "locks.db"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer p.Close()
 	el, err := election.New(p, "scheduler")
 	if err != nil {
 		log.Fatal(err)
@@ -150,6 +131,9 @@ func Example_gettingStartedElection() {
 	}
 	fmt.Printf("leader: %s, greater token: %t\n", leader.Value, bob.Token() > alice.Token())
 	// Output:
+	// writing the report under fencing token 1
+	// second holder acquired: false <nil>
+	// acquired: true <nil>
 	// leader: alice:8080
 	// leader: bob:8080, greater token: true
 }
