@@ -157,16 +157,9 @@ func TestClaimStoreCompleteTx(t *testing.T) {
 			assert.Equal(t, claim.Claimed, lookup(t, s, c.Item).State, "nothing shows before the commit")
 			require.NoError(t, tx.commit())
 			assert.Equal(t, claim.Completed, lookup(t, s, c.Item).State)
-			var notes []string
 			rows, err := s.pool.Query(ctx, "SELECT note FROM "+side)
 			require.NoError(t, err)
-			for rows.Next() {
-				var n string
-				require.NoError(t, rows.Scan(&n))
-				notes = append(notes, n)
-			}
-			require.NoError(t, rows.Err())
-			assert.Equal(t, []string{"committed"}, notes)
+			assert.Equal(t, []string{"committed"}, notes(t, rows))
 			requireStale(t, s.Settle(ctx, complete(c)))
 		})
 	}
@@ -304,14 +297,24 @@ func TestSQLTxBeginIsASavepoint(t *testing.T) {
 	require.NoError(t, nested.Commit(ctx))
 	require.NoError(t, sp.Commit(ctx))
 
-	var notes []string
 	rows, err := tx.QueryContext(ctx, "SELECT note FROM notes")
 	require.NoError(t, err)
+	assert.Equal(t, []string{"kept"}, notes(t, rows))
+}
+
+// notes returns the text of each of rows, of pgx or of database/sql.
+func notes(tb testing.TB, rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+}) []string {
+	tb.Helper()
+	var out []string
 	for rows.Next() {
 		var n string
-		require.NoError(t, rows.Scan(&n))
-		notes = append(notes, n)
+		require.NoError(tb, rows.Scan(&n))
+		out = append(out, n)
 	}
-	require.NoError(t, rows.Err())
-	assert.Equal(t, []string{"kept"}, notes)
+	require.NoError(tb, rows.Err())
+	return out
 }
