@@ -318,3 +318,31 @@ func notes(tb testing.TB, rows interface {
 	require.NoError(tb, rows.Err())
 	return out
 }
+
+// BenchmarkClaimEnqueueTx enqueues one item in a transaction of the
+// caller's, begun and committed around it, of pgx and of database/sql:
+// the adapter's cost is what separates them.
+func BenchmarkClaimEnqueueTx(b *testing.B) {
+	s := benchClaimStore(b)
+	items := noopItems("q", 1)
+	b.Run("pgx", func(b *testing.B) {
+		for b.Loop() {
+			tx, err := s.pool.Begin(ctx)
+			require.NoError(b, err)
+			_, err = s.EnqueueTx(ctx, tx, items)
+			require.NoError(b, err)
+			require.NoError(b, tx.Commit(ctx))
+		}
+	})
+	b.Run("database/sql", func(b *testing.B) {
+		db := stdlib.OpenDBFromPool(s.pool)
+		defer func() { require.NoError(b, db.Close()) }()
+		for b.Loop() {
+			tx, err := db.BeginTx(ctx, nil)
+			require.NoError(b, err)
+			_, err = s.EnqueueTx(ctx, SQLTx(tx), items)
+			require.NoError(b, err)
+			require.NoError(b, tx.Commit())
+		}
+	})
+}
