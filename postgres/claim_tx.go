@@ -56,9 +56,9 @@ func (s *ClaimStore) EnqueueTx(ctx context.Context, tx ClaimTx, items []claim.Ne
 // ends, and an Extend or Settle of r waits for tx. A claim that is not
 // live gets an error matching lease.ErrStaleUse, and tx is left usable. A
 // nil tx (a typed nil included) or a closed one gets an error matching
-// lease.ErrInvalidArgument naming "tx". Once tx commits, Settle of r is stale: a Work handler that
-// completes its claim this way should return nil and let the Broker's
-// Complete find it already settled.
+// lease.ErrInvalidArgument naming "tx". Once tx commits, Settle of r is
+// stale: a Work handler that completes its claim this way should return
+// nil and let the Broker's Complete find it already settled.
 func (s *ClaimStore) CompleteTx(ctx context.Context, tx ClaimTx, r claim.Ref) error {
 	const op = "complete_tx"
 	if err := s.begin(ctx, op); err != nil {
@@ -107,7 +107,7 @@ func nilTx(tx ClaimTx) bool {
 		return t.tx == nil
 	}
 	switch v := reflect.ValueOf(tx); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
 		return v.IsNil()
 	}
 	return false
