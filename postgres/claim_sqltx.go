@@ -45,11 +45,19 @@ const sqlSavepoint = "lease_claims"
 
 // Begin starts a savepoint of the transaction and returns it.
 func (t sqlTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	const op = "claims.begin"
+	if t.tx == nil {
+		return nil, invalid(op, "tx", "must not be nil")
+	}
 	var sp *savepoint
 	err := t.onConn(ctx, func(conn *pgx.Conn) (string, error) {
 		sp = &savepoint{conn: conn, name: sqlSavepoint}
 		return "SAVEPOINT " + sqlSavepoint, nil
 	})
+	var foreign *foreignTxError
+	if errors.As(err, &foreign) {
+		return nil, invalid(op, "tx", foreign.Error())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -82,19 +90,30 @@ func (t sqlTx) run(ctx context.Context, fn func(pgx.Tx) error) error {
 // as that call's. pgx's stdlib driver hands a pgx.QueryRewriter argument
 // the connection; any other driver refuses it.
 func (t sqlTx) onConn(ctx context.Context, fn func(*pgx.Conn) (string, error)) error {
-	if t.tx == nil {
-		return invalid("claims.tx", "tx", "must not be nil")
-	}
 	r := &connRewriter{fn: fn}
-	_, err := t.tx.ExecContext(ctx, "", r)
+	// The text is replaced; a driver that prepares it before refusing r
+	// prepares an empty statement, and one that pgx's stdlib driver
+	// deallocates when it closes it (unlike "").
+	_, err := t.tx.ExecContext(ctx, "-- lease claims", r)
 	switch {
 	case r.err != nil:
 		return r.err
 	case err == nil || r.ran || errors.Is(err, sql.ErrTxDone) || ctx.Err() != nil:
 		return err
 	}
-	return invalid("claims.tx", "tx", "is not a transaction of pgx's stdlib driver (github.com/jackc/pgx/v5/stdlib): "+err.Error())
+	return &foreignTxError{err}
 }
+
+// foreignTxError reports a database/sql transaction whose driver did not
+// hand pgx its connection: bad input naming "tx", which the store's call
+// reports under its own name (see failTx).
+type foreignTxError struct{ err error }
+
+func (e *foreignTxError) Error() string {
+	return "is not a transaction of pgx's stdlib driver (github.com/jackc/pgx/v5/stdlib): " + e.err.Error()
+}
+
+func (e *foreignTxError) Unwrap() error { return e.err }
 
 // connRewriter is the pgx.QueryRewriter through which onConn reaches the
 // connection: it is handed to one ExecContext and used by it alone.

@@ -125,10 +125,14 @@ func inTx(ctx context.Context, db ClaimTx, fn func(pgx.Tx) error) error {
 }
 
 // failTx is fail for a call in the caller's transaction: a transaction
-// already committed or rolled back is bad input.
+// already committed or rolled back, or of a driver that cannot run the
+// store's statements, is bad input.
 func (s *ClaimStore) failTx(op string, err error) error {
 	if errors.Is(err, pgx.ErrTxClosed) || errors.Is(err, sql.ErrTxDone) {
 		return invalid("claims."+op, "tx", fmt.Sprintf("is closed: %v", err))
+	}
+	if foreign := (*foreignTxError)(nil); errors.As(err, &foreign) {
+		return invalid("claims."+op, "tx", foreign.Error())
 	}
 	var le *lease.Error
 	if errors.As(err, &le) {

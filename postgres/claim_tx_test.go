@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"os"
 	"testing"
 	"time"
@@ -345,4 +347,47 @@ func BenchmarkClaimEnqueueTx(b *testing.B) {
 			require.NoError(b, tx.Commit())
 		}
 	})
+}
+
+// strictConnector makes connections of pgx's stdlib driver seen through a
+// wrapper that offers database/sql only driver.Conn's methods, as some
+// instrumenting wrappers do: database/sql then converts arguments itself
+// and refuses pgx's.
+type strictConnector struct{ dsn string }
+
+func (c strictConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := stdlib.GetDefaultDriver().Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return strictConn{conn}, nil
+}
+
+func (strictConnector) Driver() driver.Driver { return stdlib.GetDefaultDriver() }
+
+type strictConn struct{ driver.Conn }
+
+// A transaction whose driver does not hand pgx its connection is bad input
+// naming "tx", and is left usable.
+func TestClaimStoreTxOfAnotherDriver(t *testing.T) {
+	s := newTestClaimStore(t)
+	enqueue(t, s, item("q", "job"))
+	c := claimN(t, s, "q", "w", 1)[0]
+	db := sql.OpenDB(strictConnector{os.Getenv(dsnEnv)})
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+
+	_, err = s.EnqueueTx(ctx, SQLTx(tx), []claim.NewItem{item("q", "refused")})
+	requireInvalid(t, err, "tx")
+	assert.Contains(t, err.Error(), "pgx's stdlib driver")
+	assert.Contains(t, err.Error(), "claims.enqueue tx: ")
+	requireInvalid(t, s.CompleteTx(ctx, SQLTx(tx), c.Ref), "tx")
+	_, err = SQLTx(tx).Begin(ctx)
+	requireInvalid(t, err, "tx")
+	var one int
+	require.NoError(t, tx.QueryRowContext(ctx, "SELECT 1").Scan(&one), "the transaction is still usable")
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, claim.Counts{Claimed: 1}, counts(t, s, "q"))
 }
