@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/lock"
@@ -213,6 +214,65 @@ func ExampleClaimStore_CompleteTx() {
 	fmt.Printf("sent %v, %+v\n", sent, counts)
 	// Output:
 	// sent true, {Visible:0 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}
+}
+
+// sendReceipt is the job of an order's receipt.
+type sendReceipt struct {
+	Order int `json:"order"`
+}
+
+func (sendReceipt) Kind() string { return "send_receipt" }
+
+// Enqueue in a database/sql transaction (sqlc, bun, gorm, ...) of pgx's
+// stdlib driver: SQLTx makes it what EnqueueTx and CompleteTx take.
+func ExampleSQLTx() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("LEASE_POSTGRES_DSN"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	store, err := postgres.NewClaimStore(pool, postgres.WithClaimTable("example_sql_jobs"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	defer pool.Exec(ctx, "DROP TABLE example_sql_jobs, example_orders") // leave the database as it was
+	if _, err := pool.Exec(ctx, "CREATE TABLE example_orders (id int PRIMARY KEY)"); err != nil {
+		log.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+
+	tx, err := db.BeginTx(ctx, nil) // db: a *sql.DB of pgx's stdlib driver
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO example_orders (id) VALUES ($1)", 7); err != nil {
+		log.Fatal(err)
+	}
+	item, err := claim.ArgsItem("receipts", sendReceipt{Order: 7})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.EnqueueTx(ctx, postgres.SQLTx(tx), []claim.NewItem{item}); err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+
+	counts, err := store.Counts(ctx, "receipts")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%+v\n", counts)
+	// Output:
+	// {Visible:1 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}
 }
 
 // The queue of docs/getting-started.md on PostgreSQL: only the store
