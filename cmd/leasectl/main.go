@@ -46,18 +46,23 @@ func main() {
 // output to stdout and its errors to stderr, and returns its exit status.
 // The DSN comes from --dsn, else from LEASE_DSN.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(os.Getenv(dsnEnv))
+	envDSN := os.Getenv(dsnEnv)
+	root := newRoot(envDSN)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
 	code := exitCode(err)
-	fmt.Fprintf(stderr, "leasectl: %v\n", err)
+	flagDSN, _ := root.PersistentFlags().GetString("dsn")
+	fmt.Fprintf(stderr, "leasectl: %s\n", redact(err.Error(), append([]string{flagDSN, envDSN}, args...)...))
 	if code == exitUsage {
-		fmt.Fprintln(stderr, "Run 'leasectl --help' for usage.")
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
 }
