@@ -17,7 +17,7 @@ import (
 // not new commands. Only the parts a command uses are opened: the other
 // field is nil.
 type store struct {
-	broker *claim.Broker     // with part claims
+	broker *claim.Broker      // with part claims
 	locks  inspectingProvider // with part locks
 	// migrate applies the store's migrations and says what each part
 	// of the store is now at.
