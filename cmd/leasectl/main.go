@@ -44,7 +44,9 @@ func main() {
 
 // run runs leasectl with args (without the program's name), writing its
 // output to stdout and its errors to stderr, and returns its exit status.
-// The DSN comes from --dsn, else from LEASE_DSN.
+// The DSN comes from --dsn, else from LEASE_DSN. Errors are written with
+// every password taken out (redact), and a usage error with a pointer to
+// the help of the command it was for.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	envDSN := os.Getenv(dsnEnv)
 	root := newRoot(envDSN)

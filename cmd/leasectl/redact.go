@@ -23,8 +23,8 @@ var (
 
 // redact returns msg with every password taken out: those of the DSNs
 // given, wherever they appear, and any that a DSN-shaped text in msg
-// carries, whatever its form. It is the one place leasectl's output of
-// errors passes through.
+// carries, whatever its form. It is leasectl's one redaction: run passes
+// every error it writes through it, and dsnError the DSN it shows.
 func redact(msg string, dsns ...string) string {
 	for _, dsn := range dsns {
 		for _, s := range secretsOf(dsn) {
