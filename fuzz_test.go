@@ -45,7 +45,7 @@ const (
 	fzCfgDeaf        = 1 << iota // the clock never fires timers: only calls settle
 	fzCfgEnded1                  // ended record of 1 instead of 3
 	fzCfgEnded0                  // ended record of 0 (wins over fzCfgEnded1)
-	fzCfgOnExpire                // WithOnExpire hook
+	fzCfgOnExpire                // an expiry subscriber (onExpired)
 	fzCfgSubscribe               // OnEnd subscriber
 	fzCfgSmallAudit              // WithAuditCapacity(5)
 	fzCfgTTLBounds               // WithTTLBounds(2ns, 500ns)
@@ -694,7 +694,7 @@ func (r *fuzzRun) checkNotifications() {
 	m := r.model
 	fzCheckTail(r, m.decisions, r.decisions, &r.checked[0], "audit observer")
 	fzCheckTail(r, m.endings, r.endings, &r.checked[1], "OnEnd notifications")
-	fzCheckTail(r, m.expirings, r.expirings, &r.checked[2], "WithOnExpire notifications")
+	fzCheckTail(r, m.expirings, r.expirings, &r.checked[2], "expiry notifications")
 }
 
 // fzCheckTail compares two growing logs, looking only at what was added

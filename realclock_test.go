@@ -19,7 +19,7 @@ import (
 // every goroutine of the bubble is blocked, so deadlines are exact and
 // nothing sleeps. The bubble also fails a test that leaves a goroutine behind.
 
-// expiryLog is a WithOnExpire hook recording each expiry and when it ran.
+// expiryLog is an expiry subscriber (onExpired) recording each expiry and when it ran.
 type expiryLog struct {
 	mu   sync.Mutex
 	got  []lease.Lease

@@ -35,10 +35,10 @@ type stressLedger struct {
 	ends    map[lease.ID]int
 	reasons map[lease.ID]lease.EndReason
 	endKeys map[lease.ID][]string
-	// onExpire counts WithOnExpire calls; lastExpiry is the ExpiresAt of
+	// onExpire counts the expiry subscriber's calls; lastExpiry is the ExpiresAt of
 	// the latest expiry seen by each hook, which must never go back.
 	onExpire     map[lease.ID]int
-	lastExpiry   [2]time.Time // 0: OnEnd, 1: WithOnExpire
+	lastExpiry   [2]time.Time // 0: OnEnd, 1: the expiry subscriber
 	revokedKeys  map[lease.ID][]string
 	revokeCalled map[lease.ID]bool
 }
@@ -104,7 +104,7 @@ func (g *stressLedger) onEnd(l lease.Lease, reason lease.EndReason) {
 	}
 }
 
-// expireHook is the WithOnExpire hook.
+// expireHook is the expiry subscriber (onExpired).
 func (g *stressLedger) expireHook(l lease.Lease) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -144,7 +144,7 @@ func (g *stressLedger) check(t *testing.T, s *lease.Service) {
 		}
 		expired := g.ends[id] == 1 && g.reasons[id] == lease.EndExpired
 		if want := map[bool]int{true: 1, false: 0}[expired]; g.onExpire[id] != want {
-			t.Errorf("lease %d: WithOnExpire called %d times, want %d", id, g.onExpire[id], want)
+			t.Errorf("lease %d: expiry subscriber called %d times, want %d", id, g.onExpire[id], want)
 		}
 		if g.revokeCalled[id] {
 			assert.Equal(t, lease.EndRevoked, g.reasons[id], "lease %d", id)

@@ -21,33 +21,11 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 
 // enqueue is Enqueue of an item of kind.
 func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte, opts []EnqueueOption) (Item, error) {
-	var o enqueueOptions
-	for _, opt := range opts {
-		o = opt.applyEnqueue(o)
-	}
 	if err := checkContext(ctx, "enqueue"); err != nil {
 		return Item{}, err
 	}
-	n := NewItem{Queue: queue, Payload: payload, Kind: kind, Key: o.key, Delay: o.delay,
-		MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout,
-		Tags: o.tags, Metadata: o.metadata}
-	if o.setMax {
-		n.MaxAttempts = o.maxAttempts
-	}
-	if o.hasKey && o.key == "" {
-		return Item{}, invalid("enqueue", "key", "must not be empty")
-	}
-	if o.unique != nil {
-		switch {
-		case o.hasKey:
-			return Item{}, invalid("enqueue", "key", "is set with Unique, which sets it")
-		case o.unique.ByPeriod < 0:
-			return Item{}, invalid("enqueue", "unique.by_period", o.unique.ByPeriod.String()+" is negative")
-		}
-		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
-		n.KeyStates = o.unique.ByState
-	}
-	if err := checkItem("", &n); err != nil {
+	n, err := b.newItem("", queue, kind, payload, opts)
+	if err != nil {
 		return Item{}, err
 	}
 	if m, ok := b.store.(*Memory); ok {
@@ -59,6 +37,58 @@ func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte
 		return Item{}, unbatched(err)
 	}
 	return items[0], nil
+}
+
+// newItem is the item Enqueue adds to queue, of kind and carrying
+// payload, with opts: filled with the defaults and checked as every
+// enqueue checks an item, its fields named with prefix. It is the one
+// reading of EnqueueOptions, which NewPeriodic checks a job's with.
+func (b *Broker) newItem(prefix, queue, kind string, payload []byte, opts []EnqueueOption) (NewItem, error) {
+	var o enqueueOptions
+	for _, opt := range opts {
+		o = opt.applyEnqueue(o)
+	}
+	n := NewItem{Queue: queue, Payload: payload, Kind: kind, Key: o.key, Delay: o.delay,
+		Priority: o.priority, Timeout: o.timeout, Tags: o.tags, Metadata: o.metadata}
+	if o.setMax {
+		n.MaxAttempts = o.maxAttempts // MaxAttempts(0) is refused, not defaulted
+	} else {
+		n = n.WithDefaults(b.opts.maxAttempts)
+	}
+	if o.hasKey && o.key == "" {
+		return NewItem{}, invalid("enqueue", prefix+"key", "must not be empty")
+	}
+	if o.unique != nil {
+		switch {
+		case o.hasKey:
+			return NewItem{}, invalid("enqueue", prefix+"key", "is set with Unique, which sets it")
+		case o.unique.ByPeriod < 0:
+			return NewItem{}, invalid("enqueue", prefix+"unique.by_period", o.unique.ByPeriod.String()+" is negative")
+		}
+		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
+		n.KeyStates = o.unique.ByState
+	}
+	if err := checkItem(prefix, &n); err != nil {
+		return NewItem{}, err
+	}
+	return n, nil
+}
+
+// WithDefaults returns n with the defaults of an enqueue filled in, the
+// same whichever way the item is enqueued (Broker.Enqueue, EnqueueMany, or
+// a store's enqueue in the caller's transaction such as the postgres
+// ClaimStore's EnqueueTx): a MaxAttempts of 0 becomes maxAttempts, the
+// Broker's default (WithMaxAttempts), or DefaultMaxAttempts when
+// maxAttempts is not positive (a store has no Broker). The other fields'
+// zero values are their defaults. n's slices are shared, not copied.
+func (n NewItem) WithDefaults(maxAttempts int) NewItem {
+	if n.MaxAttempts == 0 {
+		n.MaxAttempts = maxAttempts
+		if maxAttempts <= 0 {
+			n.MaxAttempts = DefaultMaxAttempts
+		}
+	}
+	return n
 }
 
 // unbatched names a field of the one item Enqueue sends to its store as
@@ -88,10 +118,7 @@ func (b *Broker) EnqueueMany(ctx context.Context, items []NewItem) ([]Item, erro
 	}
 	filled := make([]NewItem, len(items))
 	for i, n := range items {
-		if n.MaxAttempts == 0 {
-			n.MaxAttempts = b.opts.maxAttempts
-		}
-		filled[i] = n
+		filled[i] = n.WithDefaults(b.opts.maxAttempts)
 		if err := checkNewItem(filled, i); err != nil {
 			return nil, err
 		}

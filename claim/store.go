@@ -139,8 +139,10 @@ type NewItem struct {
 	KeyStates []State
 	// Delay makes the item claimable Delay after it is stored.
 	Delay time.Duration
-	// MaxAttempts is how many claims the item gets; at least 1. The
-	// Broker fills it with its default.
+	// MaxAttempts is how many claims the item gets; at least 1 when it
+	// reaches Store.Enqueue. A zero gets the default (see WithDefaults)
+	// from the Broker, and from a store's enqueue in the caller's
+	// transaction (the postgres ClaimStore's EnqueueTx).
 	MaxAttempts int
 	// Priority orders claims: lower first, from 0 to MaxPriority.
 	Priority int

@@ -29,8 +29,12 @@ const (
 )
 
 // Config says what the console shows and what it may do. Every source is
-// optional; the console leaves out the pages it has no source for. A
-// Config is a plain value; New keeps its own copies of its slices.
+// optional; the console leaves out the pages it has no source for: they
+// are not in its navigation, and answer 404 Not Found (the queues page, at
+// the root, and the queue and item pages need Broker; the locks page
+// Locks or Elections, and shows the section of each only when it is set;
+// the leases and audit pages Service). A Config is a plain value; New
+// keeps its own copies of its slices.
 type Config struct {
 	// Service is the source of leases and the audit trail.
 	Service *lease.Service
@@ -134,6 +138,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if page, ok := pageOf[p]; ok && !h.has(page) {
+		h.fail(w, r, &httpError{http.StatusNotFound, "console: no source of " + page + " configured (" + sourceOf[page] + ")"})
+		return
+	}
 	switch p {
 	case "/":
 		h.render(w, r, "queues", h.queuesPage(ctx, r))
@@ -159,8 +167,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // console can show and do for this request. It is a plain value.
 type Header struct {
 	Now time.Time `json:"now"`
-	// Pages lists the pages the console has sources for: "queues",
-	// "locks", "leases", "audit".
+	// Pages lists the pages the console has sources for, of "queues",
+	// "locks", "leases", "audit": the navigation links to these, and
+	// the others answer 404 Not Found.
 	Pages []string `json:"pages"`
 	// Can says which actions the request may take; all false when the
 	// console is read-only or the request is not authorized.
@@ -186,17 +195,42 @@ func (h *Handler) authorized(r *http.Request) bool {
 	return h.cfg.Actions && h.cfg.Authorize != nil && h.cfg.Broker != nil && h.cfg.Authorize(r)
 }
 
+// pageOf names the page each path belongs to, as Header.Pages lists
+// them: a path whose page has no source answers 404.
+var pageOf = map[string]string{
+	"/": "queues", "/queue": "queues", "/item": "queues",
+	"/locks": "locks", "/leases": "leases", "/audit": "audit",
+}
+
+// pageNames are the pages in the order of the navigation.
+var pageNames = []string{"queues", "locks", "leases", "audit"}
+
+// sourceOf names the Config fields each page shows.
+var sourceOf = map[string]string{
+	"queues": "Config.Broker", "locks": "Config.Locks or Config.Elections",
+	"leases": "Config.Service", "audit": "Config.Service",
+}
+
+// has reports whether the console has a source for page.
+func (h *Handler) has(page string) bool {
+	switch page {
+	case "queues":
+		return h.cfg.Broker != nil
+	case "locks":
+		return h.cfg.Locks != nil || len(h.cfg.Elections) > 0
+	case "leases", "audit":
+		return h.cfg.Service != nil
+	}
+	return false
+}
+
 // header returns the Header for r.
 func (h *Handler) header(r *http.Request) Header {
 	hd := Header{Now: h.cfg.Now()}
-	if h.cfg.Broker != nil {
-		hd.Pages = append(hd.Pages, "queues")
-	}
-	if h.cfg.Locks != nil || len(h.cfg.Elections) > 0 {
-		hd.Pages = append(hd.Pages, "locks")
-	}
-	if h.cfg.Service != nil {
-		hd.Pages = append(hd.Pages, "leases", "audit")
+	for _, page := range pageNames {
+		if h.has(page) {
+			hd.Pages = append(hd.Pages, page)
+		}
 	}
 	if h.authorized(r) {
 		caps := h.cfg.Broker.Capabilities()

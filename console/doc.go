@@ -6,6 +6,10 @@
 // deletes and requeues items, one or in bounded bulk, and pauses and
 // resumes queues, each through the claim.Broker's public API.
 //
+// Each section is a page of its own, with paging, filters and JSON. A page
+// the Config gives no source for is left out: it is not in the
+// navigation, and answers 404 Not Found.
+//
 // The console uses net/http, html/template and embed only. Every page is
 // read-only unless Config.Actions is set; actions are POST only, pass Go's
 // http.CrossOriginProtection and Config.Authorize, and are refused with 403
