@@ -134,7 +134,7 @@ func MeasureCleaner(ctx context.Context, cfg CleanConfig) (*CleanReport, error) 
 		var run CleanRun
 		setting := Setting{Name: "cleaner", PoolSize: cleanPoolSize(cfg), Open: func(context.Context, *pgxpool.Pool) (System, error) { return nopSystem{}, nil }}
 		qcfg := Config{DSN: cfg.DSN, Timeout: cfg.Timeout}
-		err := withSystem(ctx, qcfg, admin, setting, func(_ System, pool *pgxpool.Pool) error {
+		err := withSystem(ctx, qcfg, admin, setting, 0, nil, func(_ System, pool *pgxpool.Pool) error {
 			var err error
 			run, err = cleanOnce(ctx, cfg, pool)
 			return err
@@ -178,10 +178,7 @@ func cleanOnce(ctx context.Context, cfg CleanConfig, pool *pgxpool.Pool) (CleanR
 	defer func() { _ = b.Close() }()
 	fctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	fill := fmt.Sprintf(`INSERT INTO %s (queue, kind, payload, state, max_attempts, priority, enqueued_at, due, finished_at)
-SELECT $1, 'pgcompare_noop', '{}', 5, 25, 0, now() - interval '3 hours', now() - interval '3 hours', now() - interval '2 hours'
-FROM generate_series(1, $2)`, store.Table())
-	if _, err := pool.Exec(fctx, fill, ourQueue+"_done", cfg.Rows); err != nil {
+	if err := insertFinished(fctx, pool, store.Table(), ourQueue+"_done", cfg.Rows, 2*time.Hour); err != nil {
 		return run, fmt.Errorf("fill: %w", err)
 	}
 	if _, err := pool.Exec(fctx, "VACUUM ANALYZE "+store.Table()); err != nil {

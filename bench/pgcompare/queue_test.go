@@ -84,7 +84,8 @@ func TestPercentileAndMedian(t *testing.T) {
 // chanSystem is a System of a buffered channel and goroutines, standing in
 // for a library in tests of the harness itself.
 type chanSystem struct {
-	items   chan struct{}
+	items   chan uint64
+	next    uint64 // the last item's ID; Enqueue is called from one goroutine at a time
 	workers int
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -92,7 +93,8 @@ type chanSystem struct {
 
 func (s *chanSystem) Enqueue(_ context.Context, n int) error {
 	for range n {
-		s.items <- struct{}{}
+		s.next++
+		s.items <- s.next
 	}
 	return nil
 }
@@ -104,8 +106,8 @@ func (s *chanSystem) Start(_ context.Context, obs Observer) error {
 				select {
 				case <-s.stop:
 					return
-				case <-s.items:
-					obs.Started()
+				case id := <-s.items:
+					obs.Started(id)
 					obs.Completed()
 				}
 			}
@@ -129,7 +131,7 @@ func TestOurSettingsInterleave(t *testing.T) {
 	var opened []int
 	settings := claimStoreSettings(func(_ context.Context, _ *pgxpool.Pool, workers int) (System, error) {
 		opened = append(opened, workers)
-		return &chanSystem{items: make(chan struct{}, 1000), workers: workers, stop: make(chan struct{})}, nil
+		return &chanSystem{items: make(chan uint64, 1000), workers: workers, stop: make(chan struct{})}, nil
 	})
 	require.Len(t, settings, 2)
 	rep, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 300, Batch: 100, Pickup: 10, Runs: 3, Timeout: time.Minute}, settings)
