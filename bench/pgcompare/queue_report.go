@@ -54,7 +54,7 @@ func (r *Report) WriteHistoryMarkdown(w io.Writer) error {
 		value func(Run) float64
 		text  func(Run) string
 	}{
-		{"history load + VACUUM ANALYZE s", func(m Run) float64 { return m.Fill.Seconds() }, func(m Run) string { return fmt.Sprintf("%.1f", m.Fill.Seconds()) }},
+		{"history load + VACUUM ANALYZE s", func(m Run) float64 { return m.Fill.Seconds() }, func(m Run) string { return fmt.Sprintf("%.2f", m.Fill.Seconds()) }},
 		{"enqueue items/s", func(m Run) float64 { return m.EnqueuePerSec }, func(m Run) string { return fmt.Sprintf("%.0f", m.EnqueuePerSec) }},
 		{"burn-down jobs/s", func(m Run) float64 { return m.BurnDownPerSec }, func(m Run) string { return fmt.Sprintf("%.0f", m.BurnDownPerSec) }},
 		{"pickup p50 ms", func(m Run) float64 { return float64(m.PickupP50) }, func(m Run) string { return ms(m.PickupP50) }},
