@@ -26,6 +26,7 @@
 //	../../scripts/with-postgres go run ./cmd/queues -n 100000 -runs 5 -svg /tmp/queues.svg
 //	../../scripts/with-postgres go run ./cmd/queues -features -clean 1000000
 //	../../scripts/with-postgres go run ./cmd/queues -n 100000 -history 10000,100000,1000000 -runs 3
+//	../../scripts/with-postgres go run ./cmd/queues -n 0 -clean 1000000 -clean-rate 5000
 //
 // Every burn-down checks that each item it enqueued ran exactly once.
 //
@@ -44,6 +45,8 @@
 //	-history      comma-separated finished-row counts to preload; an empty table is always measured too
 //	-clean        also measure the retention cleaner removing this many rows while claims run
 //	-clean-pause  the cleaner's pause between Clean calls (0: as long as the previous call took)
+//	-clean-rate   with -clean, a steady load of this many items/s (Broker.Work, -clean-workers handlers)
+//	              instead of claim loops: claim p99 and completions/s before and while the cleaner runs
 //	-svg          also write a bar chart of the medians to this file
 //
 // The server is LEASE_POSTGRES_DSN unless -dsn names one.
@@ -96,6 +99,8 @@ func run() error {
 	flag.BoolVar(&split, "split", false, "also measure the claim store at 100 workers with kinds alone and with retention alone")
 	flag.DurationVar(&clean.Pause, "clean-pause", 0, "the cleaner's pause between Clean calls: 0 as long as the previous call took, negative none")
 	flag.IntVar(&clean.Rows, "clean", 0, "also measure the retention cleaner removing this many completed rows while claims run")
+	flag.IntVar(&clean.Rate, "clean-rate", 0, "with -clean, a steady load of this many items/s worked off by Broker.Work instead of one-at-a-time claim loops")
+	flag.IntVar(&clean.RateWorkers, "clean-workers", 100, "handlers of the -clean-rate load")
 	flag.StringVar(&svg, "svg", "", "also write a bar chart of the medians to this file (it must not exist)")
 	flag.Parse()
 	if flag.NArg() != 0 {
