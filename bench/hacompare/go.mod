@@ -10,6 +10,8 @@ require (
 	github.com/leasehold/lease/bench/pgcompare v0.1.0
 	github.com/leasehold/lease/replicated v0.1.0
 	github.com/riverqueue/river v0.51.1
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 )
 
 // pgcompare is not published: this module, a development tool too, takes

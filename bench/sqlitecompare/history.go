@@ -68,12 +68,12 @@ func loadHistory(ctx context.Context, cfg Config, q Queue, path string, n int) (
 	}
 	db, err := openDB(ctx, path, cfg.Sync)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("open: %w", err)
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
 	t0 := time.Now()
 	if err := q.FillHistory(ctx, db, n); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("fill: %w", err)
 	}
 	for _, stmt := range []string{"ANALYZE", "PRAGMA wal_checkpoint(TRUNCATE)"} {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
