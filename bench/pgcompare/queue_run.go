@@ -173,7 +173,11 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 			for i, s := range settings {
 				run, err := measureOnce(ctx, cfg, admin, s, h)
 				if err != nil {
-					return nil, fmt.Errorf("pgcompare: %s, history %d, run %d: %w", s.Name, h, r+1, err)
+					name := s.Name
+					if h > 0 {
+						name = fmt.Sprintf("%s, history %d", s.Name, h)
+					}
+					return nil, fmt.Errorf("pgcompare: %s, run %d: %w", name, r+1, err)
 				}
 				row(i, j).Runs = append(row(i, j).Runs, run)
 				if cfg.Progress != nil {
