@@ -20,8 +20,9 @@ type RetainedResult struct {
 	Items int // completed items the cluster kept
 	// HeapBefore and HeapAfter are the process's live heap (HeapAlloc
 	// after two garbage collections) with the three nodes up and empty,
-	// and once they keep Items completed items; HeapTwoNodes with one
-	// follower closed, so that HeapAfter - HeapTwoNodes is one node's.
+	// and once they keep Items completed items; HeapTwoNodes once one
+	// follower is closed and nothing here refers to it (what its Close
+	// released).
 	HeapBefore, HeapAfter, HeapTwoNodes uint64
 	// Fill is how long the Items took to enqueue, work off and settle.
 	Fill time.Duration
@@ -184,21 +185,17 @@ func MeasureRetained(ctx context.Context, cfg SystemConfig, items, batch int, pr
 // WriteMarkdown writes what r found as a table, under a line of settings.
 func (r RetainedResult) WriteMarkdown(w io.Writer, cfg SystemConfig) error {
 	mb := func(b uint64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
-	perNode := r.HeapAfter - r.HeapTwoNodes
-	if r.HeapTwoNodes > r.HeapAfter {
-		perNode = 0
-	}
 	_, err := fmt.Fprintf(w, "Retained items: %s keeps %d completed items (claim.StandardRetention); heap is HeapAlloc after two GCs, of the one process holding all three nodes.\n\n"+
 		"| figure | value |\n|---|--:|\n"+
 		"| enqueue, work off and settle the items | %.1f s |\n"+
 		"| heap, 3 nodes empty | %s MB |\n| heap, 3 nodes keeping the items | %s MB |\n"+
 		"| heap per node, (keeping − empty) / 3 | %s MB (%.0f bytes an item) |\n"+
-		"| heap of one node, keeping − with that follower closed | %s MB |\n"+
+		"| heap once a follower is closed | %s MB |\n"+
 		"| raft snapshot on the leader | %s ms |\n| raft snapshot on a follower | %s ms |\n| snapshot on disk | %s MB |\n"+
 		"| follower restart (Open, restoring its snapshot) | %s ms |\n| then catching up to the leader's last index | %s ms |\n",
 		cfg.Name(), r.Items, r.Fill.Seconds(), mb(r.HeapBefore), mb(r.HeapAfter),
 		mb((r.HeapAfter-min(r.HeapBefore, r.HeapAfter))/3), float64(r.HeapAfter-min(r.HeapBefore, r.HeapAfter))/3/float64(max(r.Items, 1)),
-		mb(perNode), msText(r.SnapshotLeader), msText(r.SnapshotFollower), mb(uint64(r.SnapshotBytes)), msText(r.Restore), msText(r.CatchUp))
+		mb(r.HeapTwoNodes), msText(r.SnapshotLeader), msText(r.SnapshotFollower), mb(uint64(r.SnapshotBytes)), msText(r.Restore), msText(r.CatchUp))
 	return err
 }
 
