@@ -23,6 +23,7 @@
 //
 //	../../scripts/with-postgres go run ./cmd/haqueues -n 20000 -runs 5
 //	../../scripts/with-postgres go run ./cmd/haqueues -n 20000 -runs 5 -spread -tls=false -retention
+//	../../scripts/with-postgres go run ./cmd/haqueues -n 20000 -runs 5 -all
 //	go run ./cmd/haqueues -n 0 -retained 1000000
 //	go run ./cmd/haqueues -n 0 -kill 100000 -retention
 //
@@ -35,6 +36,7 @@
 //	-spread     spread the replicated queue's workers over the three nodes (default: all on the leader)
 //	-tls        mutual TLS between the nodes (default true); false runs them on plain TCP
 //	-retention  keep completed items for claim.StandardRetention (24 h) instead of deleting them
+//	-all        measure all eight combinations of -spread, -tls and -retention beside River, interleaved
 //	-pickup     items whose pickup latency each run measures (200), after -warmup (5)
 //	-runs       rounds; each runs River then the replicated queue; tables show medians (3)
 //	-timeout    limit on each phase of a run (10m)

@@ -39,6 +39,7 @@ func run() error {
 		retained int
 		kill     int
 		lease    time.Duration
+		all      bool
 	)
 	flag.StringVar(&cfg.DSN, "dsn", os.Getenv("LEASE_POSTGRES_DSN"), "the PostgreSQL server for River (default $LEASE_POSTGRES_DSN); the role needs CREATEDB")
 	flag.IntVar(&cfg.N, "n", 20_000, "items enqueued and burnt down in each run; 0 skips the comparison")
@@ -51,6 +52,7 @@ func run() error {
 	flag.BoolVar(&sys.Spread, "spread", false, "spread the replicated queue's workers over the three nodes instead of running them all on the leader")
 	flag.BoolVar(&sys.Cluster.TLS, "tls", true, "mutual TLS between the nodes; false runs them on plain TCP")
 	flag.BoolVar(&sys.Retention, "retention", false, "keep completed items for claim.StandardRetention instead of deleting them")
+	flag.BoolVar(&all, "all", false, "measure the replicated queue in all eight combinations of -spread, -tls and -retention, beside River")
 	flag.IntVar(&retained, "retained", 0, "also keep this many completed items on a cluster and measure its heap, a snapshot and a restore")
 	flag.IntVar(&kill, "kill", 0, "also burn down this many items with the workers spread and kill the leader half way")
 	flag.DurationVar(&lease, "lease", 5*time.Second, "the claims' lease in the -kill measurement")
@@ -69,13 +71,26 @@ func run() error {
 		settings := []pgcompare.Setting{
 			pgcompare.RiverSetting(fmt.Sprintf("River tuned (%d workers)", sys.Workers),
 				river.Config{FetchCooldown: 2 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond}, sys.Workers),
-			hacompare.Setting(sys),
+		}
+		if all {
+			for _, spread := range []bool{false, true} {
+				for _, tls := range []bool{true, false} {
+					for _, ret := range []bool{false, true} {
+						c := sys
+						c.Spread, c.Cluster.TLS, c.Retention = spread, tls, ret
+						settings = append(settings, hacompare.Setting(c))
+					}
+				}
+			}
+		} else {
+			settings = append(settings, hacompare.Setting(sys))
 		}
 		rep, err := pgcompare.Measure(ctx, cfg, settings)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("Replicated queue: 3 nodes in one process on 127.0.0.1, TCP (%s), fsync on, raft defaults; River tuned: FetchCooldown 2 ms, FetchPollInterval 20 ms. Every burn-down checked each item ran exactly once.\n\n", tlsText(sys.Cluster.TLS))
+		fmt.Printf("Replicated queue: 3 nodes in one process on 127.0.0.1, each on its own TCP transport, fsync on, raft's default timeouts; its pool column is the PostgreSQL pool it is given and does not use. "+
+			"River tuned: FetchCooldown 2 ms, FetchPollInterval 20 ms. Every burn-down checked each item ran exactly once.\n\n")
 		if err := rep.WriteMarkdown(os.Stdout); err != nil {
 			return err
 		}
@@ -108,11 +123,4 @@ func run() error {
 func withRetention(c hacompare.SystemConfig) hacompare.SystemConfig {
 	c.Retention = true
 	return c
-}
-
-func tlsText(on bool) string {
-	if on {
-		return "mutual TLS"
-	}
-	return "plain"
 }
