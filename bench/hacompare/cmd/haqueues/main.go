@@ -89,7 +89,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("Replicated queue: 3 nodes in one process on 127.0.0.1, each on its own TCP transport, fsync on, raft's default timeouts; its pool column is the PostgreSQL pool it is given and does not use. " +
+		fmt.Print("Replicated queue: 3 nodes in one process on 127.0.0.1, each on its own TCP transport, fsync on, raft's default timeouts; its pool column is the PostgreSQL pool it is given and does not use. " +
 			"River tuned: FetchCooldown 2 ms, FetchPollInterval 20 ms. Every burn-down checked each item ran exactly once.\n\n")
 		if err := rep.WriteMarkdown(os.Stdout); err != nil {
 			return err
