@@ -13,7 +13,3 @@ require (
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
-
-// pgcompare is not published: this module, a development tool too, takes
-// it from this tree (the workspace uses both).
-replace github.com/leasehold/lease/bench/pgcompare v0.1.0 => ../pgcompare
