@@ -553,10 +553,7 @@ func (s *ClaimStore) fail(op string, err error) error {
 	if s.d.closed.Load() {
 		return closedError("claims." + op)
 	}
-	if errors.As(err, new(*storageError)) {
-		return err
-	}
-	return storage("claims."+op, err)
+	return s.d.storage("claims."+op, err)
 }
 
 func clonePayload(b []byte) []byte {

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	sqlite3 "modernc.org/sqlite"
+	lib "modernc.org/sqlite/lib"
 )
 
 // writeOp is one caller's write: run does its work inside the batch's
@@ -192,21 +195,12 @@ func (c *committer) commitBatch(batch []*writeOp) {
 	for _, w := range batch {
 		switch {
 		case err != nil:
-			w.err = reword(w.op, err)
+			w.err = c.d.storage(w.op, err)
 		case w.err == nil && w.after != nil:
 			w.after()
 		}
 		close(w.done)
 	}
-}
-
-// reword makes a failure of the batch the error of one write.
-func reword(op string, err error) error {
-	var se *storageError
-	if errors.As(err, &se) {
-		return err
-	}
-	return storage(op, err)
 }
 
 // attempt runs the batch once: BEGIN IMMEDIATE, each write in a savepoint,
@@ -290,8 +284,19 @@ func totalChanges(ctx context.Context, tx *sql.Tx) (n int64, err error) {
 var errNothingCommitted = errors.New("nothing committed")
 
 // isFatal reports a failure of the file rather than of one write: a full,
-// read-only or corrupt file fails the whole batch.
+// read-only or corrupt file, an I/O error. It fails the whole batch: SQLite
+// rolls back the whole transaction on some of these (an I/O error, a full
+// file, no memory, an interrupt), and the batch must not go on outside
+// it.
 func isFatal(err error) bool {
+	var se *sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case lib.SQLITE_IOERR, lib.SQLITE_NOMEM, lib.SQLITE_INTERRUPT:
+		return true
+	}
 	kind, _ := kindOf(err)
 	return kind != nil
 }

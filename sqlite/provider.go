@@ -75,10 +75,7 @@ func (p *LockProvider) fail(op string, err error) error {
 	if p.d.closed.Load() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return closedError(op)
 	}
-	if errors.As(err, new(*storageError)) {
-		return err
-	}
-	return storage(op, err)
+	return p.d.storage(op, err)
 }
 
 // Acquire takes the lock name for executionID for d, measured on the

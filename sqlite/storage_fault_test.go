@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,8 +17,10 @@ import (
 	"github.com/leasehold/lease/sqlite"
 )
 
-// requireStorage checks that err is a storage *lease.Error matching kind.
-func requireStorage(t *testing.T, err error, kind error) {
+// requireStorage checks that err is a storage *lease.Error matching kind,
+// that reads as docs/errors.md says (the package first, the code last)
+// and names the file at path.
+func requireStorage(t *testing.T, err error, kind error, path string) {
 	t.Helper()
 	require.Error(t, err)
 	var le *lease.Error
@@ -25,7 +28,14 @@ func requireStorage(t *testing.T, err error, kind error) {
 	assert.Equal(t, lease.CodeStorage, le.Code, "%v", err)
 	assert.ErrorIs(t, err, lease.ErrStorage)
 	assert.ErrorIs(t, err, kind)
-	assert.Contains(t, err.Error(), "sqlite: ")
+	msg := err.Error()
+	assert.True(t, strings.HasPrefix(msg, "sqlite: "), "%q does not start with the package", msg)
+	assert.NotContains(t, msg, "sqlite: sqlite:")
+	assert.True(t, strings.HasSuffix(msg, " [LS_STORAGE]"), "%q does not end with the code", msg)
+	assert.Contains(t, msg, path, "the file is not named")
+	if kind != lease.ErrStorage {
+		assert.Contains(t, msg, strings.TrimPrefix(kind.Error(), "sqlite: "))
+	}
 	t.Log(err)
 }
 
@@ -50,9 +60,9 @@ func TestReadOnlyDirectory(t *testing.T) {
 	readOnlyDir(t, dir)
 	path := filepath.Join(dir, "lease.db")
 	_, err := sqlite.NewClaimStore(t.Context(), path)
-	requireStorage(t, err, sqlite.ErrCannotOpen)
+	requireStorage(t, err, sqlite.ErrCannotOpen, path)
 	_, err = sqlite.NewLockProvider(t.Context(), path)
-	requireStorage(t, err, sqlite.ErrCannotOpen)
+	requireStorage(t, err, sqlite.ErrCannotOpen, path)
 	_, statErr := os.Stat(path)
 	assert.ErrorIs(t, statErr, os.ErrNotExist)
 }
@@ -72,7 +82,7 @@ func TestReadOnlyExistingFile(t *testing.T) {
 	readOnlyDir(t, dir)
 	_, err = sqlite.NewClaimStore(t.Context(), path)
 	require.Error(t, err)
-	requireStorage(t, err, lease.ErrStorage)
+	requireStorage(t, err, lease.ErrStorage, path)
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(before, after), "the file changed")
@@ -85,9 +95,9 @@ func TestNotADatabase(t *testing.T) {
 	text := bytes.Repeat([]byte("this is not a database\n"), 400)
 	require.NoError(t, os.WriteFile(path, text, 0o600))
 	_, err := sqlite.NewClaimStore(t.Context(), path)
-	requireStorage(t, err, sqlite.ErrNotDatabase)
+	requireStorage(t, err, sqlite.ErrNotDatabase, path)
 	_, err = sqlite.NewLockProvider(t.Context(), path)
-	requireStorage(t, err, sqlite.ErrNotDatabase)
+	requireStorage(t, err, sqlite.ErrNotDatabase, path)
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, text, got)
@@ -121,7 +131,7 @@ func TestCorruptFile(t *testing.T) {
 		t.Cleanup(func() { _ = s2.Close() })
 		_, err = s2.List(t.Context(), claim.Query{Queue: "q", Limit: 1000})
 	}
-	requireStorage(t, err, sqlite.ErrCorrupt)
+	requireStorage(t, err, sqlite.ErrCorrupt, path)
 }
 
 // A full file (the page cap of WithMaxPages standing in for a full disk):
@@ -139,10 +149,97 @@ func TestFullFile(t *testing.T) {
 		}
 		stored++
 	}
-	requireStorage(t, err, sqlite.ErrFull)
+	requireStorage(t, err, sqlite.ErrFull, path)
 	counts, err := s.Counts(t.Context(), "q")
 	require.NoError(t, err)
 	assert.Equal(t, stored, counts.Visible, "the failed enqueue stored nothing")
 	_, err = s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", Payload: []byte("small"), MaxAttempts: 1}})
 	require.NoError(t, err, "a write that fits still works")
+}
+
+// A file whose data pages were damaged after the store opened it: the
+// call that reads them (Queues reads every row of the queues it lists)
+// gets ErrCorrupt naming the file.
+func TestCorruptPageReadByCall(t *testing.T) {
+	path := tempFile(t)
+	s := newClaimStore(t, path)
+	var items []claim.NewItem
+	for range 400 {
+		items = append(items, claim.NewItem{Queue: "q", Payload: bytes.Repeat([]byte("p"), 300), MaxAttempts: 1})
+	}
+	_, err := s.Enqueue(t.Context(), items)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	// The schema and the tables' first pages stay; the rows' pages, at
+	// the end of the file, are overwritten.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	info, err := f.Stat()
+	require.NoError(t, err)
+	half := info.Size() / 2 / 4096 * 4096
+	_, err = f.WriteAt(bytes.Repeat([]byte{0xa5}, int(info.Size()-half)), half)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	s2 := newClaimStore(t, path)
+	_, err = s2.Queues(t.Context(), claim.QueueQuery{Limit: 10})
+	requireStorage(t, err, sqlite.ErrCorrupt, path)
+}
+
+// A file that cannot be written any more while the store has it open
+// (immutable; a file system remounted read-only fails the same way): the
+// write gets an I/O storage error naming the file, and nothing of it is
+// written; the store goes on serving reads.
+func TestUnwritableFileAtWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lease.db")
+	s := newClaimStore(t, path)
+	_, err := s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
+	require.NoError(t, err)
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		readOnlyFile(t, p)
+	}
+	_, err = s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}, {Queue: "q", MaxAttempts: 1}})
+	requireStorage(t, err, lease.ErrStorage, path)
+	counts, err := s.Counts(t.Context(), "q")
+	require.NoError(t, err)
+	assert.Equal(t, 1, counts.Visible, "nothing of the failed write is in the file")
+}
+
+// readOnlyFile makes the file at path unwritable, even for root (with
+// chattr +i when run as root).
+func readOnlyFile(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		require.NoError(t, os.Chmod(path, 0o444))
+		t.Cleanup(func() { _ = os.Chmod(path, 0o644) })
+		return
+	}
+	out, err := exec.Command("chattr", "+i", path).CombinedOutput()
+	require.NoError(t, err, "chattr +i: %s", out)
+	t.Cleanup(func() { _ = exec.Command("chattr", "-i", path).Run() })
+}
+
+// An existing file that cannot be written, in a directory that can: the
+// store opens it (its schema is up to date: opening writes nothing) and
+// serves reads; a write gets ErrReadOnly naming the file, and the file is
+// unchanged.
+func TestReadOnlyFile(t *testing.T) {
+	path := tempFile(t)
+	s := newClaimStore(t, path)
+	_, err := s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	readOnlyFile(t, path)
+	s = newClaimStore(t, path)
+	_, err = s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
+	requireStorage(t, err, sqlite.ErrReadOnly, path)
+	counts, err := s.Counts(t.Context(), "q")
+	require.NoError(t, err)
+	assert.Equal(t, 1, counts.Visible)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(before, after), "the file changed")
 }
