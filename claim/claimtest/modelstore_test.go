@@ -367,6 +367,9 @@ func (s *memStore) Cancel(ctx context.Context, queue string, id claim.ItemID) er
 	if queue == "" {
 		return invalid("cancel", "queue")
 	}
+	if id == 0 {
+		return invalid("cancel", "id")
+	}
 	if err := s.begin(ctx, "cancel"); err != nil {
 		return err
 	}
@@ -387,6 +390,9 @@ func (s *memStore) Cancel(ctx context.Context, queue string, id claim.ItemID) er
 }
 
 func (s *memStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error) {
+	if id == 0 {
+		return claim.Item{}, invalid("lookup", "id")
+	}
 	if err := s.begin(ctx, "lookup"); err != nil {
 		return claim.Item{}, err
 	}
@@ -465,6 +471,9 @@ func (s *memStore) RequeueDead(ctx context.Context, queue string, id claim.ItemI
 	if queue == "" {
 		return claim.Item{}, invalid("requeue_dead", "queue")
 	}
+	if id == 0 {
+		return claim.Item{}, invalid("requeue_dead", "id")
+	}
 	if err := s.begin(ctx, "requeue_dead"); err != nil {
 		return claim.Item{}, err
 	}
@@ -481,6 +490,9 @@ func (s *memStore) RequeueDead(ctx context.Context, queue string, id claim.ItemI
 func (s *memStore) DeleteDead(ctx context.Context, queue string, id claim.ItemID) error {
 	if queue == "" {
 		return invalid("delete_dead", "queue")
+	}
+	if id == 0 {
+		return invalid("delete_dead", "id")
 	}
 	if err := s.begin(ctx, "delete_dead"); err != nil {
 		return err
