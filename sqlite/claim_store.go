@@ -20,7 +20,7 @@ import (
 // multiple goroutines, and by several processes opening the same file.
 //
 // An item is one row. Every write (Enqueue, Claim, Extend, Settle, Cancel,
-// RequeueDead, DeleteDead, Clean, Pause, Resume) runs in a write
+// RequeueDead, DeleteDead, RetryNow, Clean, Pause, Resume) runs in a write
 // transaction begun with BEGIN IMMEDIATE on the store's one writer
 // connection, and the writes of many goroutines share one transaction
 // (group commit): a call returns once the transaction holding it

@@ -505,6 +505,28 @@ func (s *memStore) DeleteDead(ctx context.Context, queue string, id claim.ItemID
 	return nil
 }
 
+func (s *memStore) RetryNow(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
+	if queue == "" {
+		return claim.Item{}, invalid("retry_now", "queue")
+	}
+	if id == 0 {
+		return claim.Item{}, invalid("retry_now", "id")
+	}
+	if err := s.begin(ctx, "retry_now"); err != nil {
+		return claim.Item{}, err
+	}
+	defer s.end()
+	it := s.items[id]
+	if it == nil || it.Queue != queue || (it.State != claim.Delayed && it.State != claim.Visible) {
+		return claim.Item{}, notFound("retry_now", queue, id)
+	}
+	if it.State == claim.Delayed {
+		it.State, it.VisibleAt = claim.Visible, s.clock.Now()
+		s.signal(queue)
+	}
+	return snapshot(it), nil
+}
+
 func (s *memStore) Notify(queue string) (<-chan struct{}, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
