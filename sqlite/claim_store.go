@@ -441,7 +441,13 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 // attempts used, keeping its history. An item that is not a dead letter of
 // queue gets an error matching claim.ErrNotFound.
 func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
-	const op = "requeue_dead"
+	return s.updateItem(ctx, "requeue_dead", sqlRequeueDead, queue, id)
+}
+
+// updateItem runs query, an UPDATE of the item id of queue RETURNING its
+// columns, as op, and returns the item; an item the query does not match
+// gets an error matching claim.ErrNotFound.
+func (s *ClaimStore) updateItem(ctx context.Context, op, query, queue string, id claim.ItemID) (claim.Item, error) {
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
@@ -453,7 +459,7 @@ func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.Ite
 	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found = false
 		var r itemRow
-		err := tx.QueryRowContext(ctx, sqlRequeueDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
+		err := tx.QueryRowContext(ctx, query, sql.Named("id", int64(id)), sql.Named("queue", queue),
 			sql.Named("now", now)).Scan(r.dest()...)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil

@@ -39,25 +39,27 @@ func requireStorage(t *testing.T, err error, kind error, path string) {
 	t.Log(err)
 }
 
-// readOnlyDir makes dir unwritable, even for root (which ignores the
-// permission bits): with chattr +i when run as root.
-func readOnlyDir(t *testing.T, dir string) {
+// readOnly makes the file or directory at path unwritable, even for root
+// (which ignores the permission bits): with chattr +i when run as root.
+func readOnly(t *testing.T, path string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		require.NoError(t, os.Chmod(dir, 0o555))
-		t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		require.NoError(t, os.Chmod(path, 0o555))
+		t.Cleanup(func() { _ = os.Chmod(path, info.Mode().Perm()) })
 		return
 	}
-	out, err := exec.Command("chattr", "+i", dir).CombinedOutput()
+	out, err := exec.Command("chattr", "+i", path).CombinedOutput()
 	require.NoError(t, err, "chattr +i: %s", out)
-	t.Cleanup(func() { _ = exec.Command("chattr", "-i", dir).Run() })
+	t.Cleanup(func() { _ = exec.Command("chattr", "-i", path).Run() })
 }
 
 // A new file in a directory that cannot be written: a storage error
 // saying the file cannot be opened, and no file.
 func TestReadOnlyDirectory(t *testing.T) {
 	dir := t.TempDir()
-	readOnlyDir(t, dir)
+	readOnly(t, dir)
 	path := filepath.Join(dir, "lease.db")
 	_, err := sqlite.NewClaimStore(t.Context(), path)
 	requireStorage(t, err, sqlite.ErrCannotOpen, path)
@@ -79,7 +81,7 @@ func TestReadOnlyExistingFile(t *testing.T) {
 	require.NoError(t, s.Close())
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
-	readOnlyDir(t, dir)
+	readOnly(t, dir)
 	_, err = sqlite.NewClaimStore(t.Context(), path)
 	require.Error(t, err)
 	requireStorage(t, err, lease.ErrStorage, path)
@@ -197,27 +199,13 @@ func TestUnwritableFileAtWrite(t *testing.T) {
 	_, err := s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
 	require.NoError(t, err)
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		readOnlyFile(t, p)
+		readOnly(t, p)
 	}
 	_, err = s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}, {Queue: "q", MaxAttempts: 1}})
 	requireStorage(t, err, lease.ErrStorage, path)
 	counts, err := s.Counts(t.Context(), "q")
 	require.NoError(t, err)
 	assert.Equal(t, 1, counts.Visible, "nothing of the failed write is in the file")
-}
-
-// readOnlyFile makes the file at path unwritable, even for root (with
-// chattr +i when run as root).
-func readOnlyFile(t *testing.T, path string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		require.NoError(t, os.Chmod(path, 0o444))
-		t.Cleanup(func() { _ = os.Chmod(path, 0o644) })
-		return
-	}
-	out, err := exec.Command("chattr", "+i", path).CombinedOutput()
-	require.NoError(t, err, "chattr +i: %s", out)
-	t.Cleanup(func() { _ = exec.Command("chattr", "-i", path).Run() })
 }
 
 // An existing file that cannot be written, in a directory that can: the
@@ -232,7 +220,7 @@ func TestReadOnlyFile(t *testing.T) {
 	require.NoError(t, s.Close())
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
-	readOnlyFile(t, path)
+	readOnly(t, path)
 	s = newClaimStore(t, path)
 	_, err = s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
 	requireStorage(t, err, sqlite.ErrReadOnly, path)
