@@ -105,10 +105,11 @@ func TestNotADatabase(t *testing.T) {
 	assert.Equal(t, text, got)
 }
 
-// A database whose pages were overwritten: ErrCorrupt from the call that
-// reads them (or from opening, when the schema is hit).
-func TestCorruptFile(t *testing.T) {
-	path := tempFile(t)
+// damage writes a file at path with 200 items of queue "q", closes it
+// (which folds the log into the file), and scribbles over the file from
+// the offset from returns for the file's size to its end.
+func damage(t *testing.T, path string, from func(size int64) int64) {
+	t.Helper()
 	s := newClaimStore(t, path)
 	var items []claim.NewItem
 	for range 200 {
@@ -117,17 +118,22 @@ func TestCorruptFile(t *testing.T) {
 	_, err := s.Enqueue(t.Context(), items)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
-	// Fold the log into the file, then scribble over every page but the
-	// first (the header and the schema's root).
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	require.NoError(t, err)
 	info, err := f.Stat()
 	require.NoError(t, err)
-	junk := bytes.Repeat([]byte{0xa5}, int(info.Size())-4096)
-	_, err = f.WriteAt(junk, 4096)
+	off := from(info.Size())
+	_, err = f.WriteAt(bytes.Repeat([]byte{0xa5}, int(info.Size()-off)), off)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
+}
 
+// A database whose pages were overwritten: ErrCorrupt from the call that
+// reads them (or from opening, when the schema is hit).
+func TestCorruptFile(t *testing.T) {
+	path := tempFile(t)
+	// Every page but the first (the header and the schema's root).
+	damage(t, path, func(int64) int64 { return 4096 })
 	s2, err := sqlite.NewClaimStore(t.Context(), path)
 	if err == nil {
 		t.Cleanup(func() { _ = s2.Close() })
@@ -164,27 +170,11 @@ func TestFullFile(t *testing.T) {
 // gets ErrCorrupt naming the file.
 func TestCorruptPageReadByCall(t *testing.T) {
 	path := tempFile(t)
-	s := newClaimStore(t, path)
-	var items []claim.NewItem
-	for range 400 {
-		items = append(items, claim.NewItem{Queue: "q", Payload: bytes.Repeat([]byte("p"), 300), MaxAttempts: 1})
-	}
-	_, err := s.Enqueue(t.Context(), items)
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
 	// The schema and the tables' first pages stay; the rows' pages, at
 	// the end of the file, are overwritten.
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	require.NoError(t, err)
-	info, err := f.Stat()
-	require.NoError(t, err)
-	half := info.Size() / 2 / 4096 * 4096
-	_, err = f.WriteAt(bytes.Repeat([]byte{0xa5}, int(info.Size()-half)), half)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-
-	s2 := newClaimStore(t, path)
-	_, err = s2.Queues(t.Context(), claim.QueueQuery{Limit: 10})
+	damage(t, path, func(size int64) int64 { return size / 2 / 4096 * 4096 })
+	s := newClaimStore(t, path)
+	_, err := s.Queues(t.Context(), claim.QueueQuery{Limit: 10})
 	requireStorage(t, err, sqlite.ErrCorrupt, path)
 }
 
