@@ -135,6 +135,11 @@ type Node struct {
 	slots     chan struct{} // the batcher's pipeline slots: one per entry of commands in flight
 	clockMove chan struct{} // the earliest deadline may have moved; capacity 1
 
+	keys *proposalKeys // the keys of the entries the batcher proposes
+	// uncertainEntries counts the entries of commands raft answered with
+	// ErrLeadershipLost, whose callers settled their outcome (tests read it).
+	uncertainEntries atomic.Int64
+
 	term        atomic.Pointer[term] // the leadership term under way; nil when not leader
 	termMu      sync.Mutex           // orders term starts with currentTerm's waits
 	termStarted chan struct{}        // closed when a term starts; nil when nobody waits
@@ -215,6 +220,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		queue:     make(chan *request, queueCap),
 		tickCh:    make(chan time.Time, 1),
 		inflight:  make(chan *flight, inflightCap),
+		keys:      newProposalKeys(),
 		slots:     make(chan struct{}, pipelineDepth),
 		clockMove: make(chan struct{}, 1),
 		closing:   make(chan struct{}),
@@ -644,7 +650,9 @@ func (n *Node) notLeader(op string) error {
 // raftError maps an error of raft for operation op.
 func (n *Node) raftError(op string, err error) error {
 	switch {
-	case errors.Is(err, raft.ErrNotLeader):
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		// Refused before entering the log: safe to send to the leader,
+		// which a transfer under way is about to change.
 		return n.notLeader(op)
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return closedError(op)
@@ -655,9 +663,3 @@ func (n *Node) raftError(op string, err error) error {
 }
 
 var _ lease.Backend = (*Node)(nil)
-
-// uncertain is the error of a command whose leader lost its place while
-// committing it: it may or may not have been committed.
-func uncertain(op string) error {
-	return fmt.Errorf("replicated: %s: leadership lost; the command may or may not have been committed: %w", op, raft.ErrLeadershipLost)
-}

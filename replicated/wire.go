@@ -235,6 +235,8 @@ func decodeAnswer(d *decoder) answer {
 func appendError(buf []byte, err error) []byte {
 	var le *lease.Error
 	switch {
+	case errors.Is(err, raft.ErrLeadershipLost): // ErrOutcomeUnknown's *lease.Error included
+		return append(buf, respUncertain)
 	case errors.As(err, &le) && le.Code == lease.CodeClosed:
 		return append(buf, respClosed)
 	case errors.As(err, &le):
@@ -259,8 +261,6 @@ func appendError(buf []byte, err error) []byte {
 		return buf
 	case errors.Is(err, ErrNotLeader):
 		return append(buf, respNotLeader)
-	case errors.Is(err, raft.ErrLeadershipLost):
-		return append(buf, respUncertain)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return append(buf, respContext)
 	}
