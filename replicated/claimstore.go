@@ -42,8 +42,8 @@ import (
 // (*lease.Error, Package "replicated"); one about an item that does not
 // exist also matches the *claim.NotFoundError the Memory returns
 // (errors.As), through a follower too. Then the Node's: ErrNotLeader with
-// no leader to forward to, an error wrapping raft.ErrLeadershipLost when a
-// write's outcome is uncertain, lease.ErrClosed after Close or the node's
+// no leader to forward to, ErrOutcomeUnknown for a write whose outcome the
+// node could not settle, lease.ErrClosed after Close or the node's
 // Close. A ClaimStore is safe for concurrent use.
 type ClaimStore struct {
 	fsm      *fsm                                                   // the node's, whose queues Notify watches

@@ -116,7 +116,10 @@ func (e *NotLeaderError) Error() string {
 func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
 // Node is one member of a replicated lease service. It implements
-// lease.Backend. Writes go to the leader; reads are linearizable (served by
+// lease.Backend. Writes go to the leader; a write whose leader lost its
+// place while committing it is settled before it returns (its result, or
+// sent again when it was not committed), and fails with ErrOutcomeUnknown
+// only when the context ends first. Reads are linearizable (served by
 // the leader) unless made through Stale. A linearizable read
 // that finds a lease's expiry passed by the leader's clock first commits
 // an entry that ends it, so it never shows a lease past its expiry. A Node is safe for
