@@ -113,28 +113,43 @@ func TestClusterOpensDirectoriesWithTheLogInBolt(t *testing.T) {
 	require.NoError(t, err, "the cluster commits on the moved log")
 }
 
+// grantOnSolo opens a one-node cluster on dir and bind, grants count
+// leases, each with a key holding a value of size bytes when size is not
+// 0, closes the node and returns the leases' IDs.
+func grantOnSolo(t *testing.T, dir, bind string, count, size int) []lease.ID {
+	t.Helper()
+	ctx := ctxT(t)
+	n, err := Open(ctx, singleConfig(dir, bind))
+	require.NoError(t, err)
+	require.NoError(t, n.Ready(ctx))
+	var ids []lease.ID
+	for i := range count {
+		var l lease.Lease
+		if size == 0 {
+			l, err = n.Grant(ctx, "h", lease.Operation, time.Hour)
+		} else {
+			l, err = n.GrantWithKey(ctx, "h", lease.Operation, time.Hour, "k"+strconv.Itoa(i), make([]byte, size))
+		}
+		require.NoError(t, err)
+		ids = append(ids, l.ID)
+	}
+	require.NoError(t, n.Close())
+	return ids
+}
+
 // A node whose process is killed after raft cut a suffix off its log (as
 // on a follower whose uncommitted entries a new leader overwrites) opens
 // again with every lease it had.
 func TestOpenAfterSuffixTruncationAndKill(t *testing.T) {
 	dir, bind := t.TempDir(), freeAddr(t)
 	ctx := ctxT(t)
-	n, err := Open(ctx, singleConfig(dir, bind))
-	require.NoError(t, err)
-	require.NoError(t, n.Ready(ctx))
-	var ids []lease.ID
-	for range 5 {
-		l, err := n.Grant(ctx, "h", lease.Operation, time.Hour)
-		require.NoError(t, err)
-		ids = append(ids, l.ID)
-	}
-	require.NoError(t, n.Close())
+	ids := grantOnSolo(t, dir, bind, 5, 0)
 
 	c := startChild(t, "truncate", helperDirs+"="+dir)
 	c.ready(t)
 	c.kill()
 
-	n, err = Open(ctx, singleConfig(dir, bind))
+	n, err := Open(ctx, singleConfig(dir, bind))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, n.Close()) }()
 	require.NoError(t, n.Ready(ctx))
@@ -175,14 +190,7 @@ func TestWALCloseReleasesItsMetadata(t *testing.T) {
 func TestOpenDamagedLogIsAStorageError(t *testing.T) {
 	dir, bind := t.TempDir(), freeAddr(t)
 	ctx := ctxT(t)
-	n, err := Open(ctx, singleConfig(dir, bind))
-	require.NoError(t, err)
-	require.NoError(t, n.Ready(ctx))
-	for range 40 {
-		_, err := n.GrantWithKey(ctx, "h", lease.Operation, time.Hour, "k"+strconv.Itoa(int(time.Now().UnixNano())), make([]byte, 512))
-		require.NoError(t, err)
-	}
-	require.NoError(t, n.Close())
+	grantOnSolo(t, dir, bind, 40, 512)
 
 	// Lay the log out again in small segments, so that its first entries
 	// are in a sealed one, and damage the first entry's frame there.
@@ -226,7 +234,7 @@ func TestOpenDamagedLogIsAStorageError(t *testing.T) {
 
 	// The directory is free again: the failed Open closed what it opened.
 	require.NoError(t, os.RemoveAll(dir))
-	n, err = Open(ctx, singleConfig(dir, bind))
+	n, err := Open(ctx, singleConfig(dir, bind))
 	require.NoError(t, err)
 	require.NoError(t, n.Close())
 }
