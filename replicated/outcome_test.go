@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
 )
 
 // Writers on every node of a three-node cluster on TCP grant leases while
@@ -304,4 +305,31 @@ func TestUncertainWriteContextEnds(t *testing.T) {
 	var le *lease.Error
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, CodeOutcomeUnknown, le.Code)
+}
+
+// A claim store call takes the same path: an Enqueue whose leader lost
+// leadership while committing it, and which the next leader committed,
+// returns the items it enqueued, which the cluster has once.
+func TestUncertainClaimCallCommittedByTheNextLeader(t *testing.T) {
+	c, gates := newGatedCluster(t)
+	ctx := ctxT(t)
+	items, err := holdFollowers(t, c, gates, gateStore, func(n *Node) ([]claim.Item, error) {
+		s, err := NewClaimStore(n)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = s.Close() }()
+		return s.Enqueue(ctx, []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
+	})
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	s, err := NewClaimStore(c.nodes[c.leader()])
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	counts, err := s.Counts(ctx, "q")
+	require.NoError(t, err)
+	assert.Equal(t, 1, counts.Visible, "%+v", counts)
+	got, err := s.Lookup(ctx, items[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, items[0].ID, got.ID)
 }
