@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // Broker is the policy half of a work queue over a Store, the storage half:
@@ -25,13 +26,9 @@ type Broker struct {
 	done   chan struct{}     // closed by Close, for loops such as RunCleaner
 }
 
-// clocked is a store that measures time on a lease.Clock the Broker can
-// share, as Memory does.
-type clocked interface{ Clock() lease.Clock }
-
 // New returns a Broker over store, which it owns from then on: Close
 // closes it. Work runs its heartbeats and timers on the store's clock if
-// the store has a Clock method returning a lease.Clock (Memory has), else
+// the store is a claimstore.TimeBase (Memory is), else
 // on the WithClock option's, else on lease.SystemClock. A nil store or a
 // bad option (see Option) gets a *lease.Error with Code
 // lease.CodeInvalidArgument naming it, and no Broker; the store is then
@@ -53,7 +50,7 @@ func New(store Store, opts ...Option) (*Broker, error) {
 		return nil, o.bad
 	}
 	clock := o.clock
-	if c, ok := store.(clocked); ok {
+	if c, ok := store.(claimstore.TimeBase); ok {
 		clock = c.Clock()
 	}
 	if clock == nil {

@@ -47,9 +47,6 @@ func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte
 		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
 		n.KeyStates = o.unique.ByState
 	}
-	if err := checkItem("", &n); err != nil {
-		return Item{}, err
-	}
 	if m, ok := b.store.(*Memory); ok {
 		// Spare the batch's two slices: a direct call keeps n on the stack.
 		return m.enqueueOne(ctx, &n)
@@ -92,9 +89,6 @@ func (b *Broker) EnqueueMany(ctx context.Context, items []NewItem) ([]Item, erro
 			n.MaxAttempts = b.opts.maxAttempts
 		}
 		filled[i] = n
-		if err := checkNewItem(filled, i); err != nil {
-			return nil, err
-		}
 	}
 	if len(filled) == 0 {
 		return []Item{}, nil

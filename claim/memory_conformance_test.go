@@ -24,19 +24,7 @@ func newConformanceMemory(t *testing.T) (*claim.Memory, *leasetest.FakeClock) {
 }
 
 func TestMemoryConformance(t *testing.T) {
-	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
-		return newConformanceMemory(t)
-	})
-}
-
-func FuzzMemoryConformance(f *testing.F) {
-	claimtest.FuzzStore(f, func(t *testing.T) (claim.Store, *leasetest.FakeClock) {
-		return newConformanceMemory(t)
-	})
-}
-
-func TestMemoryCleanerConformance(t *testing.T) {
-	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+	claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
 		m, clock := newConformanceMemory(t)
 		if err := m.SetRetention(r); err != nil {
 			t.Fatal(err)
@@ -45,8 +33,8 @@ func TestMemoryCleanerConformance(t *testing.T) {
 	})
 }
 
-func TestMemoryQueuesConformance(t *testing.T) {
-	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
+func FuzzMemoryConformance(f *testing.F) {
+	claimtest.FuzzStore(f, func(t *testing.T) (claim.Store, *leasetest.FakeClock) {
 		return newConformanceMemory(t)
 	})
 }

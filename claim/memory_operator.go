@@ -1,8 +1,12 @@
 package claim
 
-import "context"
+import (
+	"context"
 
-var _ Retrier = (*Memory)(nil)
+	"github.com/leasehold/lease/claim/claimstore"
+)
+
+var _ claimstore.Retrier = (*Memory)(nil)
 
 // RetryNow makes the delayed item id of queue visible now and wakes the
 // queue's waiters; see Retrier.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 var (
-	_ Pauser      = (*Memory)(nil)
-	_ QueueLister = (*Memory)(nil)
+	_ claimstore.Pauser      = (*Memory)(nil)
+	_ claimstore.QueueLister = (*Memory)(nil)
 )
 
 // Pause pauses queue; see Pauser.

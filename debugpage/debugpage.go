@@ -27,7 +27,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Defaults for Config's limits.
@@ -47,7 +47,7 @@ type Config struct {
 	Service *lease.Service
 	// Locks, when set, lists the locks held and their holders (a
 	// lock.Memory is one).
-	Locks lock.Inspector
+	Locks lockprovider.Inspector
 	// Broker and Queues give the claim queues to show: a Broker does not
 	// list its queues, so the page shows those named.
 	Broker *claim.Broker

@@ -34,7 +34,7 @@ func (p *Provider) queuePrefix(name string) string { return p.key(name) + queueS
 
 // AcquireWait acquires the lock name for executionID with a lease of d and
 // value attached, as AcquireValue does, waiting while someone holds it,
-// until ctx is done. It makes Provider a lock.Waiter.
+// until ctx is done. It makes Provider a lockprovider.Waiter.
 //
 // Waiters of a name are served in order of arrival (FIFO), across every
 // process that shares the cluster and the prefix. An AcquireWait that finds

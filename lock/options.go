@@ -77,7 +77,7 @@ func WithExecutionID(id string) Option {
 }
 
 // WithClock sets the clock a Manager over a provider without a time base
-// (one that is not a TimeBase, such as a database) times renewals and
+// (one that is not a lockprovider.TimeBase, such as a database) times renewals and
 // safety deadlines on; the default is lease.SystemClock(). The Manager reads
 // it through lease.MonotonicClock, so a step back of c reads as time
 // standing still. A provider with its own time base (Memory) gives the
@@ -161,10 +161,10 @@ func WithPanicHandler(h func(*lease.PanicError)) Option {
 }
 
 // WithValue attaches a small value to every lock the Manager holds (a copy
-// of v; default none), which an Inspector reports as Holding.Value: who the
+// of v; default none), which a lockprovider.Inspector reports as Holding.Value: who the
 // holder is, where to reach it. NewManager returns an error if v is longer
 // than MaxValueSize or the provider cannot store values (it is not a
-// ValueAcquirer; Memory is). An empty v is no value.
+// lockprovider.ValueAcquirer; Memory is). An empty v is no value.
 func WithValue(v []byte) Option {
 	var c []byte
 	if len(v) > 0 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 	"github.com/leasehold/lease/claim/claimtest"
 )
 
@@ -18,7 +19,7 @@ func TestClaimStoreConformance(t *testing.T) {
 
 // The retention contract, on the database's clock.
 func TestClaimStoreCleanerConformance(t *testing.T) {
-	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claimstore.Cleaner, lease.Clock) {
 		return newTestClaimStore(t, WithClaimRetention(r)), lease.SystemClock()
 	})
 }

@@ -22,7 +22,7 @@ const giveUpTimeout = 5 * time.Second
 
 // AcquireWait acquires the lock name for executionID for d, as Acquire
 // does, waiting while it is held, until ctx is done: it makes LockProvider a
-// [lock.Waiter], so [lock.Manager.Lock] and [lock.DoWait] wait without
+// [lockprovider.Waiter], so [lock.Manager.Lock] and [lock.DoWait] wait without
 // polling. value must be empty: the provider stores no values.
 //
 // Waiters are served first come, first served, per name, across every
@@ -68,7 +68,7 @@ func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string
 		return nil, err
 	}
 	if len(value) > 0 {
-		return nil, invalid("acquire", "value", "this provider cannot store a value: it is not a lock.ValueAcquirer")
+		return nil, invalid("acquire", "value", "this provider cannot store a value: it is not a lockprovider.ValueAcquirer")
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

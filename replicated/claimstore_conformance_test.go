@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 	"github.com/leasehold/lease/claim/claimtest"
 )
 
@@ -106,7 +107,7 @@ func (s *spread) Close() error {
 	return nil
 }
 
-var _ claim.Cleaner = (*spread)(nil)
+var _ claimstore.Cleaner = (*spread)(nil)
 
 // newSpread is a fresh cluster of size nodes as one store, on the
 // system clock (the log's time is the leader's).
@@ -128,7 +129,7 @@ func TestClaimStoreConformance(t *testing.T) {
 func TestClaimStoreCleanerConformance(t *testing.T) {
 	for _, size := range []int{1, 3} {
 		t.Run(clusterName(size), func(t *testing.T) {
-			claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+			claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claimstore.Cleaner, lease.Clock) {
 				s := newSpread(t, size)
 				require.NoError(t, s.stores[0].SetRetention(context.Background(), r))
 				return s, lease.SystemClock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 	"github.com/leasehold/lease/claim/claimtest"
 	"github.com/leasehold/lease/leasetest"
 )
@@ -87,7 +88,7 @@ func TestClaimStoreOnTheLogConformance(t *testing.T) {
 }
 
 func TestClaimStoreOnTheLogCleanerConformance(t *testing.T) {
-	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claimstore.Cleaner, lease.Clock) {
 		s, clock := newFSMClaimStore(t)
 		require.NoError(t, s.SetRetention(context.Background(), r))
 		return s, clock

@@ -12,6 +12,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election/electiontest"
+	"github.com/leasehold/lease/lock/lockprovider"
 	"github.com/leasehold/lease/lock/locktest"
 )
 
@@ -25,10 +26,10 @@ type spreadLocks struct {
 }
 
 var (
-	_ lock.Provider      = (*spreadLocks)(nil)
-	_ lock.ValueAcquirer = (*spreadLocks)(nil)
-	_ lock.Waiter        = (*spreadLocks)(nil)
-	_ lock.Inspector     = (*spreadLocks)(nil)
+	_ lock.Provider              = (*spreadLocks)(nil)
+	_ lockprovider.ValueAcquirer = (*spreadLocks)(nil)
+	_ lockprovider.Waiter        = (*spreadLocks)(nil)
+	_ lockprovider.Inspector     = (*spreadLocks)(nil)
 )
 
 func (s *spreadLocks) pick() *LockProvider {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 	"github.com/leasehold/lease/claim/claimtest"
 	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/sqlite"
@@ -43,7 +44,7 @@ func TestClaimStoreConformance(t *testing.T) {
 // it runs with the parallel tests.
 func TestClaimStoreCleanerConformance(t *testing.T) {
 	t.Parallel()
-	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claimstore.Cleaner, lease.Clock) {
 		clk := leasetest.NewFakeClock(epoch)
 		return newClaimStore(t, tempFile(t), append(testOptions(clk), sqlite.WithRetention(r))...), clk
 	})

@@ -10,7 +10,7 @@ import (
 
 // AcquireWait acquires the lock name for executionID for d, as Acquire
 // does, waiting while it is held, until ctx is done: it makes LockProvider a
-// [lock.Waiter]. value must be empty: the provider stores no values.
+// [lockprovider.Waiter]. value must be empty: the provider stores no values.
 //
 // A waiter tries, and when the lock is held, waits for the first of: a
 // commit through this provider (a Release wakes the waiters of this
@@ -31,7 +31,7 @@ func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string
 		return nil, err
 	}
 	if len(value) > 0 {
-		return nil, invalid("acquire", "value", "this provider cannot store a value: it is not a lock.ValueAcquirer")
+		return nil, invalid("acquire", "value", "this provider cannot store a value: it is not a lockprovider.ValueAcquirer")
 	}
 	for {
 		if err := ctx.Err(); err != nil {

@@ -49,7 +49,7 @@ func TestBrokenStore(t *testing.T) {
 	if _, ok := brokenStores[os.Getenv(brokenEnv)]; !ok {
 		return
 	}
-	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) { return newBrokenStore(t) })
+	claimtest.TestStore(t, func(t *testing.T, _ claim.Retention) (claim.Store, lease.Clock) { return newBrokenStore(t) })
 }
 
 // FuzzBrokenStore runs FuzzStore's seed inputs on the broken store, in the

@@ -39,10 +39,10 @@
 //
 // Kinds, tags and metadata are checked by TestStore too. Two more suites
 // hold the optional interfaces to their contracts: [TestCleaner] checks a
-// claim.Cleaner (finished items kept as completed or cancelled for the
+// claimstore.Cleaner (finished items kept as completed or cancelled for the
 // retention the factory is given, then removed by Clean, oldest first and
 // in bounded batches; the zero retention keeps nothing), and [TestQueues]
-// a claim.Pauser and claim.QueueLister (a paused queue hands out nothing
+// a claimstore.Pauser and claimstore.QueueLister (a paused queue hands out nothing
 // while enqueues go on, Resume wakes its waiters, Queues lists names,
 // counts and pauses in order).
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // store is what a DSN opens: the work queue and the locks of one database,
@@ -28,8 +29,8 @@ type store struct {
 // what `locks` reads, and what an election needs to say who leads.
 type inspectingProvider interface {
 	lock.Provider
-	lock.Inspector
-	lock.Waiter
+	lockprovider.Inspector
+	lockprovider.Waiter
 }
 
 // migrated is what migrate says of one part of a store.

@@ -77,7 +77,7 @@ func WithRetryInterval(r time.Duration) Option {
 // WithPollInterval sets how often Observe (and so Run's OnNewLeader) asks
 // the provider who leads: a change of leader is seen within about p
 // (default lockprovider.PollInterval of the lease duration: a tenth of it, at
-// least 10 ms). On a provider that watches instead (a HolderWatcher) it is
+// least 10 ms). On a provider that watches instead (a lockprovider.HolderWatcher) it is
 // only how soon a watch that failed is started again. New refuses a p
 // that is not positive.
 func WithPollInterval(p time.Duration) Option {
@@ -85,7 +85,7 @@ func WithPollInterval(p time.Duration) Option {
 }
 
 // WithClock sets the clock an Election over a provider without a time base
-// (one that is not a lock.TimeBase, such as a database) times renewals,
+// (one that is not a lockprovider.TimeBase, such as a database) times renewals,
 // safety deadlines, retries and polls on; the default is
 // lease.SystemClock(), read through lease.MonotonicClock. A provider with
 // its own time base (lock.Memory) gives the Election that one, and New

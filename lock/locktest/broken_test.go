@@ -131,8 +131,8 @@ func (p lax) Acquire(ctx context.Context, name, exec string, d time.Duration) (*
 // nil, nil.
 type impatient struct{ *lock.Memory }
 
-func (p impatient) AcquireWait(ctx context.Context, name, exec string, d time.Duration, value []byte) (*lock.Lease, error) {
-	return p.AcquireValue(ctx, name, exec, d, value)
+func (p impatient) AcquireWait(ctx context.Context, name, exec string, d time.Duration) (*lock.Lease, error) {
+	return p.Acquire(ctx, name, exec, d)
 }
 
 // unsorted lists held locks in reverse name order.

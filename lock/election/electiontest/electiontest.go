@@ -38,7 +38,7 @@ type Advancer interface {
 // TestElection runs the election clauses against the providers
 // newProvider returns, one fresh provider per clause, each clause a
 // subtest. newProvider also returns the clock the provider's leases expire
-// on. The provider must be a lock.Waiter and a lock.Inspector (New refuses
+// on. The provider must be a lockprovider.Waiter and a lockprovider.Inspector (New refuses
 // any other), and must not have a lock-delay: the suite expects an expired
 // leader to be replaced at once.
 //
