@@ -7,6 +7,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimtest"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/leasetest"
 )
 
@@ -24,13 +25,14 @@ func newConformanceMemory(t *testing.T) (*claim.Memory, *leasetest.FakeClock) {
 }
 
 func TestMemoryConformance(t *testing.T) {
-	claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
+	exercised := claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
 		m, clock := newConformanceMemory(t)
 		if err := m.SetRetention(r); err != nil {
 			t.Fatal(err)
 		}
 		return m, clock
 	})
+	captable.CheckClaimStore(t, "claim.Memory", (*claim.Memory)(nil), exercised)
 }
 
 func FuzzMemoryConformance(f *testing.F) {

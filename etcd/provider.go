@@ -12,7 +12,6 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
-	"github.com/leasehold/lease/lock/election"
 	"github.com/leasehold/lease/lock/lockprovider"
 )
 
@@ -53,7 +52,7 @@ type Provider struct {
 var (
 	_ lock.Provider              = (*Provider)(nil)
 	_ lockprovider.ValueAcquirer = (*Provider)(nil)
-	_ lockprovider.Waiter        = (*Provider)(nil)
+	_ lockprovider.ValueWaiter   = (*Provider)(nil)
 	_ lockprovider.Inspector     = (*Provider)(nil)
 
 	_ lockprovider.HolderWatcher = (*Provider)(nil)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 
-	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimstore"
 )
 

@@ -293,10 +293,6 @@ func TestAcquireWaitBadInput(t *testing.T) {
 		{"executionID", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "n", "", long) }},
 		{"d", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "n", "x", 0) }},
 		{"name", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "bad\x00", "x", long) }},
-		{"value", func() (*lock.Lease, error) {
-			return p.AcquireWait(ctx, "n", "x", long, make([]byte, lock.MaxValueSize+1))
-		}},
-		{"value", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "n", "x", long, []byte("v")) }},
 	} {
 		l, err := tc.call()
 		assert.Nil(t, l)

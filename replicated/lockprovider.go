@@ -62,7 +62,7 @@ type LockProvider struct {
 var (
 	_ lock.Provider              = (*LockProvider)(nil)
 	_ lockprovider.ValueAcquirer = (*LockProvider)(nil)
-	_ lockprovider.Waiter        = (*LockProvider)(nil)
+	_ lockprovider.ValueWaiter   = (*LockProvider)(nil)
 	_ lockprovider.Inspector     = (*LockProvider)(nil)
 	_ lockprovider.WaitInspector = (*LockProvider)(nil)
 )
@@ -120,13 +120,20 @@ func (p *LockProvider) AcquireValue(ctx context.Context, name, executionID strin
 	return (*lock.Lease)(l), err
 }
 
-// AcquireWait acquires the lock name for executionID with a lease of d and
-// value attached (as AcquireValue), waiting while it is held, until ctx is
-// done; it makes LockProvider a lockprovider.Waiter. The waiters of this provider
+// AcquireWait acquires the lock name for executionID with a lease of d,
+// waiting while it is held, until ctx is done: AcquireWaitValue with no
+// value. It makes LockProvider a lockprovider.Waiter.
+func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return p.AcquireWaitValue(ctx, name, executionID, d, nil)
+}
+
+// AcquireWaitValue acquires the lock name for executionID with a lease of
+// d and value attached (as AcquireValue), waiting while it is held, until
+// ctx is done; it makes LockProvider a lockprovider.ValueWaiter. The waiters of this provider
 // are served first come first served; see LockProvider for what holds
 // across nodes. On a closed node it fails with an error matching
 // lease.ErrClosed.
-func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+func (p *LockProvider) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
 	if err := checkAcquire(ctx, name, executionID, d, value); err != nil {
 		return nil, err
 	}

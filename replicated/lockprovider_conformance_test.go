@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election/electiontest"
 	"github.com/leasehold/lease/lock/lockprovider"
@@ -28,7 +29,7 @@ type spreadLocks struct {
 var (
 	_ lock.Provider              = (*spreadLocks)(nil)
 	_ lockprovider.ValueAcquirer = (*spreadLocks)(nil)
-	_ lockprovider.Waiter        = (*spreadLocks)(nil)
+	_ lockprovider.ValueWaiter   = (*spreadLocks)(nil)
 	_ lockprovider.Inspector     = (*spreadLocks)(nil)
 )
 
@@ -44,8 +45,12 @@ func (s *spreadLocks) AcquireValue(ctx context.Context, name, executionID string
 	return s.pick().AcquireValue(ctx, name, executionID, d, value)
 }
 
-func (s *spreadLocks) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
-	return s.pick().AcquireWait(ctx, name, executionID, d, value)
+func (s *spreadLocks) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return s.pick().AcquireWait(ctx, name, executionID, d)
+}
+
+func (s *spreadLocks) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	return s.pick().AcquireWaitValue(ctx, name, executionID, d, value)
 }
 
 func (s *spreadLocks) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
@@ -98,7 +103,8 @@ func spreadFactory(c *cluster) func(t *testing.T) (lock.Provider, lease.Clock) {
 func TestLockProviderConformance(t *testing.T) {
 	for _, size := range []int{3, 1} {
 		t.Run(strconv.Itoa(size)+"-node", func(t *testing.T) {
-			locktest.TestProvider(t, spreadFactory(lockCluster(t, size)))
+			exercised := locktest.TestProvider(t, spreadFactory(lockCluster(t, size)))
+			captable.CheckLockProvider(t, "replicated.LockProvider", (*LockProvider)(nil), exercised)
 		})
 	}
 }

@@ -69,7 +69,7 @@ func TestLockProviderInputErrorsAreReplicated(t *testing.T) {
 	p := lockOn(t, c, 0)
 	ctx := ctxT(t)
 	_, err1 := p.Acquire(ctx, "", "e", time.Second)
-	_, err2 := p.AcquireWait(ctx, "x", "e", time.Second, make([]byte, lock.MaxValueSize+1))
+	_, err2 := p.AcquireWaitValue(ctx, "x", "e", time.Second, make([]byte, lock.MaxValueSize+1))
 	_, err3 := p.Renew(ctx, []lock.Lease{{Name: "x"}}, time.Second)
 	err4 := p.Release(ctx, []lock.Lease{{ExecutionID: "e"}})
 	_, _, err5 := p.Holder(ctx, "")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimstore"
 )
 
