@@ -48,5 +48,5 @@ type recorder struct {
 	errs []string
 }
 
-func (r *recorder) Helper()                       {}
+func (r *recorder) Helper()                      {}
 func (r *recorder) Errorf(f string, args ...any) { r.errs = append(r.errs, f) }
