@@ -26,7 +26,7 @@ const (
 // TestProvider runs the lock contract against the providers newProvider
 // returns, one fresh provider per clause, each clause a subtest. newProvider
 // also returns the clock the provider's leases expire on. When the clock is
-// an Advancer the suite drives time with it and runs exactly and quickly
+// a leasetest.Advancer the suite drives time with it and runs exactly and quickly
 // (10,000 acquisitions for token order); otherwise it uses leases of 1s,
 // waits them out in real time and scales the counts down, about 15 s in all.
 //

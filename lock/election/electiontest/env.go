@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election"
 	"github.com/leasehold/lease/lock/lockprovider"
@@ -28,7 +29,7 @@ type env struct {
 	p     lock.Provider // inner, wrapped in faults
 	f     *faults
 	clock lease.Clock
-	adv   Advancer // nil on a real clock
+	adv   leasetest.Advancer // nil on a real clock
 	long  time.Duration
 	short time.Duration
 	poll  time.Duration
@@ -36,7 +37,7 @@ type env struct {
 
 func newEnv(t *testing.T, p lock.Provider, clock lease.Clock) *env {
 	e := &env{T: t, inner: p, clock: clock, long: realLong, short: realShort, poll: realPoll}
-	e.adv, _ = clock.(Advancer)
+	e.adv, _ = clock.(leasetest.Advancer)
 	if e.fake() {
 		e.long, e.short, e.poll = fakeLease, fakeLease, fakePoll
 	}
