@@ -3,11 +3,10 @@ package claimstore
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/textcol"
 )
 
 // Checker checks the input of one store: the one place a store's input is
@@ -48,11 +47,8 @@ func (c Checker) Text(op, field, s string) error {
 	if !c.TextOnly {
 		return nil
 	}
-	switch {
-	case !utf8.ValidString(s):
-		return c.Invalid(op, field, fmt.Sprintf("%q is not valid UTF-8", s))
-	case strings.IndexByte(s, 0) >= 0:
-		return c.Invalid(op, field, fmt.Sprintf("%q contains a NUL byte", s))
+	if why := textcol.Text(s); why != "" {
+		return c.Invalid(op, field, why)
 	}
 	return nil
 }
@@ -60,13 +56,10 @@ func (c Checker) Text(op, field, s string) error {
 // Name refuses s, the value of field, when it is empty, longer than
 // c.MaxNameLen, or refused by Text.
 func (c Checker) Name(op, field, s string) error {
-	switch {
-	case s == "":
-		return c.Invalid(op, field, "must not be empty")
-	case c.MaxNameLen > 0 && len(s) > c.MaxNameLen:
-		return c.Invalid(op, field, fmt.Sprintf("is %d bytes, more than %d", len(s), c.MaxNameLen))
+	if why := textcol.Name(s, c.MaxNameLen, c.TextOnly); why != "" {
+		return c.Invalid(op, field, why)
 	}
-	return c.Text(op, field, s)
+	return nil
 }
 
 // NewItem checks item i of a batch to enqueue (Store.Enqueue), naming its

@@ -9,6 +9,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimstore"
+	"github.com/leasehold/lease/internal/suite"
 )
 
 // capabilityClauses are the clauses of the optional capabilities that
@@ -108,12 +109,7 @@ func testRetryNowBadInput(e *env, r claimstore.Retrier) {
 // reads the time the suite's clock reads, and a claim expires a lease
 // after it.
 func testTimeBase(e *env, tb claimstore.TimeBase) {
-	clock := tb.Clock()
-	require.NotNil(e, clock, "Clock must not return nil")
-	before := e.clock.Now()
-	now := clock.Now()
-	after := e.clock.Now()
-	e.near(now, before, after, 0, "Clock().Now()")
+	clock := suite.TimeBase(e, tb, e.clock, e.slack())
 	q := queue(0)
 	e.enqueueOne(newItem(q, "timed"))
 	start := clock.Now()

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leasehold/lease"
 )
 
 // Guard panics, with every goroutine's stack, if the clause name of the
@@ -82,4 +84,22 @@ func (r *Report) Log(t testing.TB, pkg string) {
 		return
 	}
 	t.Logf("%s: optional capabilities exercised: %v", pkg, names)
+}
+
+// TimeBase returns the clock of a time base (a claimstore.TimeBase, a
+// lockprovider.TimeBase), failing t unless it is not nil and reads the
+// time ref, the suite's clock, reads, give or take slack.
+func TimeBase(t testing.TB, tb interface{ Clock() lease.Clock }, ref lease.Clock, slack time.Duration) lease.Clock {
+	t.Helper()
+	clock := tb.Clock()
+	if clock == nil {
+		t.Fatal("Clock must not return nil")
+	}
+	before := ref.Now()
+	now := clock.Now()
+	after := ref.Now()
+	if now.Before(before.Add(-slack)) || now.After(after.Add(slack)) {
+		t.Errorf("Clock().Now() is %v, want between %v and %v (give or take %v)", now, before, after, slack)
+	}
+	return clock
 }

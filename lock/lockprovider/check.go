@@ -2,13 +2,11 @@ package lockprovider
 
 import (
 	"context"
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/textcol"
 )
 
 // The checks of the contract's arguments. Each returns a *lease.Error with
@@ -198,13 +196,10 @@ func (c Checker) Waiting(ctx context.Context, name string, limit int) error {
 // c.MaxNameLen, or not text (when c.TextOnly): for the names a provider
 // takes in calls of its own.
 func (c Checker) Name(op, field, s string) error {
-	switch {
-	case s == "":
-		return c.invalid(op, field, "must not be empty")
-	case c.MaxNameLen > 0 && len(s) > c.MaxNameLen:
-		return c.invalid(op, field, fmt.Sprintf("is %d bytes, more than %d", len(s), c.MaxNameLen))
+	if why := textcol.Name(s, c.MaxNameLen, c.TextOnly); why != "" {
+		return c.invalid(op, field, why)
 	}
-	return c.text(op, field, s)
+	return nil
 }
 
 // text refuses, when c.TextOnly, a string that is not valid UTF-8 or holds
@@ -213,11 +208,8 @@ func (c Checker) text(op, field, s string) error {
 	if !c.TextOnly {
 		return nil
 	}
-	switch {
-	case !utf8.ValidString(s):
-		return c.invalid(op, field, fmt.Sprintf("%q is not valid UTF-8", s))
-	case strings.IndexByte(s, 0) >= 0:
-		return c.invalid(op, field, fmt.Sprintf("%q contains a NUL byte", s))
+	if why := textcol.Text(s); why != "" {
+		return c.invalid(op, field, why)
 	}
 	return nil
 }
