@@ -109,6 +109,22 @@ func TestLockProviderConformance(t *testing.T) {
 	}
 }
 
+// One provider on a three-node cluster, every call through one node (a
+// follower's, when there is one), keeps the contract and its every
+// capability: its waiters are this handle's, which Waiting lists.
+func TestLockProviderConformanceOneHandle(t *testing.T) {
+	c := lockCluster(t, 3)
+	node := c.nodes[c.followers(c.leader())[0]]
+	var clause atomic.Int64
+	exercised := locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
+		prefix := "one/" + strconv.FormatInt(clause.Add(1), 10) + "/"
+		p, err := NewLockProvider(node, WithLockPrefix(prefix))
+		require.NoError(t, err)
+		return p, lease.SystemClock()
+	})
+	captable.CheckLockProvider(t, "replicated.LockProvider", (*LockProvider)(nil), exercised)
+}
+
 // Leader election over the provider keeps its promises on a three-node
 // cluster, the candidates' calls spread over the nodes, and on one node.
 func TestLockProviderElection(t *testing.T) {
