@@ -9,7 +9,7 @@ import (
 var _ claimstore.Retrier = (*Memory)(nil)
 
 // RetryNow makes the delayed item id of queue visible now and wakes the
-// queue's waiters; see Retrier.
+// queue's waiters; see claimstore.Retrier.
 func (m *Memory) RetryNow(ctx context.Context, queue string, id ItemID) (Item, error) {
 	const op = "retry_now"
 	if err := checkQueue(ctx, op, queue); err != nil {

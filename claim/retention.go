@@ -63,7 +63,7 @@ func (b *Broker) Clean(ctx context.Context, limit int) (int, error) {
 // (or in several processes: the store lets one clean at a time). It
 // returns nil when ctx ends or the Broker closes, the first error of Clean
 // other than those, and an error matching lease.ErrInvalidArgument for a
-// negative Interval, Batch or Pause or a store that is not a Cleaner.
+// negative Interval, Batch or Pause or a store that is not a claimstore.Cleaner.
 func (b *Broker) RunCleaner(ctx context.Context, cfg CleanerConfig) error {
 	const op = "run_cleaner"
 	if ctx == nil {

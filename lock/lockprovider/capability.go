@@ -65,6 +65,7 @@ type Waiter interface {
 // acquires as AcquireValue does, with the contracts of both. A
 // lock.Manager with a value (lock.WithValue) waits with it; over a
 // provider that can wait but not with a value it polls with AcquireValue.
+// Implementations must be safe for concurrent use.
 type ValueWaiter interface {
 	Waiter
 	ValueAcquirer
