@@ -24,7 +24,7 @@ func contains(t *testing.T, path, prefix string, table []string) {
 	for _, line := range table {
 		want.WriteString(prefix + line + "\n")
 	}
-	assert.Contains(t, string(b), want.String(), "%s must show the table of internal/captable:\n%s", path, want.String())
+	assert.True(t, strings.Contains(string(b), want.String()), "%s must show the table of internal/captable:\n%s", path, want.String())
 }
 
 // The package docs and docs/capabilities.md show the one table.
