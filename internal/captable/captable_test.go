@@ -1,7 +1,11 @@
 package captable_test
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,3 +54,30 @@ type recorder struct {
 
 func (r *recorder) Helper()                      {}
 func (r *recorder) Errorf(f string, args ...any) { r.errs = append(r.errs, f) }
+
+// Neither seam imports its user package (nor the other's): package claim
+// imports claim/claimstore and package lock imports lock/lockprovider,
+// never the other way round.
+func TestSeamsImportNoUserPackage(t *testing.T) {
+	forbidden := []string{
+		"github.com/leasehold/lease/claim", "github.com/leasehold/lease/lock",
+		"github.com/leasehold/lease/lock/election",
+	}
+	for _, dir := range []string{"../../claim/claimstore", "../../lock/lockprovider"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		require.NotEmpty(t, files)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			require.NoError(t, err)
+			for _, imp := range parsed.Imports {
+				path, err := strconv.Unquote(imp.Path.Value)
+				require.NoError(t, err)
+				assert.NotContains(t, forbidden, path, "%s imports %s", f, path)
+			}
+		}
+	}
+}
