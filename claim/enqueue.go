@@ -21,31 +21,12 @@ func (b *Broker) Enqueue(ctx context.Context, queue string, payload []byte, opts
 
 // enqueue is Enqueue of an item of kind.
 func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte, opts []EnqueueOption) (Item, error) {
-	var o enqueueOptions
-	for _, opt := range opts {
-		o = opt.applyEnqueue(o)
-	}
 	if err := checkContext(ctx, "enqueue"); err != nil {
 		return Item{}, err
 	}
-	n := NewItem{Queue: queue, Payload: payload, Kind: kind, Key: o.key, Delay: o.delay,
-		MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout,
-		Tags: o.tags, Metadata: o.metadata}
-	if o.setMax {
-		n.MaxAttempts = o.maxAttempts
-	}
-	if o.hasKey && o.key == "" {
-		return Item{}, invalid("enqueue", "key", "must not be empty")
-	}
-	if o.unique != nil {
-		switch {
-		case o.hasKey:
-			return Item{}, invalid("enqueue", "key", "is set with Unique, which sets it")
-		case o.unique.ByPeriod < 0:
-			return Item{}, invalid("enqueue", "unique.by_period", o.unique.ByPeriod.String()+" is negative")
-		}
-		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
-		n.KeyStates = o.unique.ByState
+	n, err := b.fillItem("", queue, kind, payload, opts)
+	if err != nil {
+		return Item{}, err
 	}
 	if m, ok := b.store.(*Memory); ok {
 		// Spare the batch's two slices: a direct call keeps n on the stack.
@@ -56,6 +37,53 @@ func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte
 		return Item{}, unbatched(err)
 	}
 	return items[0], nil
+}
+
+// newItem is the item Enqueue adds to queue, as fillItem makes it, and
+// checked as its store will check it, its fields named with prefix: for
+// NewPeriodic, which checks a job's options before any tick is enqueued.
+func (b *Broker) newItem(prefix, queue, kind string, payload []byte, opts []EnqueueOption) (NewItem, error) {
+	n, err := b.fillItem(prefix, queue, kind, payload, opts)
+	if err != nil {
+		return NewItem{}, err
+	}
+	if err := checkItem(prefix, &n); err != nil {
+		return NewItem{}, err
+	}
+	return n, nil
+}
+
+// fillItem is the item Enqueue adds to queue, of kind and carrying
+// payload, with opts: filled with the defaults, and with the options' own
+// arguments checked (an empty Key, Key with Unique), its fields named with
+// prefix. It is the one reading of EnqueueOptions. The item itself its
+// store checks.
+func (b *Broker) fillItem(prefix, queue, kind string, payload []byte, opts []EnqueueOption) (NewItem, error) {
+	var o enqueueOptions
+	for _, opt := range opts {
+		o = opt.applyEnqueue(o)
+	}
+	n := NewItem{Queue: queue, Payload: payload, Kind: kind, Key: o.key, Delay: o.delay,
+		Priority: o.priority, Timeout: o.timeout, Tags: o.tags, Metadata: o.metadata}
+	if o.setMax {
+		n.MaxAttempts = o.maxAttempts // MaxAttempts(0) is refused, not defaulted
+	} else {
+		n = n.WithDefaults(b.opts.maxAttempts)
+	}
+	if o.hasKey && o.key == "" {
+		return NewItem{}, invalid("enqueue", prefix+"key", "must not be empty")
+	}
+	if o.unique != nil {
+		switch {
+		case o.hasKey:
+			return NewItem{}, invalid("enqueue", prefix+"key", "is set with Unique, which sets it")
+		case o.unique.ByPeriod < 0:
+			return NewItem{}, invalid("enqueue", prefix+"unique.by_period", o.unique.ByPeriod.String()+" is negative")
+		}
+		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
+		n.KeyStates = o.unique.ByState
+	}
+	return n, nil
 }
 
 // unbatched names a field of the one item Enqueue sends to its store as
@@ -85,10 +113,7 @@ func (b *Broker) EnqueueMany(ctx context.Context, items []NewItem) ([]Item, erro
 	}
 	filled := make([]NewItem, len(items))
 	for i, n := range items {
-		if n.MaxAttempts == 0 {
-			n.MaxAttempts = b.opts.maxAttempts
-		}
-		filled[i] = n
+		filled[i] = n.WithDefaults(b.opts.maxAttempts)
 	}
 	if len(filled) == 0 {
 		return []Item{}, nil

@@ -77,7 +77,10 @@ func kindOf(op string, args Args) (kind string, codec Codec, err error) {
 
 // ArgsItem returns the item that carries args to queue: its Kind is
 // args.Kind() and its Payload the encoding of args. Pass it to
-// Broker.EnqueueMany, or to a store, to enqueue typed jobs in a batch. A
+// Broker.EnqueueMany, or to a store's enqueue in the caller's transaction
+// (the postgres ClaimStore's EnqueueTx), to enqueue typed jobs in a batch;
+// both fill its MaxAttempts with the default (see NewItem.WithDefaults),
+// which a store's own Enqueue expects done. A
 // nil args, an empty kind or args that do not encode get an error matching
 // lease.ErrInvalidArgument that names the field ("args", "kind").
 func ArgsItem(queue string, args Args) (NewItem, error) {

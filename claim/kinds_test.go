@@ -237,3 +237,24 @@ func TestArgsItemBatchesTypedJobs(t *testing.T) {
 	_, err = claim.ArgsItem(q, nil)
 	requireInvalid(t, err, "args")
 }
+
+// An item gets one set of defaults whichever way it is enqueued: a zero
+// MaxAttempts becomes the Broker's default, or DefaultMaxAttempts without
+// a Broker; one set is kept.
+func TestNewItemWithDefaults(t *testing.T) {
+	n, err := claim.ArgsItem(q, sendEmail{To: "x"})
+	require.NoError(t, err)
+	assert.Equal(t, claim.DefaultMaxAttempts, n.WithDefaults(0).MaxAttempts)
+	assert.Equal(t, 3, n.WithDefaults(3).MaxAttempts)
+	n.MaxAttempts = 7
+	assert.Equal(t, n, n.WithDefaults(3), "a MaxAttempts set is kept")
+
+	b, _, _ := newBroker(t, claim.WithMaxAttempts(3))
+	n.MaxAttempts = 0
+	items, err := b.EnqueueMany(ctx, []claim.NewItem{n})
+	require.NoError(t, err)
+	assert.Equal(t, 3, items[0].MaxAttempts)
+	it, err := b.EnqueueArgs(ctx, q, sendEmail{To: "y"})
+	require.NoError(t, err)
+	assert.Equal(t, 3, it.MaxAttempts)
+}

@@ -50,8 +50,9 @@ type PeriodicJob struct {
 	// that do not make an item skip the tick, which the Broker's observer
 	// is told of (EventTickSkipped). Required.
 	Args func(tick time.Time) Args
-	// Options apply to each tick's item (Priority, MaxAttempts, Timeout);
-	// its Key and Delay are the runner's own.
+	// Options apply to each tick's item (Priority, MaxAttempts, Timeout,
+	// Tags, Metadata); its Key and Delay are the runner's own, so a Key
+	// option is replaced and Unique refused.
 	Options []EnqueueOption
 }
 
@@ -86,10 +87,13 @@ type Periodic struct {
 
 // NewPeriodic returns the runner of jobs, enqueued through b by the leader
 // of e. Bad input (a nil b or e, a job without a Name, Queue, Schedule or
-// Args, a Name used twice, an Every interval that is not positive, an
-// option Enqueue would refuse) gets an error matching
-// lease.ErrInvalidArgument whose Field names it ("broker", "election",
-// "jobs[i].name", "jobs[i].interval", ...). jobs is copied.
+// Args, a Name used twice, an Every interval that is not positive, which
+// has no ticks, an option Enqueue would refuse for a tick's item) gets an
+// error matching lease.ErrInvalidArgument whose Field names it ("broker",
+// "election", "jobs[i].name", "jobs[i].interval", "jobs[i].tags", ...).
+// The options are checked by the check Enqueue applies, with the runner's
+// Key and Delay after them, so Unique, which sets the Key, is refused
+// ("jobs[i].key"). jobs is copied.
 func NewPeriodic(b *Broker, e *election.Election, jobs ...PeriodicJob) (*Periodic, error) {
 	const op = "periodic"
 	switch {
@@ -116,7 +120,9 @@ func NewPeriodic(b *Broker, e *election.Election, jobs ...PeriodicJob) (*Periodi
 		if d, ok := j.Schedule.(interval); ok && d <= 0 {
 			return nil, invalid(op, field+"interval", time.Duration(d).String()+" is not positive")
 		}
-		if err := b.checkOptions(field, j.Queue, j.Options); err != nil {
+		// The options of a tick's item, checked as its Enqueue will check
+		// them: a refusal there would skip every tick.
+		if _, err := b.newItem(field, j.Queue, "", nil, tickOptions(j, time.Time{}, time.Second)); err != nil {
 			return nil, err
 		}
 		names[j.Name] = true
@@ -124,18 +130,11 @@ func NewPeriodic(b *Broker, e *election.Election, jobs ...PeriodicJob) (*Periodi
 	return &Periodic{b: b, election: e, jobs: append([]PeriodicJob(nil), jobs...)}, nil
 }
 
-// checkOptions checks opts as Enqueue would for an item of queue, naming
-// the fields with prefix.
-func (b *Broker) checkOptions(prefix, queue string, opts []EnqueueOption) error {
-	var o enqueueOptions
-	for _, opt := range opts {
-		o = opt.applyEnqueue(o)
-	}
-	n := NewItem{Queue: queue, Delay: o.delay, MaxAttempts: b.opts.maxAttempts, Priority: o.priority, Timeout: o.timeout}
-	if o.setMax {
-		n.MaxAttempts = o.maxAttempts
-	}
-	return checkItem(prefix, &n)
+// tickOptions are the options of the item of j's tick, due after delay:
+// the job's, then the runner's Key and Delay.
+func tickOptions(j PeriodicJob, tick time.Time, delay time.Duration) []EnqueueOption {
+	return append(append(make([]EnqueueOption, 0, len(j.Options)+2), j.Options...),
+		Key(PeriodicKey(j.Name, tick)), Delay(delay))
 }
 
 // Run takes part in the election until ctx is done, and enqueues the
@@ -245,9 +244,7 @@ func (p *Periodic) enqueueTick(ctx context.Context, j PeriodicJob, tick time.Tim
 	if delay <= 0 {
 		return nil
 	}
-	opts := append(append(make([]EnqueueOption, 0, len(j.Options)+2), j.Options...),
-		Key(PeriodicKey(j.Name, tick)), Delay(delay))
-	_, err := p.b.EnqueueArgs(ctx, j.Queue, args, opts...)
+	_, err := p.b.EnqueueArgs(ctx, j.Queue, args, tickOptions(j, tick, delay)...)
 	if errors.Is(err, lease.ErrInvalidArgument) {
 		p.skipped(j, tick, err) // no retry would mend them
 		return nil

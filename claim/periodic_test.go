@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -300,6 +301,9 @@ func TestNewPeriodicRefusesBadInput(t *testing.T) {
 		f(&j)
 		return j
 	}
+	withOptions := func(opts ...claim.EnqueueOption) claim.PeriodicJob {
+		return with(func(j *claim.PeriodicJob) { j.Name, j.Options = "b", opts })
+	}
 	_, err = claim.NewPeriodic(nil, e, good)
 	requireInvalid(t, err, "broker")
 	_, err = claim.NewPeriodic(b, nil, good)
@@ -311,6 +315,13 @@ func TestNewPeriodicRefusesBadInput(t *testing.T) {
 		"jobs[1].queue":    with(func(j *claim.PeriodicJob) { j.Name, j.Queue = "b", "" }),
 		"jobs[1].args":     with(func(j *claim.PeriodicJob) { j.Name, j.Args = "b", nil }),
 		"jobs[1].priority": with(func(j *claim.PeriodicJob) { j.Name, j.Options = "b", []claim.EnqueueOption{claim.Priority(-1)} }),
+		// Every option is checked as Enqueue checks it, with the runner's
+		// Key and Delay after the job's.
+		"jobs[1].tags":         withOptions(claim.Tags(twentyOneTags()...)),
+		"jobs[1].tags[0]":      withOptions(claim.Tags("")),
+		"jobs[1].max_attempts": withOptions(claim.MaxAttempts(0)),
+		"jobs[1].timeout":      withOptions(claim.Timeout(-time.Second)),
+		"jobs[1].key":          withOptions(claim.Unique(claim.UniqueOpts{})), // the runner keys each tick
 	} {
 		_, err := claim.NewPeriodic(b, e, good, j)
 		requireInvalid(t, err, field)
@@ -320,6 +331,29 @@ func TestNewPeriodicRefusesBadInput(t *testing.T) {
 	assert.Contains(t, le.Detail, `"report" is used by an earlier job`)
 	_, err = claim.NewPeriodic(b, e, with(func(j *claim.PeriodicJob) { j.Schedule = claim.Every(0) }))
 	requireInvalid(t, err, "jobs[0].interval")
+}
+
+// twentyOneTags is one tag more than an item may have.
+func twentyOneTags() []string {
+	tags := make([]string, claim.MaxTags+1)
+	for i := range tags {
+		tags[i] = "t" + strconv.Itoa(i)
+	}
+	return tags
+}
+
+// The options a job's ticks will be enqueued with are accepted by
+// NewPeriodic when Enqueue accepts them, a Key of the job's own included
+// (the runner's replaces it).
+func TestNewPeriodicAcceptsTheOptionsEnqueueAccepts(t *testing.T) {
+	b, svc, _ := newBroker(t)
+	e, err := election.New(lease.Must(lock.NewMemory(svc)), "periodic")
+	require.NoError(t, err)
+	j := everyTenSeconds()
+	j.Options = []claim.EnqueueOption{claim.Tags(twentyOneTags()[:claim.MaxTags]...), claim.Metadata([]byte(`{}`)),
+		claim.Priority(claim.MaxPriority), claim.MaxAttempts(1), claim.Timeout(time.Minute), claim.Key("replaced")}
+	_, err = claim.NewPeriodic(b, e, j)
+	require.NoError(t, err)
 }
 
 func TestPeriodicTellsTheObserverOfSkippedTicks(t *testing.T) {
@@ -353,7 +387,7 @@ func TestPeriodicTellsTheObserverOfSkippedTicks(t *testing.T) {
 				defer mu.Unlock()
 				skipped = append(skipped, e)
 			}
-		})), claim.WithPanicHandler(func(*lease.PanicError) { panics.Add(1) }))
+		})), lease.WithPanicHandler(func(*lease.PanicError) { panics.Add(1) }))
 		require.NoError(t, err)
 		defer func() { require.NoError(t, b.Close()) }()
 		e, err := election.New(lease.Must(lock.NewMemory(svc)), "periodic")

@@ -39,6 +39,29 @@ type ActionResult struct {
 	// Done and Failed count the items acted on and those refused.
 	Done   int `json:"done"`
 	Failed int `json:"failed"`
+	// Outcome is what a pause or resume did to the queue: "paused",
+	// "created paused" (the queue had no items: a paused queue was
+	// created, and the queues page lists it), "already paused",
+	// "resumed" or "not paused" (the last two without a change). It is
+	// "paused" or "resumed" when the store cannot say how the queue was
+	// before, and empty for the item actions and on an error.
+	Outcome string `json:"outcome,omitempty"`
+	// Message says what the action did, in a sentence.
+	Message string `json:"message"`
+}
+
+// Outcomes of a pause or resume, as ActionResult.Outcome gives them.
+const (
+	OutcomePaused        = "paused"
+	OutcomeCreatedPaused = "created paused"
+	OutcomeAlreadyPaused = "already paused"
+	OutcomeResumed       = "resumed"
+	OutcomeNotPaused     = "not paused"
+)
+
+// itemDone says what an item action did to each item it was done to.
+var itemDone = map[string]string{
+	OpRetryNow: "made claimable now", OpCancel: "cancelled", OpDelete: "deleted", OpRequeue: "requeued",
 }
 
 // ItemResult is one item's outcome. It is a plain value.
@@ -99,13 +122,7 @@ func (h *Handler) act(ctx context.Context, r *http.Request) (ActionResult, error
 		if !b.Capabilities().Pause {
 			return res, badRequest("console: the store cannot pause queues")
 		}
-		f := b.PauseQueue
-		if op == OpResume {
-			f = b.ResumeQueue
-		}
-		if err := f(ctx, queue); err != nil {
-			res.Error = err.Error()
-		}
+		h.pause(ctx, &res)
 		return res, nil
 	case OpRetryNow:
 		if !b.Capabilities().RetryNow {
@@ -158,7 +175,40 @@ func (h *Handler) act(ctx context.Context, r *http.Request) (ActionResult, error
 		}
 		res.Results = append(res.Results, ir)
 	}
+	res.Message = strconv.Itoa(res.Done) + " of " + strconv.Itoa(len(res.Results)) + " items " + itemDone[op]
+	if res.Failed > 0 {
+		res.Message += "; " + strconv.Itoa(res.Failed) + " refused"
+	}
+	if len(res.Results) < len(ids) {
+		res.Message += "; the request ended before the rest"
+	}
 	return res, nil
+}
+
+// pause pauses or resumes res.Queue, as res.Op says, and says what that
+// changed, from the queue's state just before.
+func (h *Handler) pause(ctx context.Context, res *ActionResult) {
+	b, queue := h.cfg.Broker, res.Queue
+	before := h.queueRow(ctx, queue)
+	known := before.PausedKnown && before.Error == ""
+	empty := before.Visible+before.Delayed+before.Claimed+before.Dead+before.Completed+before.Cancelled == 0
+	f, outcome, msg := b.PauseQueue, OutcomePaused, "paused: its workers take nothing until it is resumed"
+	switch {
+	case res.Op == OpResume:
+		f, outcome, msg = b.ResumeQueue, OutcomeResumed, "resumed: its workers take its items again"
+		if known && !before.Paused {
+			outcome, msg = OutcomeNotPaused, "was not paused: nothing changed"
+		}
+	case known && before.Paused:
+		outcome, msg = OutcomeAlreadyPaused, "was already paused: nothing changed"
+	case known && empty:
+		outcome, msg = OutcomeCreatedPaused, "had no items: a paused queue was created, and its workers take nothing until it is resumed"
+	}
+	if err := f(ctx, queue); err != nil {
+		res.Error, res.Message = err.Error(), res.Op+" of queue "+queue+" failed"
+		return
+	}
+	res.Outcome, res.Message = outcome, "queue "+queue+" "+msg
 }
 
 // targets returns the items an action is for: the id fields, or with

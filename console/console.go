@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -29,8 +30,12 @@ const (
 )
 
 // Config says what the console shows and what it may do. Every source is
-// optional; the console leaves out the pages it has no source for. A
-// Config is a plain value; New keeps its own copies of its slices.
+// optional; the console leaves out the pages it has no source for: they
+// are not in its navigation, and answer 404 Not Found (the queues page, at
+// the root, and the queue and item pages need Broker; the locks page
+// Locks or Elections, and shows the section of each only when it is set;
+// the leases and audit pages Service). A Config is a plain value; New
+// keeps its own copies of its slices.
 type Config struct {
 	// Service is the source of leases and the audit trail.
 	Service *lease.Service
@@ -55,9 +60,8 @@ type Config struct {
 	// Actions switches the actions on. Without it the console is read-only
 	// and refuses every POST with 403.
 	Actions bool
-	// Authorize decides whether a request may act. With Actions on and no
-	// Authorize, every action is refused: the embedding program says who
-	// may act.
+	// Authorize decides whether a request may act; New refuses Actions
+	// without it: the embedding program says who may act.
 	Authorize func(*http.Request) bool
 	// PageSize is the rows per page (DefaultPageSize when 0, at most
 	// MaxPageSize); BulkLimit the most items one bulk action touches
@@ -77,19 +81,42 @@ type Handler struct {
 	actions http.Handler // the action endpoint behind cross-origin protection
 }
 
-// New returns the console's Handler for cfg.
-func New(cfg Config) *Handler {
+// New returns the console's Handler for cfg, or an error naming the field
+// of cfg that is wrong: a Config with no source at all (no Service, Broker,
+// Locks or Elections), a negative or too large PageSize, BulkLimit or
+// PayloadLimit, a nil Elections entry, or Actions without Authorize (an
+// action must be authorized by the embedding program). The errors are
+// *lease.Error values with code LS_INVALID_ARGUMENT.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Service == nil && cfg.Broker == nil && cfg.Locks == nil && len(cfg.Elections) == 0 {
+		return nil, invalidConfig("Service", "no source: set at least one of Service, Broker, Locks and Elections")
+	}
+	if cfg.Actions && cfg.Authorize == nil {
+		return nil, invalidConfig("Authorize", "must be set when Actions is on: the embedding program says who may act")
+	}
+	for i, e := range cfg.Elections {
+		if e == nil {
+			return nil, invalidConfig(fmt.Sprintf("Elections[%d]", i), "must not be nil")
+		}
+	}
 	cfg.Queues = append([]string(nil), cfg.Queues...)
 	cfg.Elections = append([]*election.Election(nil), cfg.Elections...)
-	bound := func(n *int, def, most int) {
-		if *n <= 0 {
-			*n = def
+	for _, b := range []struct {
+		field     string
+		n         *int
+		def, most int
+	}{
+		{"PageSize", &cfg.PageSize, DefaultPageSize, MaxPageSize},
+		{"BulkLimit", &cfg.BulkLimit, DefaultBulkLimit, MaxPageSize},
+		{"PayloadLimit", &cfg.PayloadLimit, DefaultPayloadLimit, 1 << 30},
+	} {
+		switch {
+		case *b.n < 0 || *b.n > b.most:
+			return nil, invalidConfig(b.field, fmt.Sprintf("%d is not between 0 (the default, %d) and %d", *b.n, b.def, b.most))
+		case *b.n == 0:
+			*b.n = b.def
 		}
-		*n = min(*n, most)
 	}
-	bound(&cfg.PageSize, DefaultPageSize, MaxPageSize)
-	bound(&cfg.BulkLimit, DefaultBulkLimit, MaxPageSize)
-	bound(&cfg.PayloadLimit, DefaultPayloadLimit, 1<<30)
 	if cfg.Now == nil {
 		if cfg.Service != nil {
 			cfg.Now = cfg.Service.Clock().Now
@@ -99,7 +126,12 @@ func New(cfg Config) *Handler {
 	}
 	h := &Handler{cfg: cfg}
 	h.actions = http.NewCrossOriginProtection().Handler(http.HandlerFunc(h.serveAction))
-	return h
+	return h, nil
+}
+
+// invalidConfig is the error of New for a wrong field of Config.
+func invalidConfig(field, detail string) error {
+	return &lease.Error{Package: "console", Code: lease.CodeInvalidArgument, Op: "new", Field: field, Detail: detail}
 }
 
 // ServeHTTP routes a request to its page: "/" (queues), "/queue", "/item",
@@ -134,6 +166,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if page, ok := pageOf[p]; ok && !h.has(page) {
+		h.fail(w, r, &httpError{http.StatusNotFound, "console: no source of " + page + " configured (" + sourceOf[page] + ")"})
+		return
+	}
 	switch p {
 	case "/":
 		h.render(w, r, "queues", h.queuesPage(ctx, r))
@@ -159,8 +195,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // console can show and do for this request. It is a plain value.
 type Header struct {
 	Now time.Time `json:"now"`
-	// Pages lists the pages the console has sources for: "queues",
-	// "locks", "leases", "audit".
+	// Pages lists the pages the console has sources for, of "queues",
+	// "locks", "leases", "audit": the navigation links to these, and
+	// the others answer 404 Not Found.
 	Pages []string `json:"pages"`
 	// Can says which actions the request may take; all false when the
 	// console is read-only or the request is not authorized.
@@ -186,17 +223,42 @@ func (h *Handler) authorized(r *http.Request) bool {
 	return h.cfg.Actions && h.cfg.Authorize != nil && h.cfg.Broker != nil && h.cfg.Authorize(r)
 }
 
+// pageOf names the page each path belongs to, as Header.Pages lists
+// them: a path whose page has no source answers 404.
+var pageOf = map[string]string{
+	"/": "queues", "/queue": "queues", "/item": "queues",
+	"/locks": "locks", "/leases": "leases", "/audit": "audit",
+}
+
+// pageNames are the pages in the order of the navigation.
+var pageNames = []string{"queues", "locks", "leases", "audit"}
+
+// sourceOf names the Config fields each page shows.
+var sourceOf = map[string]string{
+	"queues": "Config.Broker", "locks": "Config.Locks or Config.Elections",
+	"leases": "Config.Service", "audit": "Config.Service",
+}
+
+// has reports whether the console has a source for page.
+func (h *Handler) has(page string) bool {
+	switch page {
+	case "queues":
+		return h.cfg.Broker != nil
+	case "locks":
+		return h.cfg.Locks != nil || len(h.cfg.Elections) > 0
+	case "leases", "audit":
+		return h.cfg.Service != nil
+	}
+	return false
+}
+
 // header returns the Header for r.
 func (h *Handler) header(r *http.Request) Header {
 	hd := Header{Now: h.cfg.Now()}
-	if h.cfg.Broker != nil {
-		hd.Pages = append(hd.Pages, "queues")
-	}
-	if h.cfg.Locks != nil || len(h.cfg.Elections) > 0 {
-		hd.Pages = append(hd.Pages, "locks")
-	}
-	if h.cfg.Service != nil {
-		hd.Pages = append(hd.Pages, "leases", "audit")
+	for _, page := range pageNames {
+		if h.has(page) {
+			hd.Pages = append(hd.Pages, page)
+		}
 	}
 	if h.authorized(r) {
 		caps := h.cfg.Broker.Capabilities()

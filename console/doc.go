@@ -6,9 +6,9 @@
 // deletes and requeues items, one or in bounded bulk, and pauses and
 // resumes queues, each through the claim.Broker's public API.
 //
-// It is the successor of package debugpage, which stays as it is for the
-// single read-only page it serves: the console shows the same sections,
-// each on its own page with paging and filters, and JSON for every page.
+// Each section is a page of its own, with paging, filters and JSON. A page
+// the Config gives no source for is left out: it is not in the
+// navigation, and answers 404 Not Found.
 //
 // The console uses net/http, html/template and embed only. Every page is
 // read-only unless Config.Actions is set; actions are POST only, pass Go's
@@ -16,7 +16,9 @@
 // Forbidden otherwise, changing nothing. It links relatively, so it works
 // mounted under any prefix:
 //
-//	mux.Handle("/ops/", http.StripPrefix("/ops", console.New(console.Config{Broker: broker})))
+//	ops, err := console.New(console.Config{Broker: broker})
+//	if err != nil { ... }
+//	mux.Handle("/ops/", http.StripPrefix("/ops", ops))
 //
 // Every page does a bounded amount of work: each table is one call to its
 // source, limited to a page of rows.

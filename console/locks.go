@@ -22,6 +22,11 @@ type LocksPage struct {
 	Locks     []LockRow     `json:"locks"`
 	Error     string        `json:"error,omitempty"`
 	Elections []ElectionRow `json:"elections"`
+	// HasLocks and HasElections say whether the console has a source of
+	// locks (Config.Locks) and of elections (Config.Elections): the page
+	// shows the section of each only when it has.
+	HasLocks     bool `json:"-"`
+	HasElections bool `json:"-"`
 }
 
 // LockRow is one lock held. It is a plain value.
@@ -77,7 +82,8 @@ func text(b []byte) string {
 // locksPage reads one page of locks (one call) and each election's leader
 // (one call each).
 func (h *Handler) locksPage(ctx context.Context, r *http.Request) LocksPage {
-	p := LocksPage{Header: h.header(r), Prefix: r.URL.Query().Get("prefix"), Locks: []LockRow{}, Elections: []ElectionRow{}}
+	p := LocksPage{Header: h.header(r), Prefix: r.URL.Query().Get("prefix"), Locks: []LockRow{}, Elections: []ElectionRow{},
+		HasLocks: h.cfg.Locks != nil, HasElections: len(h.cfg.Elections) > 0}
 	if h.cfg.Locks != nil {
 		held, err := h.cfg.Locks.Held(ctx, p.Prefix, h.cfg.PageSize)
 		if err != nil {
@@ -145,9 +151,6 @@ type LeaseRow struct {
 // leasesPage reads one page of leases with Service.ListAfter.
 func (h *Handler) leasesPage(r *http.Request) (LeasesPage, error) {
 	svc := h.cfg.Service
-	if svc == nil {
-		return LeasesPage{}, &httpError{http.StatusNotFound, "console: no service configured"}
-	}
 	p := LeasesPage{Header: h.header(r), Leases: []LeaseRow{}}
 	if a := r.URL.Query().Get("after"); a != "" {
 		n, err := strconv.ParseUint(a, 10, 64)
@@ -157,7 +160,10 @@ func (h *Handler) leasesPage(r *http.Request) (LeasesPage, error) {
 		p.After = lease.ID(n)
 	}
 	p.Total = svc.ActiveCount()
-	page := svc.ListAfter(p.After, h.cfg.PageSize+1)
+	page, err := svc.ListAfter(r.Context(), p.After, h.cfg.PageSize+1)
+	if err != nil {
+		return p, err
+	}
 	if len(page) > h.cfg.PageSize {
 		page = page[:h.cfg.PageSize]
 		p.Next = page[len(page)-1].ID
@@ -206,9 +212,6 @@ func (h *Handler) auditPage(r *http.Request) AuditPage {
 			string(lease.ActionRevoke), string(lease.ActionExpire)}}
 	if n, err := strconv.ParseUint(q.Get("lease"), 10, 64); err == nil {
 		p.Lease = lease.ID(n)
-	}
-	if h.cfg.Service == nil {
-		return p
 	}
 	trail := h.cfg.Service.Audit()
 	for i := len(trail) - 1; i >= 0 && len(p.Decisions) < h.cfg.PageSize; i-- {

@@ -54,9 +54,6 @@ func rowOf(info claim.QueueInfo, pausedKnown bool) QueueRow {
 func (h *Handler) queuesPage(ctx context.Context, r *http.Request) QueuesPage {
 	p := QueuesPage{Header: h.header(r), Queues: []QueueRow{}}
 	b := h.cfg.Broker
-	if b == nil {
-		return p
-	}
 	after := r.URL.Query().Get("after")
 	if b.Capabilities().Queues {
 		infos, err := b.Queues(ctx, claim.QueueQuery{After: after, Limit: h.cfg.PageSize + 1})

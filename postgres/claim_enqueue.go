@@ -74,7 +74,7 @@ var errKeyVanished = errors.New("an item holding the key was removed during the 
 
 // enqueueTx stores items in one transaction and fills out.
 func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.NewItem, out []claim.Item) error {
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+	return inTx(ctx, db, func(tx pgx.Tx) error {
 		var missing []int
 		judged := map[queueKey]struct{}{}
 		for start := 0; start < len(items); start += enqueueChunk {

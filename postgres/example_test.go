@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/lock"
@@ -213,4 +214,105 @@ func ExampleClaimStore_CompleteTx() {
 	fmt.Printf("sent %v, %+v\n", sent, counts)
 	// Output:
 	// sent true, {Visible:0 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}
+}
+
+// sendReceipt is the job of an order's receipt.
+type sendReceipt struct {
+	Order int `json:"order"`
+}
+
+func (sendReceipt) Kind() string { return "send_receipt" }
+
+// Enqueue in a database/sql transaction (sqlc, bun, gorm, ...) of pgx's
+// stdlib driver: SQLTx makes it what EnqueueTx and CompleteTx take.
+func ExampleSQLTx() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("LEASE_POSTGRES_DSN"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	store, err := postgres.NewClaimStore(pool, postgres.WithClaimTable("example_sql_jobs"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	defer pool.Exec(ctx, "DROP TABLE example_sql_jobs, example_orders") // leave the database as it was
+	if _, err := pool.Exec(ctx, "CREATE TABLE example_orders (id int PRIMARY KEY)"); err != nil {
+		log.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+
+	tx, err := db.BeginTx(ctx, nil) // db: a *sql.DB of pgx's stdlib driver
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO example_orders (id) VALUES ($1)", 7); err != nil {
+		log.Fatal(err)
+	}
+	item, err := claim.ArgsItem("receipts", sendReceipt{Order: 7})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.EnqueueTx(ctx, postgres.SQLTx(tx), []claim.NewItem{item}); err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+
+	counts, err := store.Counts(ctx, "receipts")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%+v\n", counts)
+	// Output:
+	// {Visible:1 Delayed:0 Claimed:0 Dead:0 Completed:0 Cancelled:0}
+}
+
+// The queue of docs/getting-started.md on PostgreSQL: only the store
+// changes. It has no Output line, so go test compiles it without running
+// it: it needs a server, named by LEASE_POSTGRES_DSN.
+func Example_gettingStartedQueue() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("LEASE_POSTGRES_DSN"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	store, err := postgres.NewClaimStore(pool) // table lease_claims
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil { // safe to run from every process at start-up
+		log.Fatal(err)
+	}
+	b, err := claim.New(store)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+
+	// From here on, the code is the SQLite example's.
+	for _, to := range []string{"alice", "bob", "carol"} {
+		if _, err := b.Enqueue(ctx, "emails", []byte(to), claim.MaxAttempts(5)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	err = b.Work(ctx, claim.Worker{
+		Queue:         "emails",
+		LeaseDuration: 30 * time.Second,
+		Handler: func(ctx context.Context, c claim.Claim) error {
+			fmt.Printf("sending to %s (attempt %d)\n", c.Payload, c.Attempt)
+			return nil
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
 }

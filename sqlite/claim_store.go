@@ -20,14 +20,17 @@ import (
 // multiple goroutines, and by several processes opening the same file.
 //
 // An item is one row. Every write (Enqueue, Claim, Extend, Settle, Cancel,
-// RequeueDead, DeleteDead, Clean, Pause, Resume) runs in a write
+// RequeueDead, DeleteDead, RetryNow, Clean, Pause, Resume) runs in a write
 // transaction begun with BEGIN IMMEDIATE on the store's one writer
 // connection, and the writes of many goroutines share one transaction
 // (group commit): a call returns once the transaction holding it
 // committed. Another process's write transaction makes this one wait (the
-// busy timeout) and try again; a busy file never reaches the caller. Reads
-// (Lookup, List, Counts, Queues) use a small pool of reader connections and
-// never wait for writes.
+// busy timeout) and try again; a busy file never reaches the caller. A
+// call whose ctx ends while it waits returns ctx.Err() at once and leaves
+// the other calls of its transaction untouched: its write is withdrawn if
+// no transaction had taken it yet, and otherwise may be in the file,
+// whole. Reads (Lookup, List, Counts, Queues) use a small pool of reader
+// connections and never wait for writes.
 //
 // Deadlines are instants of the store's clock ([WithClock]; the host's wall
 // clock by default), which every process of the host shares. Each claim
@@ -84,8 +87,10 @@ func nextDue(ctx context.Context, conn *sql.Conn, now int64) (int64, error) {
 
 // write runs fn in the next group commit, on behalf of op; single says
 // that fn changes the file with one statement at most (see committer.do).
+// fn is given the batch's context, not the caller's, and must run every
+// statement under it.
 func (s *ClaimStore) write(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
-	err := s.d.commit.do(ctx, "claims."+op, single, func(tx *sql.Tx) error {
+	err := s.d.commit.do(ctx, "claims."+op, single, func(ctx context.Context, tx *sql.Tx) error {
 		return fn(ctx, tx, s.d.now())
 	}, after)
 	if err != nil {
@@ -436,7 +441,13 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 // attempts used, keeping its history. An item that is not a dead letter of
 // queue gets an error matching claim.ErrNotFound.
 func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
-	const op = "requeue_dead"
+	return s.updateItem(ctx, "requeue_dead", sqlRequeueDead, queue, id)
+}
+
+// updateItem runs query, an UPDATE of the item id of queue RETURNING its
+// columns, as op, and returns the item; an item the query does not match
+// gets an error matching claim.ErrNotFound.
+func (s *ClaimStore) updateItem(ctx context.Context, op, query, queue string, id claim.ItemID) (claim.Item, error) {
 	if err := s.begin(ctx, op); err != nil {
 		return claim.Item{}, err
 	}
@@ -448,7 +459,7 @@ func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.Ite
 	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found = false
 		var r itemRow
-		err := tx.QueryRowContext(ctx, sqlRequeueDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
+		err := tx.QueryRowContext(ctx, query, sql.Named("id", int64(id)), sql.Named("queue", queue),
 			sql.Named("now", now)).Scan(r.dest()...)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -548,10 +559,7 @@ func (s *ClaimStore) fail(op string, err error) error {
 	if s.d.closed.Load() {
 		return closedError("claims." + op)
 	}
-	if errors.As(err, new(*storageError)) {
-		return err
-	}
-	return storage("claims."+op, err)
+	return s.d.storage("claims."+op, err)
 }
 
 func clonePayload(b []byte) []byte {

@@ -4,21 +4,35 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	sqlite3 "modernc.org/sqlite"
+	lib "modernc.org/sqlite/lib"
 )
 
 // writeOp is one caller's write: run does its work inside the batch's
 // transaction and records its results in variables of the caller's; err
 // is its answer once done is closed.
+//
+// run is given the batch's context, never the caller's: the driver
+// interrupts a statement whose context ends, and SQLite answers an
+// interrupted write by rolling back the whole transaction, every other
+// caller's writes with it, after which the batch's next statements would
+// each commit on their own. ctx is only read, to drop the write when its
+// caller gave up before the batch reached it.
 type writeOp struct {
 	ctx context.Context
 	op  string
 	// single: run changes the file with one statement at most, which
 	// SQLite undoes by itself if it fails, so it needs no savepoint.
 	single bool
-	run    func(tx *sql.Tx) error
+	// toEnd: a caller that gives up once its write was taken still
+	// waits for the batch's answer, instead of returning at once.
+	toEnd bool
+	run   func(ctx context.Context, tx *sql.Tx) error
 	// after, if set, runs once the batch committed, before done is
 	// closed: it wakes waiters of what the op changed.
 	after func()
@@ -56,16 +70,33 @@ func newCommitter(d *db, max int) *committer {
 }
 
 // do runs fn in the next batch and waits for the batch's commit; single
-// says that fn changes the file with one statement at most. When ctx
-// ends before the batch began, the write is withdrawn and changes nothing;
-// when it ends while the batch runs, do still waits for the batch, so that
-// the answer is known.
-func (c *committer) do(ctx context.Context, op string, single bool, fn func(tx *sql.Tx) error, after func()) error {
-	w := &writeOp{ctx: ctx, op: op, single: single, run: fn, after: after, done: make(chan struct{})}
+// says that fn changes the file with one statement at most. fn runs under
+// the batch's context, which only the store's Close ends, and must use it
+// for every statement.
+//
+// When ctx ends first, do returns ctx.Err() at once. If the batch had not
+// taken the write yet, it is withdrawn and changes nothing; if it had, the
+// batch goes on without the caller, and the write may be in the file,
+// whole (as with any database call whose context ends while it commits).
+// The other writes of the batch are untouched either way.
+func (c *committer) do(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
+	return c.submit(&writeOp{ctx: ctx, op: op, single: single, run: fn, after: after})
+}
+
+// doToEnd is do for a caller that must learn what became of a write taken
+// into a batch: when ctx ends after the batch took the write, it waits for
+// the batch and returns the write's answer, nil if it committed.
+func (c *committer) doToEnd(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
+	return c.submit(&writeOp{ctx: ctx, op: op, single: single, toEnd: true, run: fn, after: after})
+}
+
+func (c *committer) submit(w *writeOp) error {
+	ctx := w.ctx
+	w.done = make(chan struct{})
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return closedError(op)
+		return closedError(w.op)
 	}
 	c.pending = append(c.pending, w)
 	c.mu.Unlock()
@@ -85,6 +116,11 @@ func (c *committer) do(ctx context.Context, op string, single bool, fn func(tx *
 		return ctx.Err()
 	}
 	c.mu.Unlock()
+	if !w.toEnd {
+		// Taken: the batch applies it or not, without this caller, who
+		// reads none of what it writes.
+		return ctx.Err()
+	}
 	<-w.done
 	return w.err
 }
@@ -115,6 +151,11 @@ func (c *committer) run() {
 			return
 		case <-c.kick:
 		}
+		// Let the goroutines that are ready run before taking the batch:
+		// writes submitted at one moment then share it. A worker's
+		// settlement and its next claim, both sent as its handler
+		// returns, thus cost one commit instead of two.
+		runtime.Gosched()
 		for {
 			batch := c.take()
 			if len(batch) == 0 {
@@ -133,7 +174,10 @@ func (c *committer) close() {
 }
 
 // commitBatch runs batch in one transaction, trying it again while the
-// file is busy, and answers every write.
+// file is busy, and answers every write. The transaction and every
+// statement in it run under the store's context, which ends only at
+// Close: database/sql then rolls the transaction back and runs no further
+// statement in it, so the batch fails whole.
 func (c *committer) commitBatch(batch []*writeOp) {
 	ctx := c.d.ctx
 	err := retryBusy(ctx, c.d.cfg.busy, func() error { return c.attempt(ctx, batch) })
@@ -157,21 +201,12 @@ func (c *committer) commitBatch(batch []*writeOp) {
 	for _, w := range batch {
 		switch {
 		case err != nil:
-			w.err = reword(w.op, err)
+			w.err = c.d.storage(w.op, err)
 		case w.err == nil && w.after != nil:
 			w.after()
 		}
 		close(w.done)
 	}
-}
-
-// reword makes a failure of the batch the error of one write.
-func reword(op string, err error) error {
-	var se *storageError
-	if errors.As(err, &se) {
-		return err
-	}
-	return storage(op, err)
 }
 
 // attempt runs the batch once: BEGIN IMMEDIATE, each write in a savepoint,
@@ -200,7 +235,7 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 			continue
 		}
 		if one {
-			if werr := w.run(tx); werr != nil {
+			if werr := w.run(ctx, tx); werr != nil {
 				if isBusy(werr) || isFatal(werr) {
 					return werr
 				}
@@ -211,7 +246,7 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 			break
 		}
 		if w.single {
-			if werr := w.run(tx); werr != nil {
+			if werr := w.run(ctx, tx); werr != nil {
 				if isBusy(werr) || isFatal(werr) {
 					return werr
 				}
@@ -222,7 +257,7 @@ func (c *committer) attempt(ctx context.Context, batch []*writeOp) (err error) {
 		if err := c.exec(ctx, tx, sqlSavepoint); err != nil {
 			return err
 		}
-		if werr := w.run(tx); werr != nil {
+		if werr := w.run(ctx, tx); werr != nil {
 			if isBusy(werr) || isFatal(werr) {
 				return werr
 			}
@@ -255,8 +290,19 @@ func totalChanges(ctx context.Context, tx *sql.Tx) (n int64, err error) {
 var errNothingCommitted = errors.New("nothing committed")
 
 // isFatal reports a failure of the file rather than of one write: a full,
-// read-only or corrupt file fails the whole batch.
+// read-only or corrupt file, an I/O error. It fails the whole batch: SQLite
+// rolls back the whole transaction on some of these (an I/O error, a full
+// file, no memory, an interrupt), and the batch must not go on outside
+// it.
 func isFatal(err error) bool {
+	var se *sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case lib.SQLITE_IOERR, lib.SQLITE_NOMEM, lib.SQLITE_INTERRUPT:
+		return true
+	}
 	kind, _ := kindOf(err)
 	return kind != nil
 }

@@ -35,7 +35,7 @@
 //	store                  Pauser  QueueLister  Retrier  Cleaner  TimeBase
 //	claim.Memory           yes     yes          yes      yes      yes
 //	postgres.ClaimStore    yes     yes          yes      yes      -
-//	sqlite.ClaimStore      yes     yes          -        yes      -
+//	sqlite.ClaimStore      yes     yes          yes      yes      -
 //	replicated.ClaimStore  yes     yes          yes      yes      -
 //
 // Conformance. claimtest.TestStore runs the Store contract and then, for

@@ -141,8 +141,10 @@ type NewItem struct {
 	KeyStates []State
 	// Delay makes the item claimable Delay after it is stored.
 	Delay time.Duration
-	// MaxAttempts is how many claims the item gets; at least 1. The
-	// Broker fills it with its default.
+	// MaxAttempts is how many claims the item gets; at least 1 when it
+	// reaches Store.Enqueue. A zero gets the default (see WithDefaults)
+	// from the Broker, and from a store's enqueue in the caller's
+	// transaction (the postgres ClaimStore's EnqueueTx).
 	MaxAttempts int
 	// Priority orders claims: lower first, from 0 to MaxPriority.
 	Priority int
@@ -160,6 +162,29 @@ const (
 	MaxTags   = 20
 	MaxTagLen = 255
 )
+
+// DefaultMaxAttempts is the number of claims an item gets before a failure
+// or a lost claim dead-letters it, when neither its enqueue nor its
+// claim.Broker says otherwise (NewItem.WithDefaults).
+const DefaultMaxAttempts = 25
+
+// WithDefaults returns n with the defaults of an enqueue filled in, the
+// same whichever way the item is enqueued (claim.Broker's Enqueue and
+// EnqueueMany, or
+// a store's enqueue in the caller's transaction such as the postgres
+// ClaimStore's EnqueueTx): a MaxAttempts of 0 becomes maxAttempts, the
+// Broker's default (claim.WithMaxAttempts), or DefaultMaxAttempts when
+// maxAttempts is not positive (a store has no Broker). The other fields'
+// zero values are their defaults. n's slices are shared, not copied.
+func (n NewItem) WithDefaults(maxAttempts int) NewItem {
+	if n.MaxAttempts == 0 {
+		n.MaxAttempts = maxAttempts
+		if maxAttempts <= 0 {
+			n.MaxAttempts = DefaultMaxAttempts
+		}
+	}
+	return n
+}
 
 // MaxPriority is the largest Priority an item may have.
 const MaxPriority = 9

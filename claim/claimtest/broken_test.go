@@ -34,8 +34,8 @@ var brokenStores = map[string]struct {
 	"keyStatesIgnored": {"KeysByState", false},              // every state blocks
 	"lostNotDead":      {"DeadAfterLastAttempt", true},      // a lost last attempt is requeued
 	"racyClaim":        {"ConcurrentClaimersExactlyOnce", false},
-	"retryLater":       {"RetryNowMakesDelayedVisible", false}, // RetryNow leaves the item delayed
-	"clockBehind":      {"TimeBaseIsTheStoreClock", false},     // Clock is not the claims' clock
+	"retryLater":       {"RetryNow", false},                // RetryNow leaves the item delayed
+	"clockBehind":      {"TimeBaseIsTheStoreClock", false}, // Clock is not the claims' clock
 }
 
 func newBrokenStore(t *testing.T) (*memStore, *leasetest.FakeClock) {

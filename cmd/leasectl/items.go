@@ -96,8 +96,8 @@ func (a *app) itemsCmd() *cobra.Command {
 		Short: "List the items of a queue, a page at a time, in ID order",
 		Long: `List the items of a queue, in ID order, at most --limit of them: a page.
 For the next page, give --after the last ID of this one.`,
-		Args: cobra.NoArgs,
-		RunE: a.withStore(func(ctx context.Context, cmd *cobra.Command, _ []string, s *store) error {
+		Args: noArgs,
+		RunE: a.withStore(useClaims, func(ctx context.Context, cmd *cobra.Command, _ []string, s *store) error {
 			if state != "" {
 				st, ok := states[state]
 				if !ok {
@@ -122,7 +122,7 @@ For the next page, give --after the last ID of this one.`,
 		Use:   "show ID",
 		Short: "Show an item: its fields, payload, metadata and failed attempts",
 		Args:  exactArgs("ID"),
-		RunE: a.withStore(func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
+		RunE: a.withStore(useClaims, func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
 			it, err := lookup(ctx, s, args[0], "")
 			if err != nil {
 				return err
@@ -163,7 +163,7 @@ func (a *app) itemAction(name, short string, do func(context.Context, *store, cl
 		Use:   name + " ID",
 		Short: short,
 		Args:  exactArgs("ID"),
-		RunE: a.withStore(func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
+		RunE: a.withStore(useClaims, func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
 			it, err := lookup(ctx, s, args[0], queue)
 			if err != nil {
 				return err

@@ -41,8 +41,8 @@ func (a *app) locksCmd() *cobra.Command {
 it was acquired with), its fencing token, when its lease expires unless
 renewed, and how many callers wait for it, in every process ("-" where
 the store cannot count them).`,
-		Args: cobra.NoArgs,
-		RunE: a.withStore(func(ctx context.Context, cmd *cobra.Command, _ []string, s *store) error {
+		Args: noArgs,
+		RunE: a.withStore(useLocks, func(ctx context.Context, cmd *cobra.Command, _ []string, s *store) error {
 			if limit < 0 {
 				return usagef("--limit must not be negative, not %d", limit)
 			}
@@ -110,7 +110,7 @@ campaigned with, its fencing token and when its lease expires unless
 renewed. An election is a lock, so without names every lock held under the
 prefix is shown as an election. When an election named has no leader, the
 exit status is 3.`,
-		RunE: a.withStore(func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
+		RunE: a.withStore(useLocks, func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
 			return a.leaders(ctx, cmd, s, args, prefix)
 		}),
 	}

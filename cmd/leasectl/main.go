@@ -44,20 +44,27 @@ func main() {
 
 // run runs leasectl with args (without the program's name), writing its
 // output to stdout and its errors to stderr, and returns its exit status.
-// The DSN comes from --dsn, else from LEASE_DSN.
+// The DSN comes from --dsn, else from LEASE_DSN. Errors are written with
+// every password taken out (redact), and a usage error with a pointer to
+// the help of the command it was for.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(os.Getenv(dsnEnv))
+	envDSN := os.Getenv(dsnEnv)
+	root := newRoot(envDSN)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
 	code := exitCode(err)
-	fmt.Fprintf(stderr, "leasectl: %v\n", err)
+	flagDSN, _ := root.PersistentFlags().GetString("dsn")
+	fmt.Fprintf(stderr, "leasectl: %s\n", redact(err.Error(), append([]string{flagDSN, envDSN}, args...)...))
 	if code == exitUsage {
-		fmt.Fprintln(stderr, "Run 'leasectl --help' for usage.")
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
 }

@@ -14,8 +14,8 @@ func (a *app) migrateCmd() *cobra.Command {
 		Short: "Apply the store's migrations: create or update the tables of the locks and of the items",
 		Long: `Apply the store's migrations: create or update the tables of the locks and
 of the items. It is idempotent and safe to run from several places at once.`,
-		Args: cobra.NoArgs,
-		RunE: a.withStore(a.migrateUp),
+		Args: noArgs,
+		RunE: a.withStore(useMigrate, a.migrateUp),
 	}
 	var part string
 	var version int
@@ -27,7 +27,7 @@ golang-migrate, atlas) to apply instead of 'migrate up'. Only the DSN's
 kind is read: nothing connects to the store. Each migration of the items'
 table records itself in the table of applied migrations, so 'migrate up'
 and the applications' own Migrate calls find it applied.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: offline(func(cmd *cobra.Command, _ []string) error {
 			return a.migrateSQL(cmd, part, version)
 		}),

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/lease/claim"
@@ -32,10 +34,10 @@ func postgresOptions(t tables) ([]postgres.LockOption, []postgres.ClaimOption) {
 	return lockOpts, claimOpts
 }
 
-func openPostgres(ctx context.Context, dsn string, t tables) (*store, error) {
+func openPostgres(ctx context.Context, dsn string, t tables, u use) (*store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, usagef("the DSN does not parse: %v", err)
+		return nil, dsnError(err)
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "leasectl"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -46,47 +48,83 @@ func openPostgres(ctx context.Context, dsn string, t tables) (*store, error) {
 		pool.Close()
 		return nil, err
 	}
+	s := &store{close: pool.Close, missing: postgresMissing}
 	lockOpts, claimOpts := postgresOptions(t)
-	provider, err := postgres.NewLockProvider(pool, lockOpts...)
-	if err != nil {
-		pool.Close()
-		return nil, usageError{err}
-	}
-	claims, err := postgres.NewClaimStore(pool, claimOpts...)
-	if err != nil {
-		pool.Close()
-		return nil, usageError{err}
-	}
-	broker, err := claim.New(claims)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	migrate := func(ctx context.Context) ([]migrated, error) {
-		if err := provider.Migrate(ctx); err != nil {
-			return nil, err
-		}
-		if err := claims.Migrate(ctx); err != nil {
-			return nil, err
-		}
-		lockSQL, claimSQL, err := postgresSQL(t)
-		if err != nil {
-			return nil, err
-		}
-		return []migrated{
-			{Part: partLocks, Table: provider.Table(), Version: len(lockSQL)},
-			{Part: partClaims, Table: claims.Table(), Version: len(claimSQL)},
-		}, nil
-	}
-	return &store{
-		broker:  broker,
-		locks:   provider,
-		migrate: migrate,
-		close: func() {
-			_ = broker.Close()
+	var provider *postgres.LockProvider
+	if u.locks {
+		if provider, err = postgres.NewLockProvider(pool, lockOpts...); err != nil {
 			pool.Close()
-		},
-	}, nil
+			return nil, usageError{err}
+		}
+		s.locks = provider
+	}
+	var claims *postgres.ClaimStore
+	if u.claims {
+		if claims, err = postgres.NewClaimStore(pool, claimOpts...); err != nil {
+			pool.Close()
+			return nil, usageError{err}
+		}
+		if s.broker, err = claim.New(claims); err != nil {
+			pool.Close()
+			return nil, err
+		}
+		s.close = func() {
+			_ = s.broker.Close()
+			pool.Close()
+		}
+	}
+	if u.migrate {
+		s.migrate = func(ctx context.Context) ([]migrated, error) {
+			if err := provider.Migrate(ctx); err != nil {
+				return nil, err
+			}
+			if err := claims.Migrate(ctx); err != nil {
+				return nil, err
+			}
+			lockSQL, claimSQL, err := postgresSQL(t)
+			if err != nil {
+				return nil, err
+			}
+			return []migrated{
+				{Part: partLocks, Table: provider.Table(), Version: len(lockSQL)},
+				{Part: partClaims, Table: claims.Table(), Version: len(claimSQL)},
+			}, nil
+		}
+	}
+	return s, nil
+}
+
+// postgresMissing reports an error of PostgreSQL's for a table, or a
+// schema, that does not exist: what a store never migrated answers.
+func postgresMissing(err error) (string, bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return "", false
+	}
+	switch pe.Code {
+	case "42P01", // undefined_table
+		"3F000": // invalid_schema_name
+		return pe.Message, true
+	}
+	return "", false
+}
+
+// dsnError is the usage error of a DSN that does not parse. pgx's error
+// shows the DSN with the passwords it recognizes masked, which a malformed
+// DSN can defeat (password = secret, an escaped space): this one shows
+// the DSN as redact leaves it, and pgx's reason.
+func dsnError(err error) error {
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return usagef("the DSN does not parse: %v", err)
+	}
+	// What pgx's message starts with: "cannot parse `DSN`: ".
+	start := (&pgconn.ParseConfigError{ConnString: pe.ConnString}).Error()
+	why, ok := strings.CutPrefix(pe.Error(), start)
+	if !ok {
+		why = "it is neither a URL nor key=value pairs"
+	}
+	return usagef("the DSN `%s` does not parse: %s", redact(pe.ConnString), why)
 }
 
 // The parts of a store, as migrate and migrate sql name them.

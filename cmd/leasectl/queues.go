@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -31,8 +32,8 @@ func (a *app) queuesCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "queues",
 		Short: "List the queues with the number of items in each state, and whether they are paused",
-		Args:  cobra.NoArgs,
-		RunE:  a.withStore(a.queues),
+		Args:  noArgs,
+		RunE:  a.withStore(useClaims, a.queues),
 	}
 }
 
@@ -76,7 +77,7 @@ func (a *app) queueCmd() *cobra.Command {
 		Use:   "pause QUEUE",
 		Short: "Pause a queue: its workers get no more claims until it is resumed",
 		Args:  exactArgs("QUEUE"),
-		RunE: a.withStore(func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
+		RunE: a.withStore(useClaims, func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
 			return a.pauseQueue(ctx, cmd, s, args[0], true)
 		}),
 	}
@@ -84,21 +85,34 @@ func (a *app) queueCmd() *cobra.Command {
 		Use:   "resume QUEUE",
 		Short: "Resume a paused queue",
 		Args:  exactArgs("QUEUE"),
-		RunE: a.withStore(func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
+		RunE: a.withStore(useClaims, func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error {
 			return a.pauseQueue(ctx, cmd, s, args[0], false)
 		}),
 	}
 	return group("queue", "Pause or resume a queue", pause, resume)
 }
 
-// pauseQueue pauses queue, or resumes it.
+// pauseQueue pauses queue, or resumes it, and says what changed: a queue
+// with no items that was not paused is created, paused.
 func (a *app) pauseQueue(ctx context.Context, cmd *cobra.Command, s *store, queue string, pause bool) error {
 	if queue == "" {
 		return usagef("the queue's name must not be empty")
 	}
-	did, change := "paused", s.broker.PauseQueue
-	if !pause {
-		did, change = "resumed", s.broker.ResumeQueue
+	before, known, err := queueInfo(ctx, s.broker, queue)
+	if err != nil {
+		return err
+	}
+	change, result, text := s.broker.PauseQueue, "paused", "paused"
+	switch {
+	case !pause:
+		change, result, text = s.broker.ResumeQueue, "resumed", "resumed"
+		if known && !before.Paused {
+			result, text = "not paused", "was not paused: nothing changed"
+		}
+	case known && before.Paused:
+		result, text = "already paused", "was already paused, since "+timeText(before.PausedAt)+": nothing changed"
+	case known && before.Counts == (claim.Counts{}):
+		result, text = "created paused", "had no items: created it, paused; its workers take nothing until 'leasectl queue resume "+queue+"'"
 	}
 	if err := change(ctx, queue); err != nil {
 		return err
@@ -106,9 +120,40 @@ func (a *app) pauseQueue(ctx context.Context, cmd *cobra.Command, s *store, queu
 	v := struct {
 		Queue  string `json:"queue"`
 		Paused bool   `json:"paused"`
-	}{queue, pause}
+		Result string `json:"result"`
+	}{queue, pause, result}
 	return a.print(cmd, v, func() error {
-		_, err := fmt.Fprintf(cmd.OutOrStdout(), "queue %s %s\n", queue, did)
+		_, err := fmt.Fprintf(cmd.OutOrStdout(), "queue %s %s\n", queue, text)
 		return err
 	})
+}
+
+// queueInfo returns what the store lists of queue: its counts and whether
+// it is paused. The listing holds the queues with items and the paused
+// ones, so it reads it from just below queue's name, a few pages at most;
+// known is false when those pages did not reach it.
+func queueInfo(ctx context.Context, b *claim.Broker, queue string) (info claim.QueueInfo, known bool, err error) {
+	const pages = 5
+	info.Name = queue
+	_, size := utf8.DecodeLastRuneInString(queue)
+	q := claim.QueueQuery{After: queue[:len(queue)-size], Limit: queuePage} // a prefix sorts first
+	for range pages {
+		page, err := b.Queues(ctx, q)
+		if err != nil {
+			return info, false, err
+		}
+		for _, qi := range page {
+			if qi.Name == queue {
+				return qi, true, nil
+			}
+			if qi.Name > queue {
+				return info, true, nil // neither items nor paused
+			}
+		}
+		if len(page) < q.Limit {
+			return info, true, nil
+		}
+		q.After = page[len(page)-1].Name
+	}
+	return info, false, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,7 +42,8 @@ func TestQueues(t *testing.T) {
 	assert.WithinDuration(t, time.Now(), *got[2].PausedAt, time.Minute)
 }
 
-// queue pause and resume pause and resume a queue for every worker.
+// queue pause and resume pause and resume a queue for every worker, and
+// say what changed.
 func TestQueuePauseResume(t *testing.T) {
 	e := newEnv(t)
 	e.enqueue("mail", "p")
@@ -53,14 +55,35 @@ func TestQueuePauseResume(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, qs, 1)
 	assert.True(t, qs[0].Paused)
+	assert.Regexp(t, `^queue mail was already paused, since \S+Z: nothing changed\n$`, e.ok("queue", "pause", "mail"))
 
 	got := okJSON[map[string]any](e, "queue", "resume", "mail")
-	assert.Equal(t, map[string]any{"queue": "mail", "paused": false}, got)
+	assert.Equal(t, map[string]any{"queue": "mail", "paused": false, "result": "resumed"}, got)
 	e.claimOne("mail")
-	assert.Equal(t, "queue mail resumed\n", e.ok("queue", "resume", "mail"), "resuming a queue not paused changes nothing")
-	assert.Equal(t, map[string]any{"queue": "other", "paused": true}, okJSON[map[string]any](e, "queue", "pause", "other"))
+	assert.Equal(t, "queue mail was not paused: nothing changed\n", e.ok("queue", "resume", "mail"))
+	assert.Equal(t, map[string]any{"queue": "mail", "paused": false, "result": "not paused"},
+		okJSON[map[string]any](e, "queue", "resume", "mail"))
+	assert.Equal(t, map[string]any{"queue": "other", "paused": true, "result": "created paused"},
+		okJSON[map[string]any](e, "queue", "pause", "other"))
+	assert.Equal(t, map[string]any{"queue": "other", "paused": true, "result": "already paused"},
+		okJSON[map[string]any](e, "queue", "pause", "other"))
+	assert.Equal(t, "queue empty had no items: created it, paused; its workers take nothing until 'leasectl queue resume empty'\n",
+		e.ok("queue", "pause", "empty"))
+	qs, err = e.broker.Queues(ctx, claim.QueueQuery{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, qs, 3)
+	assert.Equal(t, "empty", qs[0].Name)
+	assert.True(t, qs[0].Paused, "the queue created is listed, paused")
+
+	// Many names sorting just before the queue's do not hide its state.
+	for i := range 2*queuePage + 10 {
+		e.enqueue(fmt.Sprintf("jobr-%04d", i), "p")
+	}
+	require.NoError(t, e.broker.PauseQueue(ctx, "jobs"))
+	assert.Equal(t, "already paused", okJSON[map[string]any](e, "queue", "pause", "jobs")["result"])
+	assert.Equal(t, "created paused", okJSON[map[string]any](e, "queue", "pause", "jobt")["result"])
 
 	e.fails(exitUsage, "takes 1 argument(s): QUEUE; got 0", "queue", "pause")
 	e.fails(exitUsage, "must not be empty", "queue", "resume", "")
-	e.fails(exitUsage, `unknown command "stop" for "leasectl queue" (one of pause, resume)`, "queue", "stop")
+	e.fails(exitUsage, `queue has no command "stop": one of pause, resume`, "queue", "stop")
 }

@@ -26,10 +26,14 @@ func newRoot(envDSN string) *cobra.Command {
 		Long: `leasectl inspects and manages the work queues and locks of a lease store.
 
 The store is named by a DSN: --dsn, or else the LEASE_DSN environment
-variable (postgres://user@host/db for PostgreSQL).
+variable. A DSN is one of
+  postgres://user@host:5432/db   PostgreSQL, as a URL (also postgresql://)
+  host=HOST dbname=DB user=USER  PostgreSQL, as key=value pairs
+  sqlite:PATH                    an SQLite file
+Errors never show a DSN's password.
 
 Exit status: 0 success, 1 error, 2 usage error, 3 not found.`,
-		Args:          cobra.NoArgs,
+		Args:          cobra.ArbitraryArgs, // needSubcommand says what is wrong
 		RunE:          needSubcommand,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -38,7 +42,7 @@ Exit status: 0 success, 1 error, 2 usage error, 3 not found.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	// Not envDSN as the default: the help would show its password.
-	pf.StringVar(&a.dsn, "dsn", "", "the store's DSN (default $"+dsnEnv+")")
+	pf.StringVar(&a.dsn, "dsn", "", "the store: postgres://..., host=... dbname=..., or sqlite:PATH (default $"+dsnEnv+")")
 	pf.BoolVar(&a.json, "json", false, "print JSON instead of aligned text")
 	pf.StringVar(&a.tables.schema, "schema", "", "the schema of the store's tables (default: the search path)")
 	pf.StringVar(&a.tables.locks, "lock-table", "", "the table of the locks (default lease_locks)")
@@ -51,7 +55,7 @@ Exit status: 0 success, 1 error, 2 usage error, 3 not found.`,
 // an unknown subcommand, it is a usage error (cobra would print the help
 // and succeed).
 func group(use, short string, subs ...*cobra.Command) *cobra.Command {
-	c := &cobra.Command{Use: use, Short: short, RunE: needSubcommand}
+	c := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs, RunE: needSubcommand}
 	c.AddCommand(subs...)
 	return c
 }
@@ -64,27 +68,42 @@ func needSubcommand(cmd *cobra.Command, args []string) error {
 			names = append(names, c.Name())
 		}
 	}
-	if len(args) > 0 {
-		return usagef("unknown command %q for %q (one of %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
-	}
-	if !cmd.HasParent() {
+	switch {
+	case len(args) > 0 && !cmd.HasParent():
+		return usagef("unknown command %q: one of %s", args[0], strings.Join(names, ", "))
+	case len(args) > 0:
+		return usagef("%s has no command %q: one of %s", commandName(cmd), args[0], strings.Join(names, ", "))
+	case !cmd.HasParent():
 		return usagef("a command is needed: one of %s", strings.Join(names, ", "))
 	}
-	return usagef("%s needs a command: one of %s", cmd.Name(), strings.Join(names, ", "))
+	return usagef("%s needs a command: one of %s", commandName(cmd), strings.Join(names, ", "))
+}
+
+// commandName is cmd's path without the program's name, which every
+// error already starts with: "queue pause".
+func commandName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
 // withStore returns the RunE of a command that acts on the store: it
-// opens the store, runs f, and closes it. Errors f returns are the
-// command's (see exitCode).
-func (a *app) withStore(f func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error) func(*cobra.Command, []string) error {
+// opens the parts of the store u says, runs f, and closes them. Errors f
+// returns are the command's (see exitCode), explained by the store when
+// it can.
+func (a *app) withStore(u use, f func(ctx context.Context, cmd *cobra.Command, args []string, s *store) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		ctx := cmd.Context()
-		s, err := openStore(ctx, a.storeDSN(), a.tables)
+		s, err := openStore(ctx, a.storeDSN(), a.tables, u)
 		if err != nil {
 			return asCommandError(err)
 		}
 		defer s.close()
-		return asCommandError(f(ctx, cmd, args, s))
+		err = f(ctx, cmd, args, s)
+		if err != nil && s.missing != nil && !u.migrate {
+			if what, ok := s.missing(err); ok {
+				err = notSetUpError{part: u.part(), what: what, t: a.tables}
+			}
+		}
+		return asCommandError(err)
 	}
 }
 
@@ -116,10 +135,18 @@ func asCommandError(err error) error {
 func exactArgs(names ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != len(names) {
-			return usagef("%s takes %d argument(s): %s; got %d", cmd.CommandPath(), len(names), strings.Join(names, " "), len(args))
+			return usagef("%s takes %d argument(s): %s; got %d", commandName(cmd), len(names), strings.Join(names, " "), len(args))
 		}
 		return nil
 	}
+}
+
+// noArgs is cobra.NoArgs with a message that names the command once.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, not %q", commandName(cmd), args[0])
+	}
+	return nil
 }
 
 // print writes v as JSON with --json, else calls text.

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/leasehold/lease/claim"
@@ -13,7 +16,7 @@ import (
 // version and brings it up to date when opened, so there is no SQL to
 // print for other migration tools.
 var sqliteDriver = driver{
-	open: func(ctx context.Context, dsn string, t tables) (*store, error) {
+	open: func(ctx context.Context, dsn string, t tables, u use) (*store, error) {
 		path := sqlitePath(dsn)
 		if path == "" {
 			return nil, usagef("an SQLite DSN names a file: sqlite:PATH")
@@ -21,32 +24,48 @@ var sqliteDriver = driver{
 		if t != (tables{}) {
 			return nil, usagef("--schema, --lock-table and --claim-table do not apply to SQLite")
 		}
-		provider, err := sqlite.NewLockProvider(ctx, path)
-		if err != nil {
-			return nil, err
+		// Opening a file creates it: only migrate up may, lest a
+		// mistyped path show an empty store.
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !u.migrate {
+			return nil, notSetUpError{what: "the SQLite file " + path + " does not exist"}
 		}
-		claims, err := sqlite.NewClaimStore(ctx, path)
-		if err != nil {
-			_ = provider.Close()
-			return nil, err
+		s := &store{close: func() {}}
+		var provider *sqlite.LockProvider
+		if u.locks {
+			var err error
+			if provider, err = sqlite.NewLockProvider(ctx, path); err != nil {
+				return nil, err
+			}
+			s.locks, s.close = provider, func() { _ = provider.Close() }
 		}
-		broker, err := claim.New(claims)
-		if err != nil {
-			_ = claims.Close()
-			_ = provider.Close()
-			return nil, err
+		if u.claims {
+			claims, err := sqlite.NewClaimStore(ctx, path)
+			if err != nil {
+				s.close()
+				return nil, err
+			}
+			broker, err := claim.New(claims)
+			if err != nil {
+				_ = claims.Close()
+				s.close()
+				return nil, err
+			}
+			closeLocks := s.close
+			s.broker, s.close = broker, func() {
+				_ = broker.Close() // closes the claim store
+				closeLocks()
+			}
 		}
-		migrate := func(context.Context) ([]migrated, error) {
-			// Opening the file brought both parts to the current version.
-			return []migrated{
-				{Part: partLocks, Table: path, Version: sqlite.SchemaVersion},
-				{Part: partClaims, Table: path, Version: sqlite.SchemaVersion},
-			}, nil
+		if u.migrate {
+			s.migrate = func(context.Context) ([]migrated, error) {
+				// Opening the file brought both parts to the current version.
+				return []migrated{
+					{Part: partLocks, Table: path, Version: sqlite.SchemaVersion},
+					{Part: partClaims, Table: path, Version: sqlite.SchemaVersion},
+				}, nil
+			}
 		}
-		return &store{broker: broker, locks: provider, migrate: migrate, close: func() {
-			_ = broker.Close() // closes the claim store
-			_ = provider.Close()
-		}}, nil
+		return s, nil
 	},
 	migrations: func(tables) ([]migration, error) {
 		return nil, usagef("an SQLite file migrates itself when it is opened (migrate up); it has no SQL to print")

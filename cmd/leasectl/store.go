@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,15 +15,69 @@ import (
 // store is what a DSN opens: the work queue and the locks of one database,
 // behind the interfaces every store of the project implements. The
 // commands act through them only, so a new kind of store needs a driver,
-// not new commands.
+// not new commands. Only the parts a command uses are opened: the other
+// field is nil.
 type store struct {
-	broker *claim.Broker
-	locks  inspectingProvider
+	broker *claim.Broker      // with part claims
+	locks  inspectingProvider // with part locks
 	// migrate applies the store's migrations and says what each part
 	// of the store is now at.
 	migrate func(ctx context.Context) ([]migrated, error)
 	// close releases the connections; the broker is closed with it.
 	close func()
+	// missing says what is missing, when err is the store's way of
+	// saying that a table the command needs does not exist.
+	missing func(err error) (what string, ok bool)
+}
+
+// notSetUpError is a store whose part a command uses was never set up:
+// a table, or the file, is missing. migrate up sets it up.
+type notSetUpError struct {
+	part string // partLocks, partClaims, or "" for the whole store
+	what string // what is missing, in the store's words
+	t    tables // the flags the command was given
+}
+
+func (e notSetUpError) Error() string {
+	subject := "the store is"
+	switch e.part {
+	case partLocks:
+		subject = "the store's locks are"
+	case partClaims:
+		subject = "the store's work queues are"
+	}
+	cmd := "leasectl"
+	for _, f := range [][2]string{{"--schema", e.t.schema}, {"--lock-table", e.t.locks}, {"--claim-table", e.t.claims}} {
+		if f[1] != "" {
+			cmd += " " + f[0] + " " + f[1]
+		}
+	}
+	return fmt.Sprintf("%s not set up: %s; '%s migrate up' creates what is missing", subject, e.what, cmd)
+}
+
+// use says what a command does with a store: the parts it opens, and
+// whether it sets them up (migrate up), creating what is missing.
+type use struct {
+	locks, claims bool
+	migrate       bool
+}
+
+// The uses of the commands.
+var (
+	useLocks   = use{locks: true}
+	useClaims  = use{claims: true}
+	useMigrate = use{locks: true, claims: true, migrate: true}
+)
+
+// part names the one part u opens, for messages; "" when it opens both.
+func (u use) part() string {
+	switch {
+	case u.locks && u.claims:
+		return ""
+	case u.locks:
+		return partLocks
+	}
+	return partClaims
 }
 
 // inspectingProvider is a lock provider that can say who holds its locks:
@@ -55,8 +110,8 @@ type tables struct {
 
 // driver opens the stores of one kind of DSN.
 type driver struct {
-	// open connects to the store dsn names.
-	open func(ctx context.Context, dsn string, t tables) (*store, error)
+	// open connects to the store dsn names, for u.
+	open func(ctx context.Context, dsn string, t tables, u use) (*store, error)
 	// migrations returns the store's migrations as SQL without connecting.
 	migrations func(t tables) ([]migration, error)
 }
@@ -90,13 +145,17 @@ func driverFor(dsn string) (driver, error) {
 	return driver{}, usagef("unknown kind of store in the DSN: it starts with none of %s", strings.Join(known, ", "))
 }
 
-// openStore opens the store dsn names.
-func openStore(ctx context.Context, dsn string, t tables) (*store, error) {
+// openStore opens the store dsn names, for u.
+func openStore(ctx context.Context, dsn string, t tables, u use) (*store, error) {
 	d, err := driverFor(dsn)
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.open(ctx, dsn, t)
+	s, err := d.open(ctx, dsn, t, u)
+	var notSetUp notSetUpError
+	if errors.As(err, &notSetUp) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open the store: %w", err)
 	}

@@ -51,7 +51,7 @@ var (
 var ClaimStores = []Row{
 	{"claim.Memory", []string{"claimstore.Pauser", "claimstore.QueueLister", "claimstore.Retrier", "claimstore.Cleaner", "claimstore.TimeBase"}},
 	{"postgres.ClaimStore", []string{"claimstore.Pauser", "claimstore.QueueLister", "claimstore.Retrier", "claimstore.Cleaner"}},
-	{"sqlite.ClaimStore", []string{"claimstore.Pauser", "claimstore.QueueLister", "claimstore.Cleaner"}},
+	{"sqlite.ClaimStore", []string{"claimstore.Pauser", "claimstore.QueueLister", "claimstore.Retrier", "claimstore.Cleaner"}},
 	{"replicated.ClaimStore", []string{"claimstore.Pauser", "claimstore.QueueLister", "claimstore.Retrier", "claimstore.Cleaner"}},
 }
 

@@ -17,7 +17,7 @@ import (
 // such as lock.Memory, whose leases expire on its service's time. A
 // lock.Manager over such a provider reads time from it, so that it counts
 // renewals and safety deadlines on the very time the leases expire on, and
-// lock.NewManager refuses lock.WithClock for it. A provider that wraps one
+// lock.NewManager refuses lease.WithClock for it. A provider that wraps one
 // should implement TimeBase too, by forwarding (embedding *lock.Memory
 // does). Clock may be called from any goroutine.
 type TimeBase interface {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/leasehold/lease/bench"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,7 +20,7 @@ func TestSmoke(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	notes := filepath.Join(dir, "notes.md")
-	require.NoError(t, os.WriteFile(notes, []byte("## Method\n\nBy hand.\n"), 0o644))
+	require.NoError(t, os.WriteFile(notes, []byte("Peers table.\n"+bench.IntroEnd+"\n## Method\n\nBy hand.\n"), 0o644))
 	err := run([]string{"-runs", "2", "-out", dir, "-peers", "ttlcache,map+heap", "-notes", notes}, &stdout, &stderr)
 	require.NoError(t, err, stderr.String())
 
@@ -31,9 +32,10 @@ func TestSmoke(t *testing.T) {
 
 	md, err := os.ReadFile(filepath.Join(dir, "benchmarks.md"))
 	require.NoError(t, err)
-	for _, want := range []string{"# Benchmarks", "## Machine", "## Results", "## Goals", "benchmarks.svg", "ttlcache v3 ÷ ours", "## Method\n\nBy hand."} {
+	for _, want := range []string{"# Benchmarks", "## Machine", "## Results", "For anyone", "Peers table.\n\nMeasured with", "benchmarks.svg", "ttlcache v3 ÷ ours", "## Method\n\nBy hand."} {
 		assert.Contains(t, string(md), want)
 	}
+	assert.NotContains(t, string(md), "## Goals", "the page states results, not verdicts")
 	svg, err := os.ReadFile(filepath.Join(dir, "benchmarks.svg"))
 	require.NoError(t, err)
 	assert.Contains(t, string(svg), "<svg")
