@@ -170,12 +170,12 @@ const DefaultMaxAttempts = 25
 
 // WithDefaults returns n with the defaults of an enqueue filled in, the
 // same whichever way the item is enqueued (claim.Broker's Enqueue and
-// EnqueueMany, or
-// a store's enqueue in the caller's transaction such as the postgres
-// ClaimStore's EnqueueTx): a MaxAttempts of 0 becomes maxAttempts, the
-// Broker's default (claim.WithMaxAttempts), or DefaultMaxAttempts when
-// maxAttempts is not positive (a store has no Broker). The other fields'
-// zero values are their defaults. n's slices are shared, not copied.
+// EnqueueMany, or a store's enqueue in the caller's transaction such as
+// the postgres ClaimStore's EnqueueTx): a MaxAttempts of 0 becomes
+// maxAttempts, the Broker's default (claim.WithMaxAttempts), or
+// DefaultMaxAttempts when maxAttempts is not positive (a store has no
+// Broker). The other fields' zero values are their defaults. n's slices
+// are shared, not copied.
 func (n NewItem) WithDefaults(maxAttempts int) NewItem {
 	if n.MaxAttempts == 0 {
 		n.MaxAttempts = maxAttempts
