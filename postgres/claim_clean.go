@@ -3,10 +3,10 @@ package postgres
 import (
 	"context"
 
-	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
-var _ claim.Cleaner = (*ClaimStore)(nil)
+var _ claimstore.Cleaner = (*ClaimStore)(nil)
 
 // Clean deletes up to limit finished rows whose retention
 // ([WithClaimRetention]) has passed on the database's clock, completed

@@ -7,11 +7,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 var (
-	_ claim.Pauser      = (*ClaimStore)(nil)
-	_ claim.QueueLister = (*ClaimStore)(nil)
+	_ claimstore.Pauser      = (*ClaimStore)(nil)
+	_ claimstore.QueueLister = (*ClaimStore)(nil)
 )
 
 // Pause pauses queue for every store on the table, in every process: a

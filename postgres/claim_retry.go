@@ -4,9 +4,10 @@ import (
 	"context"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
-var _ claim.Retrier = (*ClaimStore)(nil)
+var _ claimstore.Retrier = (*ClaimStore)(nil)
 
 // RetryNow makes the delayed item id of queue visible now, keeping its
 // attempts and history, and wakes the queue's waiters in every process; a

@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
-var _ claim.Cleaner = (*ClaimStore)(nil)
+var _ claimstore.Cleaner = (*ClaimStore)(nil)
 
 // Clean deletes up to limit finished items whose retention
 // ([WithRetention]) has passed on the store's clock, completed first, then

@@ -5,11 +5,12 @@ import (
 	"database/sql"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 var (
-	_ claim.Pauser      = (*ClaimStore)(nil)
-	_ claim.QueueLister = (*ClaimStore)(nil)
+	_ claimstore.Pauser      = (*ClaimStore)(nil)
+	_ claimstore.QueueLister = (*ClaimStore)(nil)
 )
 
 // Pause pauses queue for every store and process that opens the file, and

@@ -4,9 +4,10 @@ import (
 	"context"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
-var _ claim.Retrier = (*ClaimStore)(nil)
+var _ claimstore.Retrier = (*ClaimStore)(nil)
 
 // sqlRetryNow makes a waiting item (visible, or delayed by its enqueue's
 // Delay or a retry's backoff) visible now; a visible one keeps its place.
