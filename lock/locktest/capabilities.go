@@ -3,6 +3,7 @@ package locktest
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -76,13 +77,26 @@ func (e *env) waiters(wi lockprovider.WaitInspector, name string, limit int) []s
 // listed waits, up to handOffLimit, until Waiting lists want for name.
 func (e *env) listed(wi lockprovider.WaitInspector, name string, want []string, what string) {
 	e.Helper()
+	// The condition may still run after Eventually gave up (it runs on a
+	// goroutine of its own), so it reports through mu, never through e.
+	var mu sync.Mutex
 	var got []string
+	var err error
 	ok := assert.Eventually(e, func() bool {
-		got = e.waiters(wi, name, 0)
-		return slices.Equal(got, want)
+		ws, werr := wi.Waiting(e.ctx, name, 0)
+		ids := make([]string, 0, len(ws))
+		for _, w := range ws {
+			ids = append(ids, w.ExecutionID)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		got, err = ids, werr
+		return werr == nil && slices.Equal(ids, want)
 	}, handOffLimit, time.Millisecond)
 	if !ok {
-		e.Fatalf("%s: Waiting(%q) lists %v, want %v", what, name, got, want)
+		mu.Lock()
+		defer mu.Unlock()
+		e.Fatalf("%s: Waiting(%q) lists %v (error %v), want %v", what, name, got, err, want)
 	}
 }
 
