@@ -319,3 +319,54 @@ ORDER BY 1`, s.table)
 	require.NoError(t, err)
 	return defs
 }
+
+// A page of List reads the rows of the states it may return, through the
+// index over each: a small queue's page, or a page of dead letters, beside
+// a day of another queue's history reads a few pages, where a walk of the
+// primary key read every row before them.
+func TestListReadsOnlyTheStatesItLists(t *testing.T) {
+	s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+	fillFinished(t, s, "big", 5, 20000, 0)
+	liveQueue(t, s, "small")
+	fillFinished(t, s, "big", 5, 100, 0)
+	heap := vacuumAnalyze(t, s)
+
+	all := map[claim.State][]string{}
+	items, err := s.List(ctx, claim.Query{Queue: "small", Limit: 100})
+	require.NoError(t, err)
+	for i, it := range items {
+		if i > 0 {
+			require.Less(t, items[i-1].ID, it.ID, "ID order")
+		}
+		all[it.State] = append(all[it.State], string(it.Payload))
+	}
+	assert.Equal(t, map[claim.State][]string{
+		claim.Visible: {"expired", "visible"}, claim.Delayed: {"delayed"}, claim.Claimed: {"claimed"},
+		claim.Dead: {"last", "dead"}, claim.Completed: {"done"}, claim.Cancelled: {"gone"},
+	}, all)
+	for state, want := range all {
+		got, err := s.List(ctx, claim.Query{Queue: "small", State: state, Limit: 100})
+		require.NoError(t, err)
+		var names []string
+		for _, it := range got {
+			names = append(names, string(it.Payload))
+		}
+		assert.Equal(t, want, names, state.String())
+	}
+	page, err := s.List(ctx, claim.Query{Queue: "small", After: items[1].ID, Limit: 2})
+	require.NoError(t, err)
+	require.Len(t, page, 2)
+	assert.Equal(t, []claim.ItemID{items[2].ID, items[3].ID}, []claim.ItemID{page[0].ID, page[1].ID})
+	done, err := s.List(ctx, claim.Query{Queue: "big", State: claim.Completed, After: 19990, Limit: 3})
+	require.NoError(t, err)
+	require.Len(t, done, 3)
+	assert.Equal(t, claim.ItemID(19991), done[0].ID)
+
+	for _, state := range []claim.State{0, claim.Visible, claim.Delayed, claim.Claimed, claim.Dead, claim.Completed, claim.Cancelled} {
+		n, plan := planBuffers(t, s, s.sql.list, "small", int32(state), int64(0), 50, "", "")
+		assert.NotContains(t, plan, "Seq Scan", plan)
+		assert.Less(t, n, 60, "a page of %v of the small queue beside %d pages of history:\n%s", state, heap, plan)
+		n, plan = planBuffers(t, s, s.sql.list, "big", int32(state), int64(0), 50, "", "")
+		assert.Less(t, n, 3*50+20, "a page of %v of the queue with the history:\n%s", state, plan)
+	}
+}

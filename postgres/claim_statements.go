@@ -358,11 +358,33 @@ SELECT {COLS} FROM up`),
 		lookup: r.Replace(`SELECT {COLS} FROM {T} WHERE id = $1`),
 
 		// $1 queue, $2 state (0 for all), $3 after, $4 limit, $5 kind
-		// ("" for all), $6 tag ("" for all).
+		// ("" for all), $6 tag ("" for all). Each stored state is
+		// searched on its own, through the index over its rows, for the
+		// first rows after $3 in ID order, and only if it can hold
+		// items in state $2 (a claim whose lease expired is visible or
+		// dead); the first $4 of those are read. Searched as one, by the
+		// primary key, a page of dead letters or of a small queue walked
+		// every row of the table before it.
 		list: r.Replace(`SELECT {COLS} FROM {T}
-WHERE queue = $1 AND id > $3 AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5)
-  AND ($6 = '' OR tags @> jsonb_build_array($6::text))
-ORDER BY id LIMIT $4`),
+WHERE id = ANY (ARRAY(
+  SELECT u.id FROM (
+    (SELECT id FROM {T} WHERE $2 IN (0, 1, 2) AND queue = $1 AND state = 1 AND id > $3 AND ($2 = 0 OR {STATE} = $2)
+      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+    UNION ALL
+    (SELECT id FROM {T} WHERE $2 IN (0, 1, 3, 4) AND queue = $1 AND state = 3 AND id > $3 AND ($2 = 0 OR {STATE} = $2)
+      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+    UNION ALL
+    (SELECT id FROM {T} WHERE $2 IN (0, 4) AND queue = $1 AND state = 4 AND id > $3
+      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+    UNION ALL
+    (SELECT id FROM {T} WHERE $2 IN (0, 5) AND queue = $1 AND state = 5 AND id > $3
+      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+    UNION ALL
+    (SELECT id FROM {T} WHERE $2 IN (0, 6) AND queue = $1 AND state = 6 AND id > $3
+      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+  ) AS u
+  ORDER BY u.id LIMIT $4))
+ORDER BY id`),
 
 		// $1 queue.
 		counts: r.Replace(`SELECT * FROM {COUNTS} AS k`),
