@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +16,25 @@ import (
 )
 
 // planBuffers runs stmt under EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) in a
-// transaction that is rolled back, and returns the shared buffers the
-// statement read (hits and reads, as the server counts them whatever the
-// machine's load) and its plan as JSON, whose node types and index names a
-// test can look for.
+// transaction that is rolled back, planned for its arguments, and returns
+// the shared buffers the statement read (hits and reads, as the server
+// counts them whatever the machine's load) and an outline of its plan,
+// whose node types and index names a test can look for.
 func planBuffers(t *testing.T, s *ClaimStore, stmt string, args ...any) (int, string) {
+	t.Helper()
+	return planBuffersMode(t, s, "custom", stmt, args...)
+}
+
+// planBuffersMode is planBuffers with the plan made for the arguments
+// (mode custom) or for any (generic), as a prepared statement's may be
+// after a few runs.
+func planBuffersMode(t *testing.T, s *ClaimStore, mode, stmt string, args ...any) (int, string) {
 	t.Helper()
 	var plan []byte
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_"+mode+"_plan"); err != nil {
+			return err
+		}
 		if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+stmt, args...).Scan(&plan); err != nil {
 			return err
 		}
@@ -160,6 +172,14 @@ func TestCountsAndQueuesReadIndexesNotTheTable(t *testing.T) {
 	assert.Equal(t, claim.Counts{Completed: finished, Cancelled: 100}, counts(t, s, "big"))
 	assert.Equal(t, scanCounts(t, s, "big"), counts(t, s, "big"))
 
+	for _, mode := range []string{"custom", "generic"} {
+		for _, q := range []string{"small", "big"} {
+			_, plan := planBuffersMode(t, s, mode, s.sql.counts, q)
+			assert.NotContains(t, plan, "Seq Scan", "%s plan of the counts of %s:\n%s", mode, q, plan)
+		}
+		_, plan := planBuffersMode(t, s, mode, s.sql.queues, s.table, "", 10)
+		assert.NotContains(t, plan, "Seq Scan", "%s plan of the queues:\n%s", mode, plan)
+	}
 	small, plan := planBuffers(t, s, s.sql.counts, "small")
 	assert.NotContains(t, plan, "Seq Scan", plan)
 	assert.Less(t, small, 60, "Counts of a queue without history, beside %d finished rows in %d pages:\n%s", finished, heap, plan)
@@ -293,9 +313,14 @@ func TestClaimStoreMigratesVersion5TableInPlace(t *testing.T) {
 	fillFinished(t, s, "q", 5, 100, 0)
 	want := scanCounts(t, s, "q")
 
+	_, options := claimIndexes(t, s)
+	assert.NotContains(t, options, "vacuum_index_cleanup=on")
+
 	require.NoError(t, s.Migrate(ctx))
 	assert.Equal(t, []string{"(queue, state, id) WHERE (state = ANY (ARRAY[4, 5, 6]))"}, keptIndexes(t, s))
 	requireVersion5Indexes(t, s)
+	_, options = claimIndexes(t, s)
+	assert.Contains(t, options, "vacuum_index_cleanup=on")
 	assert.Equal(t, want, counts(t, s, "q"))
 	assert.Equal(t, claim.Counts{Visible: 2, Delayed: 1, Claimed: 1, Dead: 2, Completed: 101, Cancelled: 1}, want)
 	infos, err := s.Queues(ctx, claim.QueueQuery{Limit: 10})
@@ -366,7 +391,44 @@ func TestListReadsOnlyTheStatesItLists(t *testing.T) {
 		n, plan := planBuffers(t, s, s.sql.list, "small", int32(state), int64(0), 50, "", "")
 		assert.NotContains(t, plan, "Seq Scan", plan)
 		assert.Less(t, n, 60, "a page of %v of the small queue beside %d pages of history:\n%s", state, heap, plan)
+		_, plan = planBuffersMode(t, s, "generic", s.sql.list, "small", int32(state), int64(0), 50, "", "")
+		assert.NotContains(t, plan, "Seq Scan", "generic plan:\n%s", plan)
 		n, plan = planBuffers(t, s, s.sql.list, "big", int32(state), int64(0), 50, "", "")
 		assert.Less(t, n, 3*50+20, "a page of %v of the queue with the history:\n%s", state, plan)
 	}
+}
+
+// Vacuum removes the index entries that claims and completions leave in
+// the claim indexes however many finished rows the table keeps. Left to
+// itself (vacuum_index_cleanup = auto) PostgreSQL skips the index pass
+// when fewer than 2% of the table's pages hold dead rows: on a table of a
+// day's history that is nearly every vacuum, and the entries of every item
+// claimed since the last full pass stay at the head of the claim index,
+// where each Claim walks them.
+func TestVacuumCleansClaimIndexesBesideHistory(t *testing.T) {
+	s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+	fillFinished(t, s, "q", 5, 100000, 0)
+	vacuumAnalyze(t, s)
+	batch := make([]claim.NewItem, 1000)
+	for i := range batch {
+		batch[i] = item("q", "x")
+	}
+	enqueue(t, s, batch...)
+	enqueue(t, s, batch...)
+	for range 10 {
+		for _, c := range claimN(t, s, "q", "w", 100) {
+			require.NoError(t, s.Settle(ctx, complete(c)))
+		}
+	}
+	heap := vacuumAnalyze(t, s)
+	n, plan := planBuffers(t, s, s.sql.claim, "q", []string{"w"}, []int64{micros(time.Minute)}, []int64{1}, 10, s.table)
+	waiting := 0
+	for _, line := range strings.Split(plan, "\n") {
+		if strings.Contains(line, "priority_due_id_idx") {
+			_, after, _ := strings.Cut(line, "buffers=")
+			waiting, _ = strconv.Atoi(after)
+		}
+	}
+	assert.Positive(t, waiting, plan)
+	assert.LessOrEqual(t, waiting, 4, "the claim's search of waiting items after 1,000 claims and a vacuum of %d pages (claim %d buffers):\n%s", heap, n, plan)
 }
