@@ -23,15 +23,7 @@ func claimIndexStatements(table string) []string {
 	return []string{
 		// Version 1's claim index, named by PostgreSQL, found by what it
 		// covers.
-		doBlock(table, fmt.Sprintf(`DECLARE i text;
-BEGIN
-  FOR i IN SELECT indexrelid::regclass::text FROM pg_index
-    WHERE indrelid = %[1]s::regclass
-      AND pg_get_indexdef(indexrelid) LIKE '%%(queue, priority, due, id) WHERE (state = ANY (ARRAY[1, 3]))'
-  LOOP
-    EXECUTE 'DROP INDEX ' || i;
-  END LOOP;
-END`, quoteLiteral(table))),
+		dropIndexesEnding(table, `(queue, priority, due, id) WHERE (state = ANY (ARRAY[1, 3]))`),
 		// The claim order, over waiting items only.
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, priority, due, id) WHERE state = 1`, table),
 		// Claims by the expiry of their lease: the expired ones are
@@ -66,15 +58,7 @@ func claimHistoryStatements(table string) []string {
 	return []string{
 		// Version 1's index of dead rows, named by PostgreSQL, found by
 		// what it covers.
-		doBlock(table, fmt.Sprintf(`DECLARE i text;
-BEGIN
-  FOR i IN SELECT indexrelid::regclass::text FROM pg_index
-    WHERE indrelid = %[1]s::regclass
-      AND pg_get_indexdef(indexrelid) LIKE '%%(queue, id) WHERE (state = 4)'
-  LOOP
-    EXECUTE 'DROP INDEX ' || i;
-  END LOOP;
-END`, quoteLiteral(table))),
+		dropIndexesEnding(table, `(queue, id) WHERE (state = 4)`),
 		fmt.Sprintf(`CREATE INDEX ON %s (queue, state, id) WHERE state IN (4, 5, 6)`, table),
 		// Every vacuum cleans the indexes. PostgreSQL skips that pass
 		// when fewer than 2% of the table's pages hold dead rows, which
@@ -86,6 +70,21 @@ END`, quoteLiteral(table))),
 		// thresholds): about a page per row changed, in the background.
 		fmt.Sprintf(`ALTER TABLE %s SET (vacuum_index_cleanup = on)`, table),
 	}
+}
+
+// dropIndexesEnding is a DO block that drops the indexes of table whose
+// definition (pg_get_indexdef) ends with def: an index PostgreSQL named,
+// found by what it covers. def is a LIKE pattern without quotes.
+func dropIndexesEnding(table, def string) string {
+	return doBlock(table, fmt.Sprintf(`DECLARE i text;
+BEGIN
+  FOR i IN SELECT indexrelid::regclass::text FROM pg_index
+    WHERE indrelid = %[1]s::regclass
+      AND pg_get_indexdef(indexrelid) LIKE '%%%[2]s'
+  LOOP
+    EXECUTE 'DROP INDEX ' || i;
+  END LOOP;
+END`, quoteLiteral(table), def))
 }
 
 // doBlock is an anonymous code block of body, dollar-quoted with a tag the
