@@ -354,6 +354,12 @@ func TestListReadsOnlyTheStatesItLists(t *testing.T) {
 	fillFinished(t, s, "big", 5, 20000, 0)
 	liveQueue(t, s, "small")
 	fillFinished(t, s, "big", 5, 100, 0)
+	// The big queue's backlog, behind its history in ID order.
+	backlog := make([]claim.NewItem, 2000)
+	for i := range backlog {
+		backlog[i] = item("big", "waiting")
+	}
+	enqueue(t, s, backlog...)
 	heap := vacuumAnalyze(t, s)
 
 	all := map[claim.State][]string{}
@@ -382,6 +388,14 @@ func TestListReadsOnlyTheStatesItLists(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, page, 2)
 	assert.Equal(t, []claim.ItemID{items[2].ID, items[3].ID}, []claim.ItemID{page[0].ID, page[1].ID})
+	waiting, err := s.List(ctx, claim.Query{Queue: "big", Limit: 3, After: 20095})
+	require.NoError(t, err)
+	require.Len(t, waiting, 3)
+	assert.Equal(t, []string{"{}", "{}", "{}"}, []string{string(waiting[0].Payload), string(waiting[1].Payload), string(waiting[2].Payload)})
+	waiting, err = s.List(ctx, claim.Query{Queue: "big", State: claim.Visible, Limit: 3})
+	require.NoError(t, err)
+	require.Len(t, waiting, 3)
+	assert.Equal(t, "waiting", string(waiting[0].Payload))
 	done, err := s.List(ctx, claim.Query{Queue: "big", State: claim.Completed, After: 19990, Limit: 3})
 	require.NoError(t, err)
 	require.Len(t, done, 3)
@@ -394,7 +408,7 @@ func TestListReadsOnlyTheStatesItLists(t *testing.T) {
 		_, plan = planBuffersMode(t, s, "generic", s.sql.list, "small", int32(state), int64(0), 50, "", "")
 		assert.NotContains(t, plan, "Seq Scan", "generic plan:\n%s", plan)
 		n, plan = planBuffers(t, s, s.sql.list, "big", int32(state), int64(0), 50, "", "")
-		assert.Less(t, n, 3*50+20, "a page of %v of the queue with the history:\n%s", state, plan)
+		assert.Less(t, n, 3*50+40, "a page of %v of the queue with the history and a backlog behind it:\n%s", state, plan)
 	}
 }
 

@@ -364,15 +364,24 @@ SELECT {COLS} FROM up`),
 		// items in state $2 (a claim whose lease expired is visible or
 		// dead); the first $4 of those are read. Searched as one, by the
 		// primary key, a page of dead letters or of a small queue walked
-		// every row of the table before it.
+		// every row of the table before it. Waiting items and claims are
+		// the newest rows, behind every finished one in ID order, so
+		// their searches (fenced by OFFSET 0) read the queue's entries in
+		// the claim indexes and sort them, which costs what Counts does
+		// for them, rather than walking the primary key through the
+		// history, which the planner may expect to be quicker.
 		list: r.Replace(`SELECT {COLS} FROM {T}
 WHERE id = ANY (ARRAY(
   SELECT u.id FROM (
-    (SELECT id FROM {T} WHERE $2 IN (0, 1, 2) AND queue = $1 AND state = 1 AND id > $3 AND ($2 = 0 OR {STATE} = $2)
-      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+    (SELECT id FROM (SELECT id FROM {T} WHERE $2 IN (0, 1, 2) AND queue = $1 AND state = 1 AND id > $3
+        AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text))
+        OFFSET 0) AS w
+      ORDER BY id LIMIT $4)
     UNION ALL
-    (SELECT id FROM {T} WHERE $2 IN (0, 1, 3, 4) AND queue = $1 AND state = 3 AND id > $3 AND ($2 = 0 OR {STATE} = $2)
-      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+    (SELECT id FROM (SELECT id FROM {T} WHERE $2 IN (0, 1, 3, 4) AND queue = $1 AND state = 3 AND id > $3
+        AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text))
+        OFFSET 0) AS c
+      ORDER BY id LIMIT $4)
     UNION ALL
     (SELECT id FROM {T} WHERE $2 IN (0, 4) AND queue = $1 AND state = 4 AND id > $3
       AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
