@@ -31,10 +31,10 @@ func requireVersion5Indexes(t *testing.T, s *ClaimStore) {
 	require.Len(t, defs, 2, "%q", defs)
 	assert.Contains(t, defs[0], "(queue, due) WHERE (state = 3)")
 	assert.Contains(t, defs[1], "(queue, priority, due, id) WHERE (state = 1)")
-	assert.ElementsMatch(t, []string{
+	assert.Subset(t, options, []string{
 		"autovacuum_vacuum_scale_factor=0.01", "autovacuum_vacuum_threshold=1000",
 		"autovacuum_vacuum_insert_scale_factor=0.01", "autovacuum_vacuum_insert_threshold=1000",
-	}, options)
+	})
 }
 
 // Waiting items and claims are found through indexes of their own, so

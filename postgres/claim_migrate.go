@@ -24,7 +24,7 @@ type claimMigration func(ctx context.Context, tx pgx.Tx) error
 // claimMigrations returns the store's migrations, version 1 first.
 func (s *ClaimStore) claimMigrations() []claimMigration {
 	return []claimMigration{statementsMigration(s.sql.v1), s.migrateV2, statementsMigration(s.sql.v3), statementsMigration(s.sql.v4),
-		statementsMigration(s.sql.v5)}
+		statementsMigration(s.sql.v5), statementsMigration(s.sql.v6)}
 }
 
 // statementsMigration is a migration made of statements run in order.

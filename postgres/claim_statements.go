@@ -44,7 +44,7 @@ type claimStatements struct {
 	pause, resume, queues, retryNow     string
 	removedLive                         string
 	migrations, migrated, markMigration string
-	v1, v2, v3, v4, v5                  []string
+	v1, v2, v3, v4, v5, v6              []string
 }
 
 // claimColumns are the columns rowItem scans, followed by now().
@@ -84,6 +84,33 @@ const rowState = `(CASE WHEN t.state IN (4, 5, 6) THEN t.state
 const claimByID = `SELECT t.id FROM {T} AS t
     WHERE t.id = i.id AND t.token = i.token AND (CASE WHEN t.state = 3 THEN t.due > now() ELSE false END)
     FOR UPDATE`
+
+// countsOf counts the items of the queue {QUEUE} (the parameter $1 in
+// Counts, each queue listed in Queues) in each claim.State as
+// of now(): visible, delayed, claimed, dead, completed and cancelled, as a
+// row of one subquery. Each state is counted through the index over its
+// rows, so that no count reads the rows of another state, nor of another
+// queue: waiting rows in the claim index, read for their due times alone;
+// claims in the claims index by expiry, where only the expired ones (each
+// visible again, or dead on its last attempt) are read for their
+// attempts; dead, completed and cancelled rows as a range of the index by
+// queue, state and ID, read without visiting the rows once vacuum marked
+// their pages visible to all. A count of kept rows thus reads one index
+// page per few hundred of them, never the table. Those are counted in ID
+// order, which that index gives for free and a scan of the table would
+// have to sort: without it the planner reads the whole table instead
+// when one queue holds most of it.
+const countsOf = `(SELECT w.visible + x.visible AS visible, w.delayed, c.claimed, d.dead + x.dead AS dead,
+    f.completed, g.cancelled
+  FROM (SELECT count(*) FILTER (WHERE due <= now()) AS visible, count(*) FILTER (WHERE due > now()) AS delayed
+      FROM {T} WHERE queue = {QUEUE} AND state = 1) AS w,
+    (SELECT count(*) AS claimed FROM {T} WHERE queue = {QUEUE} AND state = 3 AND due > now()) AS c,
+    (SELECT count(*) FILTER (WHERE attempts < max_attempts) AS visible,
+        count(*) FILTER (WHERE attempts >= max_attempts) AS dead
+      FROM {T} WHERE queue = {QUEUE} AND state = 3 AND due <= now()) AS x,
+    (SELECT count(*) AS dead FROM (SELECT 1 FROM {T} WHERE queue = {QUEUE} AND state = 4 ORDER BY id) AS r) AS d,
+    (SELECT count(*) AS completed FROM (SELECT 1 FROM {T} WHERE queue = {QUEUE} AND state = 5 ORDER BY id) AS r) AS f,
+    (SELECT count(*) AS cancelled FROM (SELECT 1 FROM {T} WHERE queue = {QUEUE} AND state = 6 ORDER BY id) AS r) AS g)`
 
 // lostEntry is the history entry of a claim whose lease expired, written
 // with the row's old values (in an UPDATE's SET).
@@ -139,7 +166,8 @@ FROM old`
 func newClaimStatements(table, migrations, queues string, keep claim.Retention) claimStatements {
 	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{Q}", queues, "{COLS}", claimColumns,
 		"{STATE}", effectiveState, "{TSTATE}", rowState, "{LOST}", lostEntry, "{WAKE}", wake,
-		"{CLAIMBYID}", strings.ReplaceAll(claimByID, "{T}", table))
+		"{CLAIMBYID}", strings.ReplaceAll(claimByID, "{T}", table), "{COUNTS}", strings.NewReplacer("{T}", table, "{QUEUE}", "$1").Replace(countsOf),
+		"{NCOUNTS}", strings.NewReplacer("{T}", table, "{QUEUE}", "n.queue").Replace(countsOf))
 	s := claimStatements{
 		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
 		// $5 max attempts, $6 priorities, $7 timeouts in µs, $8 the table,
@@ -330,20 +358,49 @@ SELECT {COLS} FROM up`),
 		lookup: r.Replace(`SELECT {COLS} FROM {T} WHERE id = $1`),
 
 		// $1 queue, $2 state (0 for all), $3 after, $4 limit, $5 kind
-		// ("" for all), $6 tag ("" for all).
+		// ("" for all), $6 tag ("" for all). Each stored state is
+		// searched on its own, through the index over its rows, for the
+		// first rows after $3 in ID order, and only if it can hold
+		// items in state $2 (a claim whose lease expired is visible or
+		// dead); the first $4 of those are read. Searched as one, by the
+		// primary key, a page of dead letters or of a small queue walked
+		// every row of the table before it. Waiting items and claims are
+		// the newest rows, behind every finished one in ID order, so
+		// their searches (fenced by OFFSET 0) read the queue's entries in
+		// the claim indexes and sort them, which costs what Counts does
+		// for them, rather than walking the primary key through the
+		// history, which the planner may expect to be quicker.
 		list: r.Replace(`SELECT {COLS} FROM {T}
-WHERE queue = $1 AND id > $3 AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5)
-  AND ($6 = '' OR tags @> jsonb_build_array($6::text))
-ORDER BY id LIMIT $4`),
+WHERE id = ANY (ARRAY(
+  SELECT u.id FROM (
+    (SELECT id FROM (SELECT id FROM {T} WHERE $2 IN (0, 1, 2) AND queue = $1 AND state = 1 AND id > $3
+        AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text))
+        OFFSET 0) AS w
+      ORDER BY id LIMIT $4)
+    UNION ALL
+    (SELECT id FROM (SELECT id FROM {T} WHERE $2 IN (0, 1, 3, 4) AND queue = $1 AND state = 3 AND id > $3
+        AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text))
+        OFFSET 0) AS c
+      ORDER BY id LIMIT $4)
+    UNION ALL
+    (SELECT id FROM {T} WHERE $2 IN (0, 4) AND queue = $1 AND state = 4 AND id > $3
+      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+    UNION ALL
+    (SELECT id FROM {T} WHERE $2 IN (0, 5) AND queue = $1 AND state = 5 AND id > $3
+      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+    UNION ALL
+    (SELECT id FROM {T} WHERE $2 IN (0, 6) AND queue = $1 AND state = 6 AND id > $3
+      AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text)) ORDER BY id LIMIT $4)
+  ) AS u
+  ORDER BY u.id LIMIT $4))
+ORDER BY id`),
 
-		counts: r.Replace(`SELECT
-  count(*) FILTER (WHERE {STATE} = 1), count(*) FILTER (WHERE {STATE} = 2),
-  count(*) FILTER (WHERE {STATE} = 3), count(*) FILTER (WHERE {STATE} = 4),
-  count(*) FILTER (WHERE state = 5), count(*) FILTER (WHERE state = 6)
-FROM {T} WHERE queue = $1`),
+		// $1 queue.
+		counts: r.Replace(`SELECT * FROM {COUNTS} AS k`),
 
 		// $1, $2, $3 the retention of completed, cancelled and dead items
-		// in µs (0 for dead: kept), $4 the limit, $5 the table, quoted.
+		// in µs (0 for dead: kept, as a NULL time before which nothing
+		// is), $4 the limit, $5 the table, quoted.
 		// Only the transaction holding the table's cleaning lock deletes:
 		// the others find the lock taken and delete nothing. Each state
 		// gives its oldest rows first, by the index on its finishing time;
@@ -353,27 +410,35 @@ FROM {T} WHERE queue = $1`),
 		// delete lost in a crash is redone by the next Clean, and the
 		// claims sharing the log do not wait behind its flushes.
 		clean: r.Replace(`WITH arg AS MATERIALIZED (
-  SELECT $1::bigint AS done_us, $2::bigint AS gone_us, $3::bigint AS dead_us
+  SELECT now() - $1::bigint * interval '1 microsecond' AS done_before,
+    now() - $2::bigint * interval '1 microsecond' AS gone_before,
+    CASE WHEN $3::bigint > 0 THEN now() - $3::bigint * interval '1 microsecond' END AS dead_before
 ),
 lock AS MATERIALIZED (
   SELECT pg_try_advisory_xact_lock(1818977646, hashtext($5)) AS got,
     set_config('synchronous_commit', 'off', true) AS sync
 ),
 doomed AS MATERIALIZED (
-  (SELECT id FROM {T} WHERE state = 5 AND finished_at <= now() - (SELECT done_us FROM arg) * interval '1 microsecond'
+  (SELECT ctid FROM {T} WHERE state = 5 AND finished_at <= (SELECT done_before FROM arg)
     AND (SELECT got FROM lock) ORDER BY finished_at LIMIT $4)
   UNION ALL
-  (SELECT id FROM {T} WHERE state = 6 AND finished_at <= now() - (SELECT gone_us FROM arg) * interval '1 microsecond'
+  (SELECT ctid FROM {T} WHERE state = 6 AND finished_at <= (SELECT gone_before FROM arg)
     AND (SELECT got FROM lock) ORDER BY finished_at LIMIT $4)
   UNION ALL
-  (SELECT id FROM {T} WHERE state = 4 AND (SELECT dead_us FROM arg) > 0 AND dead_at <= now() - (SELECT dead_us FROM arg) * interval '1 microsecond'
+  (SELECT ctid FROM {T} WHERE state = 4 AND dead_at <= (SELECT dead_before FROM arg)
     AND (SELECT got FROM lock) ORDER BY dead_at LIMIT $4)
   UNION ALL
-  (SELECT id FROM {T} WHERE state = 3 AND (SELECT dead_us FROM arg) > 0 AND attempts >= max_attempts
-    AND due <= now() - (SELECT dead_us FROM arg) * interval '1 microsecond' AND (SELECT got FROM lock) LIMIT $4)
+  (SELECT ctid FROM {T} WHERE state = 3 AND attempts >= max_attempts AND due <= (SELECT dead_before FROM arg)
+    AND (SELECT got FROM lock) LIMIT $4)
   LIMIT $4
 )
-DELETE FROM {T} AS t USING doomed AS d WHERE t.id = d.id`),
+DELETE FROM {T} AS t
+WHERE t.ctid = ANY (ARRAY(SELECT ctid FROM doomed))
+  AND CASE t.state WHEN 5 THEN t.finished_at <= (SELECT done_before FROM arg)
+    WHEN 6 THEN t.finished_at <= (SELECT gone_before FROM arg)
+    WHEN 4 THEN t.dead_at <= (SELECT dead_before FROM arg)
+    WHEN 3 THEN t.attempts >= t.max_attempts AND t.due <= (SELECT dead_before FROM arg)
+    ELSE false END`),
 
 		// $1 the table, quoted.
 		oid: `SELECT $1::text::regclass::oid::bigint`,
@@ -385,24 +450,41 @@ ON CONFLICT (target, queue) DO NOTHING`),
 		resume: r.Replace(`WITH gone AS (DELETE FROM {Q} WHERE target = $1 AND queue = $2 RETURNING queue)
 SELECT count(pg_notify('lease_claim_' || $1::text::regclass::oid::bigint, 'q' || queue)) FROM gone`),
 		// $1 the table, quoted, $2 after, $3 limit: the queues with rows or
-		// paused, in byte order, with their counts and pause. It reads
-		// every row of the queues listed.
-		queues: r.Replace(`WITH names AS MATERIALIZED (
+		// paused, in byte order, with their counts and pause. The names
+		// are found by skipping from one queue to the next in each index
+		// that leads with the queue (one search per queue and index, in
+		// the index's collation), then sorted in byte order; each queue
+		// listed is counted as Counts counts it.
+		queues: r.Replace(`WITH RECURSIVE waiting AS (
+  (SELECT queue FROM {T} WHERE state = 1 ORDER BY queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT t.queue FROM {T} AS t WHERE t.state = 1 AND t.queue > w.queue ORDER BY t.queue LIMIT 1)
+  FROM waiting AS w WHERE w.queue IS NOT NULL
+),
+claimed AS (
+  (SELECT queue FROM {T} WHERE state = 3 ORDER BY queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT t.queue FROM {T} AS t WHERE t.state = 3 AND t.queue > c.queue ORDER BY t.queue LIMIT 1)
+  FROM claimed AS c WHERE c.queue IS NOT NULL
+),
+kept AS (
+  (SELECT queue FROM {T} WHERE state IN (4, 5, 6) ORDER BY queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT t.queue FROM {T} AS t WHERE t.state IN (4, 5, 6) AND t.queue > k.queue ORDER BY t.queue LIMIT 1)
+  FROM kept AS k WHERE k.queue IS NOT NULL
+),
+names AS MATERIALIZED (
   SELECT u.queue FROM (
-    SELECT DISTINCT queue FROM {T} WHERE queue COLLATE "C" > $2
-    UNION SELECT queue FROM {Q} WHERE target = $1 AND queue COLLATE "C" > $2
+    SELECT queue FROM waiting UNION SELECT queue FROM claimed UNION SELECT queue FROM kept
+    UNION SELECT queue FROM {Q} WHERE target = $1
   ) AS u
+  WHERE u.queue COLLATE "C" > $2
   ORDER BY u.queue COLLATE "C" LIMIT $3
 )
-SELECT n.queue,
-  count(t.id) FILTER (WHERE {STATE} = 1), count(t.id) FILTER (WHERE {STATE} = 2),
-  count(t.id) FILTER (WHERE {STATE} = 3), count(t.id) FILTER (WHERE {STATE} = 4),
-  count(t.id) FILTER (WHERE t.state = 5), count(t.id) FILTER (WHERE t.state = 6),
-  p.paused_at
+SELECT n.queue, k.*, p.paused_at
 FROM names AS n
-LEFT JOIN {T} AS t ON t.queue = n.queue
+CROSS JOIN LATERAL {NCOUNTS} AS k
 LEFT JOIN {Q} AS p ON p.target = $1 AND p.queue = n.queue
-GROUP BY n.queue, p.paused_at
 ORDER BY n.queue COLLATE "C"`),
 
 		migrations: r.Replace(`CREATE TABLE IF NOT EXISTS {M} (
@@ -458,6 +540,7 @@ ORDER BY n.queue COLLATE "C"`),
   ADD COLUMN metadata bytea`),
 	}
 	s.v5 = claimIndexStatements(table)
+	s.v6 = claimHistoryStatements(table)
 	// In the caller's transaction now() is when it began: a claim is live
 	// if its lease has not expired when the statement runs.
 	s.settleTx = strings.ReplaceAll(s.settle, "now()", "statement_timestamp()")

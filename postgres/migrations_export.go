@@ -85,7 +85,7 @@ func ClaimMigrationSQL(opts ...ClaimOption) ([]Migration, error) {
 	}
 	table := id.Sanitize()
 	sql := newClaimStatements(table, migrations.Sanitize(), queues.Sanitize(), claim.Retention{})
-	versions := [][]string{sql.v1, {dropStateChecks(table)}, sql.v3, sql.v4, sql.v5}
+	versions := [][]string{sql.v1, {dropStateChecks(table)}, sql.v3, sql.v4, sql.v5, sql.v6}
 	versions[1] = append(versions[1], sql.v2...)
 	out := make([]Migration, len(versions))
 	for i, stmts := range versions {
