@@ -40,7 +40,7 @@ func BenchmarkClaimBurnDown(b *testing.B) {
 	for _, k := range []int{1, 10} {
 		for _, f := range []int{1, 2} {
 			b.Run(fmt.Sprintf("workers=100/k=%d/flushers=%d", k, f), func(b *testing.B) {
-				benchBurnDown(b, k, WithClaimFlushers(f))
+				benchBurnDown(b, k, WithFlushers(f))
 			})
 		}
 	}
@@ -48,7 +48,7 @@ func BenchmarkClaimBurnDown(b *testing.B) {
 	// deleting it, and the claim index, partial on the claimable states,
 	// never holds the finished rows.
 	b.Run("workers=100/k=10/flushers=1/retained", func(b *testing.B) {
-		benchBurnDown(b, 10, WithClaimRetention(claim.StandardRetention))
+		benchBurnDown(b, 10, WithRetention(claim.StandardRetention))
 	})
 }
 
@@ -128,7 +128,7 @@ func BenchmarkClaimPickup(b *testing.B) {
 // finished rows must not slow the next claim.
 func BenchmarkClaimPickupAfterBurnDown(b *testing.B) {
 	b.Run("retained", func(b *testing.B) {
-		pickupAfterBurnDown(b, benchClaimStore(b, WithClaimRetention(claim.StandardRetention)))
+		pickupAfterBurnDown(b, benchClaimStore(b, WithRetention(claim.StandardRetention)))
 	})
 	b.Run("deleted", func(b *testing.B) { pickupAfterBurnDown(b, benchClaimStore(b)) })
 }

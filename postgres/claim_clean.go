@@ -9,7 +9,7 @@ import (
 var _ claimstore.Cleaner = (*ClaimStore)(nil)
 
 // Clean deletes up to limit finished rows whose retention
-// ([WithClaimRetention]) has passed on the database's clock, completed
+// ([WithRetention]) has passed on the database's clock, completed
 // first, then cancelled, then dead letters (when a Dead retention is set),
 // each oldest first, and returns how many it deleted. It is one statement,
 // which first tries a transaction-scoped advisory lock of the table: while

@@ -13,7 +13,7 @@ import (
 // clock: leases of a second, waited out.
 func TestClaimStoreConformance(t *testing.T) {
 	exercised := claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
-		return newTestClaimStore(t, WithClaimRetention(r)), lease.SystemClock()
+		return newTestClaimStore(t, WithRetention(r)), lease.SystemClock()
 	})
 	captable.CheckClaimStore(t, "postgres.ClaimStore", (*ClaimStore)(nil), exercised)
 }

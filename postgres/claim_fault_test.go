@@ -137,7 +137,7 @@ func burnDown(t *testing.T, stores []*ClaimStore, perStore int, queue string, le
 // themselves.
 func TestServerRestartDuringClaimBurnDown(t *testing.T) {
 	const n = 3000
-	s := newTestClaimStore(t, WithClaimPoll(50*time.Millisecond))
+	s := newTestClaimStore(t, WithPoll(50*time.Millisecond))
 	items := make([]claim.NewItem, n)
 	for i := range items {
 		items[i] = claim.NewItem{Queue: "q", Payload: []byte(strconv.Itoa(i)), MaxAttempts: 100}
@@ -206,7 +206,7 @@ func TestClaimEightPools(t *testing.T) {
 func TestClaimListenerReconnects(t *testing.T) {
 	s := newTestClaimStore(t)
 	app := "claims-listener-" + uniqueTable()
-	listener := secondStore(t, s, app, WithClaimPoll(time.Hour))
+	listener := secondStore(t, s, app, WithPoll(time.Hour))
 	ready, stop := listener.Notify("q")
 	<-ready // the first connection listens
 	stop()

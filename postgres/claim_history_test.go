@@ -158,7 +158,7 @@ func liveQueue(t *testing.T, s *ClaimStore, queue string) {
 // costs as little beside a large one as on an empty table. Scanning the
 // table, they read every page of it for any queue.
 func TestCountsAndQueuesReadIndexesNotTheTable(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+	s := newTestClaimStore(t, WithRetention(claim.StandardRetention))
 	const finished = 20000
 	fillFinished(t, s, "big", 5, finished, 0)
 	fillFinished(t, s, "big", 6, 100, 0)
@@ -208,7 +208,7 @@ func TestCountsAndQueuesReadIndexesNotTheTable(t *testing.T) {
 // Queue names are listed in byte order whatever the database's collation,
 // found by skipping through the indexes, which are in that collation.
 func TestQueuesByteOrderFromIndexes(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+	s := newTestClaimStore(t, WithRetention(claim.StandardRetention))
 	names := []string{"b", "B", "a", "_", "é", "A1", "a0"}
 	for i, q := range names {
 		switch i % 3 {
@@ -245,7 +245,7 @@ func TestQueuesByteOrderFromIndexes(t *testing.T) {
 // row deleted (its cleaner index entry, and the row twice), where the
 // search by ID added a walk down the primary key.
 func TestCleanDeletesRowsWhereItFoundThem(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+	s := newTestClaimStore(t, WithRetention(claim.StandardRetention))
 	fillFinished(t, s, "q", 5, 20000, 25*time.Hour)
 	vacuumAnalyze(t, s)
 	const limit = 1000
@@ -261,7 +261,7 @@ func TestCleanDeletesRowsWhereItFoundThem(t *testing.T) {
 // A dead letter requeued while Clean deletes it stays: the cleaner deletes
 // a row only in the state it found it in.
 func TestCleanLeavesRowsThatChangedState(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.Retention{Completed: time.Hour, Cancelled: time.Hour, Dead: time.Millisecond}))
+	s := newTestClaimStore(t, WithRetention(claim.Retention{Completed: time.Hour, Cancelled: time.Hour, Dead: time.Millisecond}))
 	enqueue(t, s, item("q", "dead"))
 	c := claimN(t, s, "q", "w", 1)
 	require.Len(t, c, 1)
@@ -307,7 +307,7 @@ WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&n))
 // the kept states by queue, state and ID, and the rows keep their states.
 func TestClaimStoreMigratesVersion5TableInPlace(t *testing.T) {
 	pool := newPool(t, "lease-claims-test")
-	s := claimStoreOnVersion(t, pool, 5, WithClaimTable(`it's "v5" `+uniqueTable()), WithClaimRetention(claim.StandardRetention))
+	s := claimStoreOnVersion(t, pool, 5, WithClaimTable(`it's "v5" `+uniqueTable()), WithRetention(claim.StandardRetention))
 	require.Equal(t, []string{"(queue, id) WHERE (state = 4)"}, keptIndexes(t, s))
 	liveQueue(t, s, "q")
 	fillFinished(t, s, "q", 5, 100, 0)
@@ -350,7 +350,7 @@ ORDER BY 1`, s.table)
 // a day of another queue's history reads a few pages, where a walk of the
 // primary key read every row before them.
 func TestListReadsOnlyTheStatesItLists(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+	s := newTestClaimStore(t, WithRetention(claim.StandardRetention))
 	fillFinished(t, s, "big", 5, 20000, 0)
 	liveQueue(t, s, "small")
 	fillFinished(t, s, "big", 5, 100, 0)
@@ -420,7 +420,7 @@ func TestListReadsOnlyTheStatesItLists(t *testing.T) {
 // claimed since the last full pass stay at the head of the claim index,
 // where each Claim walks them.
 func TestVacuumCleansClaimIndexesBesideHistory(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+	s := newTestClaimStore(t, WithRetention(claim.StandardRetention))
 	fillFinished(t, s, "q", 5, 100000, 0)
 	vacuumAnalyze(t, s)
 	batch := make([]claim.NewItem, 1000)

@@ -50,7 +50,7 @@ func TestClaimIndexesSplitByState(t *testing.T) {
 // expired claims through the new indexes.
 func TestClaimStoreMigratesVersion4TableInPlace(t *testing.T) {
 	pool := newPool(t, "lease-claims-test")
-	s := claimStoreOnVersion(t, pool, 4, WithClaimTable(`it's "v4" `+uniqueTable()), WithClaimRetention(claim.StandardRetention))
+	s := claimStoreOnVersion(t, pool, 4, WithClaimTable(`it's "v4" `+uniqueTable()), WithRetention(claim.StandardRetention))
 	defs, options := claimIndexes(t, s)
 	require.Len(t, defs, 1)
 	assert.Contains(t, defs[0], "WHERE (state = ANY (ARRAY[1, 3]))")

@@ -29,9 +29,9 @@ func TestNewClaimStoreBadInput(t *testing.T) {
 		{"table", WithClaimTable("bad\x00name")},
 		{"table", WithClaimTable("\xff")},
 		{"schema", WithClaimSchema("")},
-		{"poll", WithClaimPoll(0)},
-		{"batch", WithClaimBatch(0)},
-		{"flushers", WithClaimFlushers(0)},
+		{"poll", WithPoll(0)},
+		{"batch", WithBatch(0)},
+		{"flushers", WithFlushers(0)},
 	} {
 		_, err := NewClaimStore(pool, tc.opt)
 		requireInvalid(t, err, tc.field)

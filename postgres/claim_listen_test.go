@@ -53,7 +53,7 @@ func holdListen(t *testing.T, s *ClaimStore, nth int32) (entered <-chan struct{}
 func listeningWorker(t *testing.T, s *ClaimStore) (worker *ClaimStore, app string, reconnecting <-chan struct{}, release func()) {
 	t.Helper()
 	app = "claims-listener-" + uniqueTable()
-	worker = secondStore(t, s, app, WithClaimPoll(time.Hour))
+	worker = secondStore(t, s, app, WithPoll(time.Hour))
 	reconnecting, release = holdListen(t, worker, 2)
 	// Notify starts the listener, whose start wakes every waiter.
 	ready, stop := worker.Notify("probe")
@@ -129,7 +129,7 @@ func TestClaimCancelWhileListenerReconnects(t *testing.T) {
 	}{
 		{"deleted", nil},
 		// A store that keeps cancelled items leaves the row, as Cancelled.
-		{"kept", []ClaimOption{WithClaimRetention(claim.StandardRetention)}},
+		{"kept", []ClaimOption{WithRetention(claim.StandardRetention)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestClaimStore(t, tc.opts...)
@@ -153,7 +153,7 @@ func TestClaimCancelWhileListenerReconnects(t *testing.T) {
 // listens: the worker learns of the cancel once it does.
 func TestClaimCancelBeforeListenerListens(t *testing.T) {
 	s := newTestClaimStore(t)
-	worker := secondStore(t, s, "claims-late-listener-"+uniqueTable(), WithClaimPoll(time.Hour))
+	worker := secondStore(t, s, "claims-late-listener-"+uniqueTable(), WithPoll(time.Hour))
 	starting, release := holdListen(t, worker, 1)
 	it := enqueue(t, s, item("q", "job"))[0]
 	c, causes, stop := runningHandler(t, worker, "q")

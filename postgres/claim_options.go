@@ -10,15 +10,15 @@ import (
 // says otherwise.
 const DefaultClaimTable = "lease_claims"
 
-// DefaultClaimPoll is how long a [ClaimStore.Notify] channel stays open at
-// most unless [WithClaimPoll] says otherwise: the bound on how late a
+// DefaultPoll is how long a [ClaimStore.Notify] channel stays open at
+// most unless [WithPoll] says otherwise: the bound on how late a
 // waiter learns of an item whose notification was lost.
-const DefaultClaimPoll = time.Second
+const DefaultPoll = time.Second
 
-// DefaultClaimBatch is the largest number of settlements, or of extensions,
-// a ClaimStore sends in one statement unless [WithClaimBatch] says
+// DefaultBatch is the largest number of settlements, or of extensions,
+// a ClaimStore sends in one statement unless [WithBatch] says
 // otherwise.
-const DefaultClaimBatch = 1000
+const DefaultBatch = 1000
 
 // ClaimOption configures a ClaimStore. Options are applied in order by
 // [NewClaimStore], which validates the result.
@@ -41,7 +41,7 @@ type claimConfig struct {
 }
 
 func defaultClaimConfig() claimConfig {
-	return claimConfig{table: DefaultClaimTable, poll: DefaultClaimPoll, batch: DefaultClaimBatch, flushers: DefaultClaimFlushers}
+	return claimConfig{table: DefaultClaimTable, poll: DefaultPoll, batch: DefaultBatch, flushers: DefaultFlushers}
 }
 
 // WithClaimTable sets the name of the table that holds the items. The name
@@ -60,7 +60,7 @@ func WithClaimSchema(name string) ClaimOption {
 	return claimOptionFunc(func(c *claimConfig) { c.schema, c.schemaSet = name, true })
 }
 
-// WithClaimRetention makes the store keep finished items for r (see
+// WithRetention makes the store keep finished items for r (see
 // claim.Retention): a completed or cancelled item becomes a row in state
 // completed or cancelled instead of being deleted, and [ClaimStore.Clean]
 // deletes the rows whose retention has passed, dead letters included when
@@ -69,35 +69,35 @@ func WithClaimSchema(name string) ClaimOption {
 // share a retention: each applies its own to the items it settles and
 // cleans. A negative field is refused by [NewClaimStore] with an error
 // naming it.
-func WithClaimRetention(r claim.Retention) ClaimOption {
+func WithRetention(r claim.Retention) ClaimOption {
 	return claimOptionFunc(func(c *claimConfig) { c.retention = r })
 }
 
-// WithClaimPoll bounds how long a [ClaimStore.Notify] channel stays open
+// WithPoll bounds how long a [ClaimStore.Notify] channel stays open
 // when no notification arrives, so that a lost notification (a dropped
 // connection, a transaction-mode pooler) only delays a waiter. d must be
-// positive; the default is [DefaultClaimPoll].
-func WithClaimPoll(d time.Duration) ClaimOption {
+// positive; the default is [DefaultPoll].
+func WithPoll(d time.Duration) ClaimOption {
 	return claimOptionFunc(func(c *claimConfig) { c.poll = d })
 }
 
-// WithClaimBatch sets the largest number of Settle calls, and of Extend
+// WithBatch sets the largest number of Settle calls, and of Extend
 // calls, that the store coalesces into one statement. n must be at least 1;
-// 1 sends each call on its own. The default is [DefaultClaimBatch].
-func WithClaimBatch(n int) ClaimOption {
+// 1 sends each call on its own. The default is [DefaultBatch].
+func WithBatch(n int) ClaimOption {
 	return claimOptionFunc(func(c *claimConfig) { c.batch = n })
 }
 
-// DefaultClaimFlushers is how many batches of Claim calls, and of Settle
+// DefaultFlushers is how many batches of Claim calls, and of Settle
 // calls, a ClaimStore may have under way at once unless
-// [WithClaimFlushers] says otherwise.
-const DefaultClaimFlushers = 1
+// [WithFlushers] says otherwise.
+const DefaultFlushers = 1
 
-// WithClaimFlushers sets how many batches of Claim calls, and how many of
+// WithFlushers sets how many batches of Claim calls, and how many of
 // Settle calls, the store may have under way at once, each on a connection
 // of the pool: while one batch waits for its commit, the next is sent.
 // Extend calls go one batch at a time. n must be at least 1; the store
 // then uses up to 2n+1 connections of the pool for batches.
-func WithClaimFlushers(n int) ClaimOption {
+func WithFlushers(n int) ClaimOption {
 	return claimOptionFunc(func(c *claimConfig) { c.flushers = n })
 }

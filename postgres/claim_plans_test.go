@@ -58,7 +58,7 @@ func livePart(plan string) string {
 // statement; and a scan of the whole table, which the planner chose for
 // large batches once it could not use that index, costs as much.
 func TestSettleAndExtendFindClaimsByID(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+	s := newTestClaimStore(t, WithRetention(claim.StandardRetention))
 	const finished, claimed = 5000, 1000
 	items := make([]claim.NewItem, finished+claimed)
 	for i := range items {

@@ -14,7 +14,7 @@ import (
 // the waiters of another at once, with no poll.
 func TestClaimStorePauseAcrossProcesses(t *testing.T) {
 	s := newTestClaimStore(t)
-	other := secondStore(t, s, "lease-claims-other", WithClaimPoll(time.Hour))
+	other := secondStore(t, s, "lease-claims-other", WithPoll(time.Hour))
 	enqueue(t, s, item("q", "a"))
 	require.NoError(t, s.Pause(ctx, "q"))
 	assert.Empty(t, claimN(t, other, "q", "w", 10), "paused in the other process too")

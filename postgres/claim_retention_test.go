@@ -14,7 +14,7 @@ import (
 
 func TestNewClaimStoreRefusesNegativeRetention(t *testing.T) {
 	pool := newPool(t, "lease-claims-test")
-	_, err := NewClaimStore(pool, WithClaimRetention(claim.Retention{Cancelled: -time.Second}))
+	_, err := NewClaimStore(pool, WithRetention(claim.Retention{Cancelled: -time.Second}))
 	requireInvalid(t, err, "retention.cancelled")
 }
 
@@ -24,7 +24,7 @@ func TestNewClaimStoreRefusesNegativeRetention(t *testing.T) {
 // first version's check is found by what it says, not by its name.
 func TestClaimStoreMigratesVersion1TableInPlace(t *testing.T) {
 	pool := newPool(t, "lease-claims-test")
-	s := claimStoreOnVersion1(t, pool, WithClaimTable(`it's "v1" `+uniqueTable()), WithClaimRetention(claim.StandardRetention))
+	s := claimStoreOnVersion1(t, pool, WithClaimTable(`it's "v1" `+uniqueTable()), WithRetention(claim.StandardRetention))
 	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.table+` (queue, key, payload, state, attempts, max_attempts, priority, enqueued_at, due, token, owner, dead_at)
 VALUES ('q', 'k', 'visible', 1, 0, 3, 0, now(), now(), 0, NULL, NULL),
        ('q', NULL, 'claimed', 3, 1, 3, 0, now(), now() + interval '1 hour', 1, 'w', NULL),
@@ -92,7 +92,7 @@ func claimStoreOnVersion(t *testing.T, pool *pgxpool.Pool, version int, opts ...
 // Clean deletes only from the transaction holding the table's cleaning
 // lock: while another holds it, Clean deletes nothing and returns at once.
 func TestClaimStoreCleanOneAtATime(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.Retention{Completed: time.Millisecond}))
+	s := newTestClaimStore(t, WithRetention(claim.Retention{Completed: time.Millisecond}))
 	enqueue(t, s, item("q", "a"), item("q", "b"))
 	for _, c := range claimN(t, s, "q", "w", 2) {
 		require.NoError(t, s.Settle(ctx, complete(c)))
@@ -125,7 +125,7 @@ func TestClaimStoreCleanOneAtATime(t *testing.T) {
 // disk: its statement sets synchronous_commit off for that transaction
 // only.
 func TestClaimStoreCleanCommitsAsynchronously(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimRetention(claim.Retention{Completed: time.Millisecond}))
+	s := newTestClaimStore(t, WithRetention(claim.Retention{Completed: time.Millisecond}))
 	enqueue(t, s, item("q", "a"))
 	require.NoError(t, s.Settle(ctx, complete(claimN(t, s, "q", "w", 1)[0])))
 	_, err := s.pool.Exec(ctx, "UPDATE "+s.table+" SET finished_at = now() - interval '1 minute'")

@@ -86,7 +86,7 @@ var _ claim.Store = (*ClaimStore)(nil)
 // lease.ErrInvalidArgument when pool is nil or an option is invalid.
 //
 // The store starts goroutines that send batches of Claim and Settle calls
-// ([WithClaimFlushers] of each) and of Extend calls (one), each using one
+// ([WithFlushers] of each) and of Extend calls (one), each using one
 // connection of the pool while a batch is under way; and, on the first
 // Notify or the first Claim with a Lost function, one that holds its own
 // connection (outside the pool, made from the pool's configuration)
@@ -156,7 +156,7 @@ func (s *ClaimStore) Table() string { return s.table }
 // listening connection (Enqueue, Settle with a retry or snooze due at
 // once, RequeueDead, from any process), when an item this store delayed
 // becomes due, when the listening connection (re)starts, after the poll
-// interval ([WithClaimPoll]) in any case, or when the store closes. The
+// interval ([WithPoll]) in any case, or when the store closes. The
 // waiters of one queue share one channel. Call stop when no longer
 // waiting.
 func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {

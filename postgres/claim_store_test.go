@@ -353,7 +353,7 @@ func TestClaimStoreCancelFromAnotherProcess(t *testing.T) {
 }
 
 func TestClaimStoreNotify(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimPoll(time.Hour))
+	s := newTestClaimStore(t, WithPoll(time.Hour))
 	other := secondStore(t, s, "lease-claims-other")
 
 	// The first wait starts the listener, whose start wakes it.
@@ -401,14 +401,14 @@ func TestClaimStoreNotify(t *testing.T) {
 }
 
 func TestClaimStoreNotifyPollsAndDelays(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimPoll(20*time.Millisecond))
+	s := newTestClaimStore(t, WithPoll(20*time.Millisecond))
 	// The poll closes the channel with no notification at all.
 	for range 3 {
 		ready, stop := s.Notify("silent")
 		<-ready
 		stop()
 	}
-	ds := newTestClaimStore(t, WithClaimPoll(time.Hour))
+	ds := newTestClaimStore(t, WithPoll(time.Hour))
 	ready, stop := ds.Notify("q")
 	<-ready // the listener's start
 	stop()
@@ -471,7 +471,7 @@ func TestClaimStoreBatchedSettle(t *testing.T) {
 }
 
 func TestClaimStoreSettleSameItemTwiceConcurrently(t *testing.T) {
-	s := newTestClaimStore(t, WithClaimBatch(50))
+	s := newTestClaimStore(t, WithBatch(50))
 	enqueue(t, s, item("q", "x"))
 	c := claimN(t, s, "q", "w", 1)[0]
 	var wg sync.WaitGroup

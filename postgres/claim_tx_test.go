@@ -97,7 +97,7 @@ func TestClaimStoreEnqueueTxCommitWakesWaiter(t *testing.T) {
 	for _, kind := range txKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			s := newTestClaimStore(t)
-			other := secondStore(t, s, "lease-claims-other", WithClaimPoll(time.Hour))
+			other := secondStore(t, s, "lease-claims-other", WithPoll(time.Hour))
 			ready, stop := other.Notify("q")
 			<-ready // the listener's start
 			stop()
@@ -137,7 +137,7 @@ func TestClaimStoreEnqueueTxCommitWakesWaiter(t *testing.T) {
 func TestClaimStoreCompleteTx(t *testing.T) {
 	for _, kind := range txKinds {
 		t.Run(kind.name, func(t *testing.T) {
-			s := newTestClaimStore(t, WithClaimRetention(claim.StandardRetention))
+			s := newTestClaimStore(t, WithRetention(claim.StandardRetention))
 			side := uniqueTable()
 			_, err := s.pool.Exec(ctx, "CREATE TABLE "+side+" (note text)")
 			require.NoError(t, err)

@@ -103,7 +103,7 @@ func ExampleClaimStore() {
 	defer pool.Close()
 	store, err := postgres.NewClaimStore(pool,
 		postgres.WithClaimTable("example_jobs"), // default lease_claims
-		postgres.WithClaimPoll(time.Second))     // Notify's bound without a notification
+		postgres.WithPoll(time.Second))          // Notify's bound without a notification
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -179,7 +179,7 @@ func cleanOnce(ctx context.Context, cfg CleanConfig, pool *pgxpool.Pool) (CleanR
 	var run CleanRun
 	// Completed items are kept an hour: those the claimers complete stay,
 	// and only the rows filled in below, finished two hours ago, are due.
-	store, err := postgres.NewClaimStore(pool, postgres.WithClaimRetention(claim.Retention{Completed: time.Hour}))
+	store, err := postgres.NewClaimStore(pool, postgres.WithRetention(claim.Retention{Completed: time.Hour}))
 	if err != nil {
 		return run, err
 	}

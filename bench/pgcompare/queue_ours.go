@@ -134,7 +134,7 @@ func openClaimStore(ctx context.Context, pool *pgxpool.Pool, workers int) (Syste
 func openClaimStoreWith(ctx context.Context, pool *pgxpool.Pool, workers int, kinds, retention bool) (*claimSystem, error) {
 	var opts []postgres.ClaimOption
 	if retention {
-		opts = append(opts, postgres.WithClaimRetention(claim.StandardRetention))
+		opts = append(opts, postgres.WithRetention(claim.StandardRetention))
 	}
 	store, err := postgres.NewClaimStore(pool, opts...)
 	if err != nil {

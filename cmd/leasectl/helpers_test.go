@@ -59,7 +59,7 @@ func newEnv(t *testing.T) *env {
 	code, _, stderr := e.run("migrate", "up")
 	require.Equal(t, exitOK, code, stderr)
 	store, err := postgres.NewClaimStore(pool, postgres.WithClaimSchema(e.schema),
-		postgres.WithClaimRetention(claim.StandardRetention))
+		postgres.WithRetention(claim.StandardRetention))
 	require.NoError(t, err)
 	e.broker = lease.Must(claim.New(store))
 	t.Cleanup(func() { require.NoError(t, e.broker.Close()) })

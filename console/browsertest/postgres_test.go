@@ -30,7 +30,7 @@ func postgresStore(t *testing.T, _ *lease.Service) claim.Store {
 	_, _ = rand.Read(b[:])
 	table := "console_" + hex.EncodeToString(b[:])
 	store, err := postgres.NewClaimStore(pool, postgres.WithClaimTable(table),
-		postgres.WithClaimRetention(claim.StandardRetention))
+		postgres.WithRetention(claim.StandardRetention))
 	require.NoError(t, err)
 	require.NoError(t, store.Migrate(ctx))
 	t.Cleanup(func() {

@@ -62,7 +62,7 @@ func tour(ctx context.Context, dsn string, out io.Writer) error {
 	}
 	// Completed items are kept for a day, so Counts shows what ran.
 	store, err := postgres.NewClaimStore(pool, postgres.WithClaimTable(tourTable),
-		postgres.WithClaimRetention(claim.StandardRetention))
+		postgres.WithRetention(claim.StandardRetention))
 	if err != nil {
 		return err
 	}
