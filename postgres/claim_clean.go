@@ -17,17 +17,15 @@ var _ claim.Cleaner = (*ClaimStore)(nil)
 // cleaners never contend for rows. Call it in a loop (claim.Broker's
 // RunCleaner does) until it returns less than limit.
 func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
-	const op = "clean"
-	if err := s.begin(ctx, op); err != nil {
-		return 0, err
-	}
-	if err := checks.Limit("claims."+op, limit); err != nil {
-		return 0, err
-	}
-	r := s.cfg.retention
-	tag, err := s.pool.Exec(ctx, s.sql.clean, micros(r.Completed), micros(r.Cancelled), micros(r.Dead), limit, s.table)
+	return s.eng.Clean(ctx, limit)
+}
+
+// Clean is one statement.
+func (d dialect) Clean(ctx context.Context, limit int) (int, error) {
+	r := d.cfg.retention
+	tag, err := d.pool.Exec(ctx, d.sql.clean, micros(r.Completed), micros(r.Cancelled), micros(r.Dead), limit, d.table)
 	if err != nil {
-		return 0, s.fail(op, err)
+		return 0, d.fail("clean", err)
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -235,15 +235,14 @@ func (n *claimNotifier) session(ctx context.Context) bool {
 // connection listens, so that a later Cancel is heard instead.
 func (n *claimNotifier) catchUp(ctx context.Context, conn *pgx.Conn) error {
 	s := n.s
-	s.mu.Lock()
-	ids, tokens := make([]int64, 0, len(s.lost)), make([]int64, 0, len(s.lost))
-	expires := make([]time.Time, 0, len(s.lost))
-	for r, l := range s.lost {
-		ids, tokens, expires = append(ids, int64(r.Item)), append(tokens, int64(r.Token)), append(expires, l.expires)
-	}
-	s.mu.Unlock()
-	if len(ids) == 0 {
+	tracked := s.eng.Tracked()
+	if len(tracked) == 0 {
 		return nil
+	}
+	ids, tokens := make([]int64, len(tracked)), make([]int64, len(tracked))
+	expires := make([]time.Time, len(tracked))
+	for i, t := range tracked {
+		ids[i], tokens[i], expires[i] = int64(t.Ref.Item), int64(t.Ref.Token), t.Expires
 	}
 	rows, err := conn.Query(ctx, s.sql.removedLive, ids, tokens, expires)
 	if err != nil {
@@ -261,14 +260,7 @@ func (n *claimNotifier) catchUp(ctx context.Context, conn *pgx.Conn) error {
 		return err
 	}
 	for _, r := range removed {
-		// A Settle under way may have completed it: that Settle says how
-		// the claim ended, and its caller needs no Lost.
-		s.mu.Lock()
-		settling := s.lost[r].settling > 0
-		s.mu.Unlock()
-		if !settling {
-			s.lose(r, "cancel")
-		}
+		s.eng.LoseRemoved(r, "cancel")
 	}
 	return nil
 }
@@ -286,7 +278,7 @@ func (n *claimNotifier) handle(payload string) {
 		i, err1 := strconv.ParseUint(id, 10, 64)
 		t, err2 := strconv.ParseUint(token, 10, 64)
 		if err1 == nil && err2 == nil {
-			n.s.lose(claim.Ref{Item: claim.ItemID(i), Token: t}, "cancel")
+			n.s.eng.Lose(claim.Ref{Item: claim.ItemID(i), Token: t}, "cancel")
 		}
 	}
 }

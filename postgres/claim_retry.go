@@ -14,12 +14,5 @@ var _ claim.Retrier = (*ClaimStore)(nil)
 // (claimed, dead, finished), or of no such queue, gets an error matching
 // claim.ErrNotFound and nothing changes.
 func (s *ClaimStore) RetryNow(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
-	const op = "retry_now"
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Item{}, err
-	}
-	if err := checks.Item("claims."+op, queue, id); err != nil {
-		return claim.Item{}, err
-	}
-	return s.oneItem(ctx, op, queue, id, s.sql.retryNow, queue, int64(id))
+	return s.eng.RetryNow(ctx, queue, id)
 }
