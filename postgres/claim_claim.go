@@ -49,7 +49,7 @@ func (d dialect) runClaim(ctx context.Context, calls []*sqlclaim.Call[claim.Clai
 	queue := calls[0].Req.Queue
 	rows, err := d.pool.Query(ctx, d.sql.claim, queue, owners, leases, starts, total, d.table)
 	if err != nil {
-		return d.fail("claim", err)
+		return err
 	}
 	type picked struct {
 		call, rn int64
@@ -86,7 +86,7 @@ func (d dialect) runClaim(ctx context.Context, calls []*sqlclaim.Call[claim.Clai
 		return nil
 	})
 	if err != nil {
-		return d.fail("claim", err)
+		return err
 	}
 	slices.SortFunc(got, func(a, b picked) int { return cmp.Compare(a.rn, b.rn) })
 	for _, p := range got {
@@ -125,7 +125,7 @@ func (d dialect) runExtend(ctx context.Context, calls []*sqlclaim.Call[extension
 	}
 	rows, err := d.pool.Query(ctx, d.sql.extend, ids, tokens, leases)
 	if err != nil {
-		return d.fail("extend", err)
+		return err
 	}
 	var (
 		pos     int64
@@ -139,7 +139,7 @@ func (d dialect) runExtend(ctx context.Context, calls []*sqlclaim.Call[extension
 		return nil
 	})
 	if err != nil {
-		return d.fail("extend", err)
+		return err
 	}
 	return nil
 }

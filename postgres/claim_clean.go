@@ -1,12 +1,6 @@
 package postgres
 
-import (
-	"context"
-
-	"github.com/leasehold/lease/claim"
-)
-
-var _ claim.Cleaner = (*ClaimStore)(nil)
+import "context"
 
 // Clean deletes up to limit finished rows whose retention
 // ([WithClaimRetention]) has passed on the database's clock, completed
@@ -25,7 +19,7 @@ func (d dialect) Clean(ctx context.Context, limit int) (int, error) {
 	r := d.cfg.retention
 	tag, err := d.pool.Exec(ctx, d.sql.clean, micros(r.Completed), micros(r.Cancelled), micros(r.Dead), limit, d.table)
 	if err != nil {
-		return 0, d.fail("clean", err)
+		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -18,33 +18,30 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 
 // Lookup reads the item's row.
 func (d dialect) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, bool, error) {
-	return d.oneItem(ctx, "lookup", d.sql.lookup, int64(id))
+	return d.oneItem(ctx, d.sql.lookup, int64(id))
 }
 
 // Change runs the statement of ch, which returns the item's row.
 func (d dialect) Change(ctx context.Context, ch sqlclaim.Change, queue string, id claim.ItemID) (claim.Item, bool, error) {
 	if ch == sqlclaim.RetryNow {
-		return d.oneItem(ctx, "retry_now", d.sql.retryNow, queue, int64(id))
+		return d.oneItem(ctx, d.sql.retryNow, queue, int64(id))
 	}
-	return d.oneItem(ctx, "requeue_dead", d.sql.requeueDead, queue, int64(id))
+	return d.oneItem(ctx, d.sql.requeueDead, queue, int64(id))
 }
 
 // oneItem runs a statement returning one item's row and returns the item,
 // with false if there is none.
-func (d dialect) oneItem(ctx context.Context, op string, sql string, args ...any) (claim.Item, bool, error) {
+func (d dialect) oneItem(ctx context.Context, sql string, args ...any) (claim.Item, bool, error) {
 	var r itemRow
 	err := d.pool.QueryRow(ctx, sql, args...).Scan(r.dest()...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claim.Item{}, false, nil
 	}
 	if err != nil {
-		return claim.Item{}, false, d.fail(op, err)
+		return claim.Item{}, false, err
 	}
 	it, err := r.item()
-	if err != nil {
-		return claim.Item{}, false, d.fail(op, err)
-	}
-	return it, true, nil
+	return it, true, err
 }
 
 // List returns the items of q.Queue in q.State (every state when zero)
@@ -59,7 +56,7 @@ func (d dialect) List(ctx context.Context, q claim.Query) ([]claim.Item, error) 
 	after := int64(min(uint64(q.After), math.MaxInt64))
 	rows, err := d.pool.Query(ctx, d.sql.list, q.Queue, int32(q.State), after, q.Limit, q.Kind, q.Tag)
 	if err != nil {
-		return nil, d.fail("list", err)
+		return nil, err
 	}
 	out := []claim.Item{}
 	var r itemRow
@@ -68,10 +65,7 @@ func (d dialect) List(ctx context.Context, q claim.Query) ([]claim.Item, error) 
 		out = append(out, it)
 		return err
 	})
-	if err != nil {
-		return nil, d.fail("list", err)
-	}
-	return out, nil
+	return out, err
 }
 
 // Counts returns the numbers of items of queue in each state as of now on
@@ -84,7 +78,7 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 func (d dialect) Counts(ctx context.Context, queue string) (claim.Counts, error) {
 	var v, x, c, dead, done, gone int64
 	if err := d.pool.QueryRow(ctx, d.sql.counts, queue).Scan(&v, &x, &c, &dead, &done, &gone); err != nil {
-		return claim.Counts{}, d.fail("counts", err)
+		return claim.Counts{}, err
 	}
 	return claim.Counts{Visible: int(v), Delayed: int(x), Claimed: int(c), Dead: int(dead),
 		Completed: int(done), Cancelled: int(gone)}, nil
@@ -109,7 +103,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 func (d dialect) DeleteDead(ctx context.Context, queue string, id claim.ItemID) (bool, error) {
 	tag, err := d.pool.Exec(ctx, d.sql.deleteDead, queue, int64(id))
 	if err != nil {
-		return false, d.fail("delete_dead", err)
+		return false, err
 	}
 	return tag.RowsAffected() > 0, nil
 }

@@ -9,11 +9,6 @@ import (
 	"github.com/leasehold/lease/claim"
 )
 
-var (
-	_ claim.Pauser      = (*ClaimStore)(nil)
-	_ claim.QueueLister = (*ClaimStore)(nil)
-)
-
 // Pause pauses queue for every store on the table, in every process: a
 // row of [ClaimQueuesTable] that each Claim statement checks, so that it
 // takes nothing from the queue. Enqueue goes on, and still notifies: a
@@ -31,13 +26,13 @@ func (s *ClaimStore) Resume(ctx context.Context, queue string) error { return s.
 func (d dialect) Pause(ctx context.Context, queue string, paused bool) error {
 	if paused {
 		if _, err := d.pool.Exec(ctx, d.sql.pause, d.table, queue); err != nil {
-			return d.fail("pause", err)
+			return err
 		}
 		return nil
 	}
 	var n int64
 	if err := d.pool.QueryRow(ctx, d.sql.resume, d.table, queue).Scan(&n); err != nil {
-		return d.fail("resume", err)
+		return err
 	}
 	return nil
 }
@@ -54,7 +49,7 @@ func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.Qu
 func (d dialect) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
 	rows, err := d.pool.Query(ctx, d.sql.queues, d.table, q.After, q.Limit)
 	if err != nil {
-		return nil, d.fail("queues", err)
+		return nil, err
 	}
 	out := []claim.QueueInfo{}
 	var (
@@ -71,8 +66,5 @@ func (d dialect) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueI
 		out = append(out, info)
 		return nil
 	})
-	if err != nil {
-		return nil, d.fail("queues", err)
-	}
-	return out, nil
+	return out, err
 }

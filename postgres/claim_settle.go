@@ -40,7 +40,7 @@ func (d dialect) runSettle(ctx context.Context, calls []*sqlclaim.Call[claim.Set
 	}
 	rows, err := d.pool.Query(ctx, d.sql.settle, ids, tokens, hows, afters, reasons)
 	if err != nil {
-		return d.fail("settle", err)
+		return err
 	}
 	queues := make([]*string, n)
 	var (
@@ -55,7 +55,7 @@ func (d dialect) runSettle(ctx context.Context, calls []*sqlclaim.Call[claim.Set
 		return nil
 	})
 	if err != nil {
-		return d.fail("settle", err)
+		return err
 	}
 	now := time.Now()
 	for i, c := range calls {
@@ -92,7 +92,7 @@ func (d dialect) Cancel(ctx context.Context, queue string, id claim.ItemID) (sql
 		return sqlclaim.Cancelled{}, nil
 	}
 	if err != nil {
-		return sqlclaim.Cancelled{}, d.fail("cancel", err)
+		return sqlclaim.Cancelled{}, err
 	}
 	return sqlclaim.Cancelled{Found: true, Live: live, Token: uint64(token)}, nil
 }

@@ -66,7 +66,7 @@ type ClaimStore struct {
 // as PostgreSQL statements (see claim_dialect.go).
 type dialect struct{ *ClaimStore }
 
-var _ claim.Store = (*ClaimStore)(nil)
+var _ sqlclaim.Store = (*ClaimStore)(nil)
 
 // NewClaimStore returns a ClaimStore that runs its statements on pool. It
 // sends nothing to the database; call [ClaimStore.Migrate] once (from any
@@ -210,3 +210,6 @@ func (d dialect) Tracking() {
 
 // Closed is the error of a call on a closed store.
 func (d dialect) Closed(op string) error { return claimClosed(op) }
+
+// Fail is fail: a PostgreSQL error of op wrapped.
+func (d dialect) Fail(op string, err error) error { return d.fail(op, err) }

@@ -3,11 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-
-	"github.com/leasehold/lease/claim"
 )
-
-var _ claim.Cleaner = (*ClaimStore)(nil)
 
 // Clean deletes up to limit finished items whose retention
 // ([WithRetention]) has passed on the store's clock, completed first, then

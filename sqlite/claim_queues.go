@@ -7,11 +7,6 @@ import (
 	"github.com/leasehold/lease/claim"
 )
 
-var (
-	_ claim.Pauser      = (*ClaimStore)(nil)
-	_ claim.QueueLister = (*ClaimStore)(nil)
-)
-
 // Pause pauses queue for every store and process that opens the file, and
 // for those that open it later: a row of the file's paused queues, which
 // each Claim reads in its transaction, so that it takes nothing from the
@@ -73,8 +68,5 @@ func (d dialect) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueI
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, d.fail("queues", err)
-	}
-	return out, nil
+	return out, err
 }

@@ -24,13 +24,11 @@ func (d dialect) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, bool,
 	if errors.Is(err, sql.ErrNoRows) {
 		return claim.Item{}, false, nil
 	}
-	if err == nil {
-		var it claim.Item
-		if it, err = r.item(now); err == nil {
-			return it, true, nil
-		}
+	if err != nil {
+		return claim.Item{}, false, err
 	}
-	return claim.Item{}, false, d.fail("lookup", err)
+	it, err := r.item(now)
+	return it, true, err
 }
 
 // List returns the items of q.Queue in q.State (every state when zero),
@@ -68,10 +66,7 @@ func (d dialect) List(ctx context.Context, q claim.Query) ([]claim.Item, error) 
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, d.fail("list", err)
-	}
-	return out, nil
+	return out, err
 }
 
 // Counts returns the numbers of items of queue in each state as of now on
@@ -87,8 +82,5 @@ func (d dialect) Counts(ctx context.Context, queue string) (claim.Counts, error)
 		return d.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", d.d.now())).
 			Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead, &c.Completed, &c.Cancelled)
 	})
-	if err != nil {
-		return claim.Counts{}, d.fail("counts", err)
-	}
-	return c, nil
+	return c, err
 }

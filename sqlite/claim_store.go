@@ -44,7 +44,7 @@ type ClaimStore struct {
 // as SQLite statements, writes in the shared write transaction.
 type dialect struct{ *ClaimStore }
 
-var _ claim.Store = (*ClaimStore)(nil)
+var _ sqlclaim.Store = (*ClaimStore)(nil)
 
 // NewClaimStore opens the SQLite file at path as a claim store, creating
 // the file if it does not exist and bringing its schema up to date (safe
@@ -475,6 +475,9 @@ func (d dialect) Tracking() {}
 
 // Closed is the error of a call on a closed store.
 func (d dialect) Closed(op string) error { return closedError("claims." + op) }
+
+// Fail is fail: an SQLite error of op as a storage error.
+func (d dialect) Fail(op string, err error) error { return d.fail(op, err) }
 
 // fail wraps a database error of op, or reports the store closed if it
 // closed meanwhile.

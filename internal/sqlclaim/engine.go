@@ -15,9 +15,9 @@ import (
 // Dialect is what a database supplies to an Engine: each step of a flow
 // as one round trip (or one write of a shared transaction) on that
 // database. The engine has checked the input and the store's state
-// before calling any of them. Errors come back in the store's own form
-// (its package's *lease.Error, or wrapping one), and the engine returns
-// them as they are. A Dialect must be safe for concurrent use.
+// before calling any of them. The engine passes every error of a step
+// through Fail, but for the caller's context's own error. A Dialect must
+// be safe for concurrent use.
 type Dialect interface {
 	// Enqueue stores items (at least one) in one transaction and sets
 	// out[i] to what items[i] became.
@@ -56,6 +56,9 @@ type Dialect interface {
 	Tracking()
 	// Closed is the error of a call of op on a closed store.
 	Closed(op string) error
+	// Fail is the error a call of op returns for err, an error of one of
+	// the dialect's steps: err itself when it is the store's own already.
+	Fail(op string, err error) error
 }
 
 // Change is a change of one item that returns it.
@@ -174,7 +177,7 @@ func (e *Engine) EnqueueWith(ctx context.Context, items []claim.NewItem, store f
 		return out, nil
 	}
 	if err := store(ctx, items, out); err != nil {
-		return nil, err
+		return nil, e.fail(ctx, op, err)
 	}
 	return out, nil
 }
@@ -191,7 +194,7 @@ func (e *Engine) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Cla
 	}
 	out, err := e.d.Claim(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, e.fail(ctx, op, err)
 	}
 	if req.Lost != nil && len(out) > 0 {
 		e.track(out, req.Lost)
@@ -210,7 +213,7 @@ func (e *Engine) Extend(ctx context.Context, r claim.Ref, d time.Duration) (time
 	}
 	expires, err := e.d.Extend(ctx, r, d)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, e.fail(ctx, op, err)
 	}
 	if expires.IsZero() {
 		e.untrack(r)
@@ -233,7 +236,7 @@ func (e *Engine) Settle(ctx context.Context, st claim.Settlement) error {
 	settled, err := e.d.Settle(ctx, st)
 	e.settling(st.Ref, -1)
 	if err != nil {
-		return err
+		return e.fail(ctx, op, err)
 	}
 	e.untrack(st.Ref)
 	if !settled {
@@ -254,7 +257,7 @@ func (e *Engine) Cancel(ctx context.Context, queue string, id claim.ItemID) erro
 	}
 	c, err := e.d.Cancel(ctx, queue, id)
 	if err != nil {
-		return err
+		return e.fail(ctx, op, err)
 	}
 	if !c.Found {
 		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
@@ -284,7 +287,7 @@ func (e *Engine) change(ctx context.Context, op string, ch Change, queue string,
 	}
 	it, found, err := e.d.Change(ctx, ch, queue, id)
 	if err != nil {
-		return claim.Item{}, err
+		return claim.Item{}, e.fail(ctx, op, err)
 	}
 	if !found {
 		return claim.Item{}, &claim.NotFoundError{Op: op, Queue: queue, Item: id}
@@ -303,7 +306,7 @@ func (e *Engine) DeleteDead(ctx context.Context, queue string, id claim.ItemID) 
 	}
 	found, err := e.d.DeleteDead(ctx, queue, id)
 	if err != nil {
-		return err
+		return e.fail(ctx, op, err)
 	}
 	if !found {
 		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
@@ -322,7 +325,7 @@ func (e *Engine) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error
 	}
 	it, found, err := e.d.Lookup(ctx, id)
 	if err != nil {
-		return claim.Item{}, err
+		return claim.Item{}, e.fail(ctx, op, err)
 	}
 	if !found {
 		return claim.Item{}, &claim.NotFoundError{Op: op, Item: id}
@@ -339,7 +342,11 @@ func (e *Engine) List(ctx context.Context, q claim.Query) ([]claim.Item, error) 
 	if err := e.checks.Query("claims."+op, q); err != nil {
 		return nil, err
 	}
-	return e.d.List(ctx, q)
+	out, err := e.d.List(ctx, q)
+	if err != nil {
+		return nil, e.fail(ctx, op, err)
+	}
+	return out, nil
 }
 
 // Counts is claim.Store's Counts.
@@ -351,7 +358,11 @@ func (e *Engine) Counts(ctx context.Context, queue string) (claim.Counts, error)
 	if err := e.checks.Name("claims."+op, "queue", queue); err != nil {
 		return claim.Counts{}, err
 	}
-	return e.d.Counts(ctx, queue)
+	c, err := e.d.Counts(ctx, queue)
+	if err != nil {
+		return claim.Counts{}, e.fail(ctx, op, err)
+	}
+	return c, nil
 }
 
 // Pause is claim.Pauser's Pause.
@@ -371,7 +382,10 @@ func (e *Engine) pause(ctx context.Context, op, queue string, paused bool) error
 	if err := e.checks.Name("claims."+op, "queue", queue); err != nil {
 		return err
 	}
-	return e.d.Pause(ctx, queue, paused)
+	if err := e.d.Pause(ctx, queue, paused); err != nil {
+		return e.fail(ctx, op, err)
+	}
+	return nil
 }
 
 // Queues is claim.QueueLister's Queues.
@@ -383,7 +397,11 @@ func (e *Engine) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueI
 	if err := e.checks.QueueQuery("claims."+op, q); err != nil {
 		return nil, err
 	}
-	return e.d.Queues(ctx, q)
+	out, err := e.d.Queues(ctx, q)
+	if err != nil {
+		return nil, e.fail(ctx, op, err)
+	}
+	return out, nil
 }
 
 // Clean is claim.Cleaner's Clean.
@@ -395,7 +413,21 @@ func (e *Engine) Clean(ctx context.Context, limit int) (int, error) {
 	if err := e.checks.Limit("claims."+op, limit); err != nil {
 		return 0, err
 	}
-	return e.d.Clean(ctx, limit)
+	n, err := e.d.Clean(ctx, limit)
+	if err != nil {
+		return 0, e.fail(ctx, op, err)
+	}
+	return n, nil
+}
+
+// fail is the error of a call of op for err, an error of the dialect's:
+// the caller's context's own error as it is, any other through the
+// dialect's Fail.
+func (e *Engine) fail(ctx context.Context, op string, err error) error {
+	if err == ctx.Err() {
+		return err
+	}
+	return e.d.Fail(op, err)
 }
 
 // track records the Lost function of claims.
@@ -494,4 +526,13 @@ func (e *Engine) Lose(r claim.Ref, op string) {
 	// The cause matches claim.ErrCancelled and lease.ErrStaleUse, and is a
 	// *lease.Error for errors.As.
 	l.fn(r, fmt.Errorf("%w: %w", e.Stale(op, r), claim.ErrCancelled))
+}
+
+// Store is what a store running on the engine is: a claim.Store with the
+// optional interfaces whose flows the engine runs.
+type Store interface {
+	claim.Store
+	claim.Cleaner
+	claim.Pauser
+	claim.QueueLister
 }
