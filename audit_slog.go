@@ -54,20 +54,3 @@ func SlogObserverLevels(logger *slog.Logger, levels SlogLevels) Observer[Decisio
 		logger.LogAttrs(ctx, level, "lease decision", slog.Any("decision", d))
 	})
 }
-
-// SlogSink returns an audit sink for WithAuditSink that logs every Decision
-// to logger at DefaultSlogLevels.
-//
-// Deprecated: use WithAuditObserver(SlogObserver(logger)), which logs the
-// same records.
-func SlogSink(logger *slog.Logger) func(Decision) {
-	return SlogObserver(logger).Observe
-}
-
-// SlogSinkLevels is SlogSink with the levels given.
-//
-// Deprecated: use WithAuditObserver(SlogObserverLevels(logger, levels)),
-// which logs the same records.
-func SlogSinkLevels(logger *slog.Logger, levels SlogLevels) func(Decision) {
-	return SlogObserverLevels(logger, levels).Observe
-}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -52,7 +51,7 @@ func withoutReason(t *testing.T, ds []lease.Decision) []lease.Decision {
 // sink.
 func TestAuditEveryDecision(t *testing.T) {
 	log := &auditLog{}
-	s, clk := newService(t, lease.WithAuditSink(log.sink))
+	s, clk := newService(t, auditFunc(log.sink))
 	tctx := lease.WithTraceID(ctx, "trace-1")
 	var a, b lease.Lease // alice's lease (ID 1) and bob's (ID 2)
 
@@ -163,7 +162,7 @@ func TestAuditEveryDecision(t *testing.T) {
 // input (LS_INVALID_ARGUMENT) changes nothing, the audit trail included.
 func TestAuditBadInputNotAudited(t *testing.T) {
 	log := &auditLog{}
-	s, _ := newService(t, lease.WithAuditSink(log.sink))
+	s, _ := newService(t, auditFunc(log.sink))
 	l := grant(t, s, lease.Operation, time.Minute)
 	before := s.Audit()
 	_, err := s.Grant(ctx, "", lease.Operation, time.Minute)
@@ -205,7 +204,7 @@ func TestAuditRingBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := &auditLog{}
-			opts := []lease.Option{lease.WithAuditSink(log.sink)}
+			opts := []lease.Option{auditFunc(log.sink)}
 			if tc.capacity >= 0 {
 				opts = append(opts, lease.WithAuditCapacity(tc.capacity))
 			}
@@ -361,15 +360,15 @@ func TestAuditSinkCallsBack(t *testing.T) {
 	)
 	sink := func(d lease.Decision) {
 		n := len(s.Audit())
-		_, _ = s.Info(d.LeaseID)
-		_, _, _ = s.Get("k")
+		_, _ = s.Info(ctx, d.LeaseID)
+		_, _, _ = mustGet(t, s, "k")
 		_ = s.ActiveCount()
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
 		seen = append(seen, n)
 	}
-	s, clk := newService(t, lease.WithAuditSink(sink))
+	s, clk := newService(t, auditFunc(sink))
 
 	done := make(chan struct{})
 	go func() {
@@ -428,7 +427,7 @@ func TestAuditExpireTimestampIsTheDeadline(t *testing.T) {
 				clk = leasetest.Stalled(fake)
 			}
 			log := &auditLog{}
-			s := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(log.sink)))
+			s := lease.Must(lease.New(lease.WithClock(clk), auditFunc(log.sink)))
 			defer s.Close()
 			a := grant(t, s, lease.Operation, 3*time.Second)
 			b := grant(t, s, lease.Operation, 2*time.Second)
@@ -447,39 +446,27 @@ func TestAuditExpireTimestampIsTheDeadline(t *testing.T) {
 }
 
 // TestSlogObserverLevels checks each kind of decision is logged at its
-// level: the defaults, and levels given, through SlogObserver and through
-// the deprecated SlogSink built on it.
+// level: the defaults, and levels given.
 func TestSlogObserverLevels(t *testing.T) {
 	type testCase struct {
 		name   string
 		levels *lease.SlogLevels
 		want   []string
-		sink   bool // through the deprecated WithAuditSink(SlogSink)
 	}
-	var cases []testCase
-	for _, sink := range []bool{false, true} {
-		cases = append(cases,
-			testCase{"defaults", nil, []string{"DEBUG grant", "DEBUG renew", "WARN use", "DEBUG grant", "INFO revoke", "INFO expire"}, sink},
-			testCase{"given", &lease.SlogLevels{Routine: slog.LevelInfo, Ended: slog.LevelWarn, Denied: slog.LevelError},
-				[]string{"INFO grant", "INFO renew", "ERROR use", "INFO grant", "WARN revoke", "WARN expire"}, sink})
+	cases := []testCase{
+		{"defaults", nil, []string{"DEBUG grant", "DEBUG renew", "WARN use", "DEBUG grant", "INFO revoke", "INFO expire"}},
+		{"given", &lease.SlogLevels{Routine: slog.LevelInfo, Ended: slog.LevelWarn, Denied: slog.LevelError},
+			[]string{"INFO grant", "INFO renew", "ERROR use", "INFO grant", "WARN revoke", "WARN expire"}},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%s/sink=%t", tc.name, tc.sink), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			obs := lease.SlogObserver(logger)
 			if tc.levels != nil {
 				obs = lease.SlogObserverLevels(logger, *tc.levels)
 			}
-			opt := lease.WithAuditObserver(obs)
-			if tc.sink {
-				sink := lease.SlogSink(logger)
-				if tc.levels != nil {
-					sink = lease.SlogSinkLevels(logger, *tc.levels)
-				}
-				opt = lease.WithAuditSink(sink)
-			}
-			s, clk := newService(t, opt)
+			s, clk := newService(t, lease.WithAuditObserver(obs))
 			l := grant(t, s, lease.Operation, time.Second)
 			_, _ = s.Renew(ctx, l.ID)
 			_, _ = s.Use(ctx, l.ID, lease.StateWrite)

@@ -11,10 +11,9 @@ import (
 // error: on a replicated node a read may cross the network and fail (no
 // leader, the node closed, the context done), and the interface says so.
 //
-// A Service satisfies it through AsBackend, which keeps the Service's own
-// read methods (Info, Get, List, Scan without a context or error) unchanged.
-// Errors are *Error values with the codes the Service returns; a replicated
-// node adds its own for what only a network can do (see its package).
+// A *Service is one, with the same methods. Errors are *Error values with
+// the codes the Service returns; a replicated node adds its own for what
+// only a network can do (see its package).
 //
 // Implementations are safe for concurrent use.
 type Backend interface {
@@ -56,72 +55,5 @@ type Backend interface {
 	OnEnd(fn func(l Lease, reason EndReason)) (stop func())
 }
 
-// AsBackend returns s as a Backend. Its writes, Use, KeepAlive and OnEnd are
-// the Service's own; its reads are the Service's behind a context check, and
-// after Close they fail with LS_CLOSED (where the Service's Get, List and
-// Scan answer empty). Closing s is the caller's business.
-func AsBackend(s *Service) Backend { return serviceBackend{s} }
-
-// serviceBackend adapts a Service: the read methods declared here shadow the
-// Service's, and the rest are promoted from it.
-type serviceBackend struct{ *Service }
-
-// ready reports why a read cannot be served: a done ctx or a closed Service.
-func (b serviceBackend) ready(ctx context.Context, op string) error {
-	if ctx == nil {
-		return &Error{Code: CodeInvalidArgument, Op: op, Field: "ctx", Detail: "must not be nil"}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return b.closed(op)
-}
-
-func (b serviceBackend) closed(op string) error {
-	select {
-	case <-b.Done():
-		return &Error{Code: CodeClosed, Op: op}
-	default:
-		return nil
-	}
-}
-
-func (b serviceBackend) Info(ctx context.Context, id ID) (Lease, error) {
-	if err := b.ready(ctx, "info"); err != nil {
-		return Lease{}, err
-	}
-	return b.Service.Info(id)
-}
-
-func (b serviceBackend) List(ctx context.Context) ([]Lease, error) {
-	if err := b.ready(ctx, "list"); err != nil {
-		return nil, err
-	}
-	l := b.Service.List()
-	if err := b.closed("list"); err != nil {
-		return nil, err // closed meanwhile: the empty answer is not the state
-	}
-	return l, nil
-}
-
-func (b serviceBackend) Get(ctx context.Context, key string) ([]byte, ID, bool, error) {
-	if err := b.ready(ctx, "get"); err != nil {
-		return nil, 0, false, err
-	}
-	v, id, ok := b.Service.Get(key)
-	if err := b.closed("get"); err != nil {
-		return nil, 0, false, err
-	}
-	return v, id, ok, nil
-}
-
-func (b serviceBackend) Scan(ctx context.Context, prefix string, limit int) ([]KeyValue, error) {
-	if err := b.ready(ctx, "scan"); err != nil {
-		return nil, err
-	}
-	kvs := b.Service.Scan(prefix, limit)
-	if err := b.closed("scan"); err != nil {
-		return nil, err
-	}
-	return kvs, nil
-}
+// A Service is a Backend.
+var _ Backend = (*Service)(nil)

@@ -11,12 +11,12 @@ import (
 	"github.com/leasehold/lease/leasetest"
 )
 
-// The adapter's reads answer LS_CLOSED after Close, where the Service's
-// own Get, List and Scan answer empty, and honour their context.
-func TestAsBackendReads(t *testing.T) {
+// The Service's reads answer LS_CLOSED after Close, and honour their
+// context, as a Backend's must.
+func TestServiceReads(t *testing.T) {
 	clock := leasetest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	svc := lease.Must(lease.New(lease.WithClock(clock)))
-	b := lease.AsBackend(svc)
+	var b lease.Backend = svc
 	ctx := context.Background()
 	l, err := b.GrantWithKey(ctx, "a", lease.Operation, time.Minute, "k", []byte("v"))
 	require.NoError(t, err)
@@ -26,6 +26,10 @@ func TestAsBackendReads(t *testing.T) {
 	_, err = b.Info(done, l.ID)
 	require.ErrorIs(t, err, context.Canceled)
 	_, _, _, err = b.Get(done, "k")
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = b.Scan(done, "", 0)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = svc.ListAfter(done, 0, 1)
 	require.ErrorIs(t, err, context.Canceled)
 	//lint:ignore SA1012 a nil context is the input under test
 	_, err = b.List(nil) //nolint:staticcheck
@@ -39,5 +43,7 @@ func TestAsBackendReads(t *testing.T) {
 	_, err = b.List(ctx)
 	require.ErrorIs(t, err, lease.ErrClosed)
 	_, err = b.Scan(ctx, "", 0)
+	require.ErrorIs(t, err, lease.ErrClosed)
+	_, err = svc.ListAfter(ctx, 0, 1)
 	require.ErrorIs(t, err, lease.ErrClosed)
 }

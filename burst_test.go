@@ -96,13 +96,13 @@ func position(t *testing.T, s *lease.Service, id lease.ID, action lease.Action) 
 // waiting for delivery stay bounded.
 func TestUseDuringABurstDoesNotWaitForIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := holdBurst(t, nil, lease.WithAuditSink(func(lease.Decision) {}), lease.WithSinkBuffer(burstSize/4))
+		b := holdBurst(t, nil, auditFunc(func(lease.Decision) {}), lease.WithObserverBuffer(burstSize/4))
 
 		require.Zero(t, b.s.DroppedDecisions(), "a held delivery holds the burst: its decisions never pile up past the sink's buffer")
 		got, err := b.s.Use(ctx, b.live.ID, lease.Operation)
 		require.NoError(t, err, "the live lease answers while the burst is held")
 		require.Equal(t, b.live.ID, got.ID)
-		info, err := b.s.Info(b.live.ID)
+		info, err := b.s.Info(ctx, b.live.ID)
 		require.NoError(t, err)
 		require.Equal(t, b.live.ExpiresAt, info.ExpiresAt)
 		require.Zero(t, b.s.DroppedDecisions(), "nor did the calls settle it")
@@ -124,7 +124,7 @@ func TestUseOfADueLeaseDuringABurstIsStale(t *testing.T) {
 		last := b.burst[len(b.burst)-1] // the last to be settled: ties end in ID order
 		_, err := b.s.Use(ctx, last.ID, lease.Operation)
 		requireCode(t, err, lease.CodeStaleUse, lease.ErrStaleUse)
-		_, err = b.s.Info(last.ID)
+		_, err = b.s.Info(ctx, last.ID)
 		requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 
 		b.release(t)
@@ -162,10 +162,11 @@ func TestUseOfAKeptAliveLeaseDueForRenewalSettlesFirst(t *testing.T) {
 // the event's own Keys, still sees them as deleted.
 func TestExpiredKeysAreNotShared(t *testing.T) {
 	var hooked, first, second []string
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
+	s, clk := newService(t)
+	onExpired(s, func(l lease.Lease) {
 		hooked = l.Keys
 		l.Keys[0] = "edited by the hook"
-	}))
+	})
 	s.OnEnd(func(l lease.Lease, _ lease.EndReason) {
 		first = l.Keys
 		l.Keys[1] = "edited by first"

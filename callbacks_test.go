@@ -51,11 +51,8 @@ func TestEveryCallbackFollowsThePanicPolicy(t *testing.T) {
 		callback string
 		opts     func(fail func()) []lease.Option
 	}{
-		{"audit sink", "audit sink", func(fail func()) []lease.Option {
-			return []lease.Option{lease.WithAuditSink(func(lease.Decision) { fail() })}
-		}},
-		{"expiry hook", "expiry hook", func(fail func()) []lease.Option {
-			return []lease.Option{lease.WithOnExpire(func(lease.Lease) { fail() })}
+		{"audit observer", "audit observer", func(fail func()) []lease.Option {
+			return []lease.Option{auditFunc(func(lease.Decision) { fail() })}
 		}},
 		{"trace id", "trace id", func(fail func()) []lease.Option {
 			return []lease.Option{lease.WithTraceIDFunc(func(context.Context) string { fail(); return "t" })}
@@ -117,7 +114,8 @@ func TestNothingDeliveredAfterClose(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	var ran []lease.ID
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
+	s, clk := newService(t)
+	onExpired(s, func(l lease.Lease) {
 		mu.Lock()
 		ran = append(ran, l.ID)
 		first := len(ran) == 1
@@ -126,7 +124,7 @@ func TestNothingDeliveredAfterClose(t *testing.T) {
 			close(started)
 			<-release
 		}
-	}))
+	})
 	for range 3 {
 		grant(t, s, lease.Operation, time.Second)
 	}
@@ -170,7 +168,7 @@ func TestRevokedKeysAreNotShared(t *testing.T) {
 }
 
 // TestBlockedSinkIsBounded blocks the audit sink while 1,000 more decisions
-// are made: at most WithSinkBuffer of them wait for it, the rest are counted
+// are made: at most WithObserverBuffer of them wait for it, the rest are counted
 // as dropped, and the audit ring still has them all.
 func TestBlockedSinkIsBounded(t *testing.T) {
 	const buffer = 100
@@ -178,7 +176,7 @@ func TestBlockedSinkIsBounded(t *testing.T) {
 	var mu sync.Mutex
 	delivered := 0
 	blocked := true
-	s, _ := newService(t, lease.WithSinkBuffer(buffer), lease.WithAuditSink(func(lease.Decision) {
+	s, _ := newService(t, lease.WithObserverBuffer(buffer), auditFunc(func(lease.Decision) {
 		mu.Lock()
 		delivered++
 		first := blocked

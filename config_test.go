@@ -27,11 +27,10 @@ var badOptions = []struct {
 	{"WithTTLBounds", func() lease.Option { return lease.WithTTLBounds(time.Second, time.Millisecond) }},
 	{"WithAuditCapacity", func() lease.Option { return lease.WithAuditCapacity(-1) }},
 	{"WithEndedCapacity", func() lease.Option { return lease.WithEndedCapacity(-1) }},
-	{"WithAuditSink", func() lease.Option { return lease.WithAuditSink(nil) }},
 	{"WithAuditObserver", func() lease.Option { return lease.WithAuditObserver(nil) }},
+	{"WithAuditObserver", func() lease.Option { return lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](nil)) }},
 	{"WithAuditObserver", func() lease.Option { return lease.WithAuditObserver(lease.Observers[lease.Decision]()) }},
-	{"WithSinkBuffer", func() lease.Option { return lease.WithSinkBuffer(0) }},
-	{"WithOnExpire", func() lease.Option { return lease.WithOnExpire(nil) }},
+	{"WithObserverBuffer", func() lease.Option { return lease.WithObserverBuffer(0) }},
 	{"WithTraceIDFunc", func() lease.Option { return lease.WithTraceIDFunc(nil) }},
 	{"WithObserver", func() lease.Option { return lease.WithObserver(nil) }},
 	{"WithObserver", func() lease.Option { return lease.WithObserver(lease.Observers[lease.Event](nil, nil)) }},
@@ -78,8 +77,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 // TestNewReportsTheFirstBadOption: with several bad options, New names the
 // first, whatever follows.
 func TestNewReportsTheFirstBadOption(t *testing.T) {
-	_, err := lease.New(lease.WithAuditCapacity(3), lease.WithSinkBuffer(0), lease.WithClock(nil))
-	requireInvalidOption(t, err, "WithSinkBuffer")
+	_, err := lease.New(lease.WithAuditCapacity(3), lease.WithObserverBuffer(0), lease.WithClock(nil))
+	requireInvalidOption(t, err, "WithObserverBuffer")
 }
 
 // TestBadOptionsAreReusable: an option value refused once is refused again,

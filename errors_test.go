@@ -66,7 +66,7 @@ func TestEndedLeaseOneRule(t *testing.T) {
 		{"Renew", func(s *lease.Service, id lease.ID) error { _, err := s.Renew(ctx, id); return err }},
 		{"RenewTTL", func(s *lease.Service, id lease.ID) error { _, err := s.RenewTTL(ctx, id, time.Minute); return err }},
 		{"Revoke", func(s *lease.Service, id lease.ID) error { _, err := s.Revoke(ctx, id); return err }},
-		{"Info", func(s *lease.Service, id lease.ID) error { _, err := s.Info(id); return err }},
+		{"Info", func(s *lease.Service, id lease.ID) error { _, err := s.Info(ctx, id); return err }},
 		{"Put", func(s *lease.Service, id lease.ID) error { return s.Put(ctx, "k", nil, id) }},
 		{"KeepAlive", func(s *lease.Service, id lease.ID) error { _, err := s.KeepAlive(ctx, id); return err }},
 	}
@@ -136,7 +136,7 @@ func TestErrorStrings(t *testing.T) {
 	}{
 		{"renew expired", func(s *lease.Service, id lease.ID) error { _, err := s.Renew(ctx, id); return err }, lease.CodeExpired, ""},
 		{"use expired", func(s *lease.Service, id lease.ID) error { _, err := s.Use(ctx, id, lease.Operation); return err }, lease.CodeStaleUse, ""},
-		{"info expired", func(s *lease.Service, id lease.ID) error { _, err := s.Info(id); return err }, lease.CodeExpired, ""},
+		{"info expired", func(s *lease.Service, id lease.ID) error { _, err := s.Info(ctx, id); return err }, lease.CodeExpired, ""},
 		{"put expired", func(s *lease.Service, id lease.ID) error { return s.Put(ctx, "k", nil, id) }, lease.CodeExpired, ""},
 		{"renew unknown", func(s *lease.Service, id lease.ID) error { _, err := s.Renew(ctx, id+100); return err }, lease.CodeNotFound, ""},
 		{"renew ttl", func(s *lease.Service, id lease.ID) error { _, err := s.RenewTTL(ctx, id, -time.Second); return err }, lease.CodeInvalidArgument, "ttl"},
@@ -232,10 +232,10 @@ func TestLeaseRemaining(t *testing.T) {
 	}
 	// Remaining agrees with the service: active while positive.
 	clk.Advance(10*time.Second - time.Nanosecond)
-	_, err := s.Info(l.ID)
+	_, err := s.Info(ctx, l.ID)
 	require.NoError(t, err)
 	clk.Advance(time.Nanosecond)
 	require.Zero(t, l.Remaining(clk.Now()))
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 }

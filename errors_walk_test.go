@@ -43,7 +43,7 @@ func TestEveryErrorIsALeaseError(t *testing.T) {
 		"Use revoked":        func() error { _, err := s.Use(ctx, revoked.ID, lease.Operation); return err },
 		"Use other purpose":  func() error { _, err := s.Use(ctx, keyed.ID, lease.StateWrite); return err },
 		"Revoke revoked":     func() error { _, err := s.Revoke(ctx, revoked.ID); return err },
-		"Info expired":       func() error { _, err := s.Info(expired.ID); return err },
+		"Info expired":       func() error { _, err := s.Info(ctx, expired.ID); return err },
 		"KeepAlive revoked":  func() error { _, err := s.KeepAlive(ctx, revoked.ID); return err },
 		"Put empty key":      func() error { return s.Put(ctx, "", nil, keyed.ID) },
 		"Put expired":        func() error { return s.Put(ctx, "x", nil, expired.ID) },

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -55,7 +53,7 @@ func Example() {
 	if _, err := svc.Use(ctx, l.ID, lease.StateWrite); errors.Is(err, lease.ErrStaleUse) {
 		fmt.Println("stop writing:", lease.CodeOf(err))
 	}
-	_, _, held := svc.Get("jobs/42/owner")
+	_, _, held, _ := svc.Get(ctx, "jobs/42/owner")
 	fmt.Println("key held:", held, "- alive done:", alive.Err() != nil)
 	// Output:
 	// writing as lease 1
@@ -141,7 +139,8 @@ func ExampleService_Revoke() {
 
 	ended, _ := s.Revoke(ctx, l.ID)
 	fmt.Println("deleted:", ended.Keys)
-	for _, kv := range s.Scan("jobs/", 0) {
+	kvs, _ := s.Scan(ctx, "jobs/", 0)
+	for _, kv := range kvs {
 		fmt.Println("left:", kv.Key)
 	}
 
@@ -164,7 +163,7 @@ func ExampleService_KeepAlive() {
 
 	// The service renews the lease every TTL/3 on its own clock.
 	clk.Advance(time.Minute) // twenty TTLs
-	l, err := s.Info(l.ID)
+	l, err := s.Info(ctx, l.ID)
 	fmt.Println("after a minute:", err == nil, "expires at", l.ExpiresAt.Format(time.TimeOnly))
 
 	// Cancelling the parent stops the renewals; the lease is left to expire.
@@ -172,7 +171,7 @@ func ExampleService_KeepAlive() {
 	<-alive.Done()
 	fmt.Println("keep-alive ended:", context.Cause(alive))
 	clk.Advance(3 * time.Second) // one TTL after the last renewal
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	fmt.Println(lease.CodeOf(err))
 
 	// A lease kept alive ends its keep-alive when it ends.
@@ -197,15 +196,15 @@ func ExampleService_Put() {
 	l, _ := s.Grant(ctx, "worker-1", lease.StateWrite, 10*time.Second)
 	_ = s.Put(ctx, "config/leader", []byte("worker-1"), l.ID)
 
-	v, id, ok := s.Get("config/leader")
+	v, id, ok, _ := s.Get(ctx, "config/leader")
 	fmt.Printf("%s %d %v\n", v, id, ok)
 
 	// The key goes with its lease, at the exact instant it expires.
 	clk.Advance(10*time.Second - time.Nanosecond)
-	_, _, ok = s.Get("config/leader")
+	_, _, ok, _ = s.Get(ctx, "config/leader")
 	fmt.Println("just before expiry:", ok)
 	clk.Advance(time.Nanosecond)
-	_, _, ok = s.Get("config/leader")
+	_, _, ok, _ = s.Get(ctx, "config/leader")
 	fmt.Println("at expiry:", ok)
 
 	// Attaching a key to an ended lease is refused.
@@ -226,10 +225,13 @@ func ExampleService_Scan() {
 	for _, k := range []string{"jobs/3", "jobs/1", "queue/1", "jobs/2"} {
 		_ = s.Put(ctx, k, []byte("v-"+k), l.ID)
 	}
-	for _, kv := range s.Scan("jobs/", 0) { // in key order
+	kvs, _ := s.Scan(ctx, "jobs/", 0)
+	for _, kv := range kvs { // in key order
 		fmt.Println(kv.Key, string(kv.Value), kv.LeaseID)
 	}
-	fmt.Println(len(s.Scan("jobs/", 2)), len(s.Scan("", 0)))
+	two, _ := s.Scan(ctx, "jobs/", 2)
+	all, _ := s.Scan(ctx, "", 0)
+	fmt.Println(len(two), len(all))
 	// Output:
 	// jobs/1 v-jobs/1 1
 	// jobs/2 v-jobs/2 1
@@ -280,53 +282,6 @@ func ExampleService_Audit() {
 	// 09:00:00 lease 1 use    allowed=false code="LS_PURPOSE_MISMATCH" trace="req-17"
 	// 09:00:05 lease 1 expire allowed=true  code="" trace=""
 	// 09:01:00 lease 1 use    allowed=false code="LS_STALE_USE" trace="req-17"
-}
-
-func ExampleWithOnExpire() {
-	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.Must(lease.New(lease.WithClock(clk), lease.WithOnExpire(func(l lease.Lease) {
-		fmt.Println("expired:", l.ID, l.Holder, "at", l.ExpiresAt.Format(time.TimeOnly), "deleting", l.Keys)
-	})))
-	defer s.Close()
-	ctx := context.Background()
-
-	slow, _ := s.Grant(ctx, "worker-1", lease.Operation, 20*time.Second)
-	fast, _ := s.Grant(ctx, "worker-2", lease.Operation, 10*time.Second)
-	_ = s.Put(ctx, "tasks/9", nil, fast.ID)
-	_, _ = s.Revoke(ctx, slow.ID) // revocations are not expiries
-
-	// Hooks run in deadline order before Advance returns.
-	_, _ = s.Grant(ctx, "worker-3", lease.Operation, 15*time.Second)
-	clk.Advance(time.Minute)
-	fmt.Println("active:", s.ActiveCount())
-	// Output:
-	// expired: 2 worker-2 at 09:00:10 deleting [tasks/9]
-	// expired: 3 worker-3 at 09:00:15 deleting []
-	// active: 0
-}
-
-func ExampleSlogSink() {
-	// Drop the record's own time so the output is stable; the decision
-	// carries the service clock's timestamp.
-	handler := slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	})
-	clk := leasetest.NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
-	s := lease.Must(lease.New(lease.WithClock(clk), lease.WithAuditSink(lease.SlogSink(slog.New(handler)))))
-	defer s.Close()
-	ctx := context.Background()
-
-	l, _ := s.Grant(ctx, "worker-1", lease.Operation, time.Minute) // Debug: not logged at Info
-	_, _ = s.Use(ctx, l.ID, lease.StateWrite)
-	_, _ = s.Revoke(ctx, l.ID)
-	// Output:
-	// level=WARN msg="lease decision" decision.lease_id=1 decision.action=use decision.allowed=false decision.code=LS_PURPOSE_MISMATCH decision.reason="granted for operation, used for state_write" decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=1
-	// level=INFO msg="lease decision" decision.lease_id=1 decision.action=revoke decision.allowed=true decision.reason=revoked decision.holder=worker-1 decision.timestamp=2026-01-01T09:00:00.000Z decision.revision=2
 }
 
 func ExampleParsePurpose() {

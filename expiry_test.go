@@ -20,13 +20,13 @@ func TestExpiryIsExactAtTheBoundary(t *testing.T) {
 	clk.Advance(10*time.Second - time.Nanosecond)
 	_, err := s.Use(ctx, l.ID, lease.Operation)
 	require.NoError(t, err, "active one nanosecond before ExpiresAt")
-	_, _, found := s.Get("k")
+	_, _, found := mustGet(t, s, "k")
 	require.True(t, found)
 
 	clk.Advance(time.Nanosecond)
 	_, err = s.Use(ctx, l.ID, lease.Operation)
 	requireCode(t, err, lease.CodeStaleUse, lease.ErrStaleUse)
-	_, _, found = s.Get("k")
+	_, _, found = mustGet(t, s, "k")
 	require.False(t, found, "expired at now == ExpiresAt")
 }
 
@@ -35,7 +35,8 @@ func TestExpiryIsExactAtTheBoundary(t *testing.T) {
 func TestExpiryWithoutTimer(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var expired []lease.ID
-	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk)), lease.WithOnExpire(func(l lease.Lease) { expired = append(expired, l.ID) })))
+	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk))))
+	onExpired(s, func(l lease.Lease) { expired = append(expired, l.ID) })
 	defer s.Close()
 	a := grant(t, s, lease.Operation, time.Second)
 	b := grant(t, s, lease.Operation, time.Hour)
@@ -44,11 +45,11 @@ func TestExpiryWithoutTimer(t *testing.T) {
 
 	clk.Set(t0.Add(time.Second))
 	checks := map[string]func() any{
-		"Info":        func() any { _, err := s.Info(a.ID); return lease.CodeOf(err) },
+		"Info":        func() any { _, err := s.Info(ctx, a.ID); return lease.CodeOf(err) },
 		"ActiveCount": func() any { return s.ActiveCount() },
-		"List":        func() any { return len(s.List()) },
-		"Get":         func() any { _, _, ok := s.Get("a/1"); return ok },
-		"Scan":        func() any { return len(s.Scan("a/", 0)) },
+		"List":        func() any { return len(mustList(t, s)) },
+		"Get":         func() any { _, _, ok := mustGet(t, s, "a/1"); return ok },
+		"Scan":        func() any { return len(mustScan(t, s, "a/", 0)) },
 	}
 	want := map[string]any{"Info": lease.CodeExpired, "ActiveCount": 1, "List": 1, "Get": false, "Scan": 0}
 	for name, check := range checks {
@@ -78,7 +79,8 @@ func TestOneTimerForTheEarliestDeadline(t *testing.T) {
 // that expiry hooks and ending subscribers see them by deadline, ties by ID.
 func TestHooksRunInDeadlineOrder(t *testing.T) {
 	var hooked, subscribed []lease.ID
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) { hooked = append(hooked, l.ID) }))
+	s, clk := newService(t)
+	onExpired(s, func(l lease.Lease) { hooked = append(hooked, l.ID) })
 	stop := s.OnEnd(func(l lease.Lease, r lease.EndReason) {
 		require.Equal(t, lease.EndExpired, r)
 		subscribed = append(subscribed, l.ID)
@@ -137,15 +139,15 @@ func TestEndedRecordIsBounded(t *testing.T) {
 
 	_, err = s.Renew(ctx, revoked.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
-	_, err = s.Info(revoked.ID)
+	_, err = s.Info(ctx, revoked.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 	_, err = s.Use(ctx, revoked.ID, lease.Operation)
 	requireCode(t, err, lease.CodeStaleUse, lease.ErrStaleUse)
 	_, err = s.Revoke(ctx, revoked.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
-	_, err = s.Info(revoked.ID + 3)
+	_, err = s.Info(ctx, revoked.ID+3)
 	requireCode(t, err, lease.CodeNotFound, lease.ErrNotFound)
-	_, err = s.Info(0)
+	_, err = s.Info(ctx, 0)
 	requireCode(t, err, lease.CodeNotFound, lease.ErrNotFound)
 }
 
@@ -177,9 +179,9 @@ func TestRevisionGrowsOnEveryStateChange(t *testing.T) {
 	require.Equal(t, rev, l.Revision, "a lease records the revision of its grant")
 	step("renew", true, func() { _, _ = s.Renew(ctx, l.ID) })
 	step("use", false, func() { _, _ = s.Use(ctx, l.ID, lease.Operation) })
-	step("info", false, func() { _, _ = s.Info(l.ID) })
+	step("info", false, func() { _, _ = s.Info(ctx, l.ID) })
 	step("put", true, func() { require.NoError(t, s.Put(ctx, "k", nil, l.ID)) })
-	step("get", false, func() { s.Get("k") })
+	step("get", false, func() { mustGet(t, s, "k") })
 	step("delete", true, func() { _, _ = s.Delete(ctx, "k") })
 	step("delete absent", false, func() { _, _ = s.Delete(ctx, "k") })
 	step("refused renew", false, func() { _, _ = s.Renew(ctx, 99) })
@@ -218,7 +220,7 @@ func TestRenewExtendsFromNow(t *testing.T) {
 	require.Equal(t, 2*time.Second, r.TTL)
 	require.Equal(t, t0.Add(6*time.Second), r.ExpiresAt, "a shorter TTL moves the deadline earlier")
 	clk.Advance(2 * time.Second)
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 }
 
@@ -241,7 +243,7 @@ func TestGrantWithKeyIsCreateIfAbsent(t *testing.T) {
 	b, err := s.GrantWithKey(ctx, "b", lease.Operation, time.Second, "lock/x", []byte("b"))
 	require.NoError(t, err, "free once the holder's lease expired")
 	require.Greater(t, b.Revision, a.Revision)
-	v, id, ok := s.Get("lock/x")
+	v, id, ok := mustGet(t, s, "lock/x")
 	require.True(t, ok)
 	require.Equal(t, b.ID, id)
 	require.Equal(t, []byte("b"), v)
@@ -297,10 +299,11 @@ func TestBurstOfExpiriesIsSettledInBatches(t *testing.T) {
 	const n = 3000
 	var s *lease.Service
 	var ended []lease.Lease
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) {
+	s, clk := newService(t)
+	onExpired(s, func(l lease.Lease) {
 		ended = append(ended, l)
 		require.Zero(t, s.ActiveCount(), "a call between batches settles the rest")
-	}))
+	})
 	for range n {
 		grant(t, s, lease.Operation, time.Second) // all due at one instant
 	}

@@ -45,7 +45,7 @@ const (
 	fzCfgDeaf        = 1 << iota // the clock never fires timers: only calls settle
 	fzCfgEnded1                  // ended record of 1 instead of 3
 	fzCfgEnded0                  // ended record of 0 (wins over fzCfgEnded1)
-	fzCfgOnExpire                // WithOnExpire hook
+	fzCfgOnExpire                // an expiry subscriber (onExpired)
 	fzCfgSubscribe               // OnEnd subscriber
 	fzCfgSmallAudit              // WithAuditCapacity(5)
 	fzCfgTTLBounds               // WithTTLBounds(2ns, 500ns)
@@ -184,7 +184,7 @@ func newFuzzRun(t *testing.T, in []byte) *fuzzRun {
 		lease.WithClock(clock),
 		lease.WithEndedCapacity(r.cfg.endedCapacity),
 		lease.WithAuditCapacity(r.cfg.auditCapacity),
-		lease.WithAuditSink(func(d lease.Decision) {
+		auditFunc(func(d lease.Decision) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.decisions = append(r.decisions, fzDecision(d))
@@ -193,18 +193,18 @@ func newFuzzRun(t *testing.T, in []byte) *fuzzRun {
 	if c&fzCfgTTLBounds != 0 {
 		opts = append(opts, lease.WithTTLBounds(r.cfg.minTTL, r.cfg.maxTTL))
 	}
+	r.svc = lease.Must(lease.New(opts...))
 	if r.cfg.onExpire {
-		opts = append(opts, lease.WithOnExpire(func(l lease.Lease) {
+		onExpired(r.svc, func(l lease.Lease) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.expirings = append(r.expirings, fzSnap(l))
-		}))
+		})
 	}
-	r.svc = lease.Must(lease.New(opts...))
 	if r.cfg.subscribe {
 		r.stopSub = r.svc.OnEnd(func(l lease.Lease, reason lease.EndReason) {
 			// Called outside the lock, so it may call back in.
-			_, err := r.svc.Info(l.ID)
+			_, err := r.svc.Info(ctx, l.ID)
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.endings = append(r.endings, refEnding{Lease: fzSnap(l), Reason: reason, InfoCode: lease.CodeOf(err)})
@@ -450,7 +450,7 @@ func (r *fuzzRun) op() {
 	case fzInfo:
 		id := r.id()
 		r.logf("info(%d)", id)
-		got, err := s.Info(id)
+		got, err := s.Info(ctx, id)
 		want, werr := m.info(id)
 		r.checkLease(want, werr, got, err, "info")
 	case fzPut:
@@ -540,7 +540,7 @@ func (r *fuzzRun) op() {
 	case fzScan:
 		prefix, limit := fzPrefixes[r.pick(len(fzPrefixes))], r.pick(3)
 		r.logf("scan(%q, %d)", prefix, limit)
-		r.equal(m.scan(prefix, limit), fzNilIfEmpty(s.Scan(prefix, limit)), "scan")
+		r.equal(m.scan(prefix, limit), fzNilIfEmpty(r.scan(prefix, limit)), "scan")
 	case fzRare:
 		if r.byte()%2 == 0 {
 			r.logf("close")
@@ -554,6 +554,24 @@ func (r *fuzzRun) op() {
 			r.stopSub = nil
 			m.subscribed = false
 		}
+	}
+}
+
+// scan is the service's Scan, its error checked by checkRead.
+func (r *fuzzRun) scan(prefix string, limit int) []lease.KeyValue {
+	kvs, err := r.svc.Scan(ctx, prefix, limit)
+	r.checkRead(err, fmt.Sprintf("Scan(%q, %d)", prefix, limit))
+	return kvs
+}
+
+// checkRead checks the error of a read (List, Get, Scan): LS_CLOSED once
+// the service is closed, and none before.
+func (r *fuzzRun) checkRead(err error, what string) {
+	switch {
+	case r.model.closed && lease.CodeOf(err) != lease.CodeClosed:
+		r.failf("%s on a closed service: %v, want LS_CLOSED", what, err)
+	case !r.model.closed && err != nil:
+		r.failf("%s: %v", what, err)
 	}
 }
 
@@ -571,7 +589,9 @@ func (r *fuzzRun) observe() {
 	r.equal(m.activeCount(), s.ActiveCount(), "ActiveCount")
 	r.checkStats()
 	var list []refSnap
-	for _, l := range s.List() {
+	lives, err := s.List(ctx)
+	r.checkRead(err, "List")
+	for _, l := range lives {
 		list = append(list, fzSnap(l))
 		if len(l.Keys) > 0 {
 			l.Keys[0] = "X" // a snapshot: changing it changes nothing
@@ -579,19 +599,20 @@ func (r *fuzzRun) observe() {
 	}
 	r.equal(m.list(), list, "List")
 	for id := lease.ID(0); id <= m.lastID+1; id++ {
-		got, err := s.Info(id)
+		got, err := s.Info(ctx, id)
 		want, werr := m.info(id)
 		r.checkLease(want, werr, got, err, fmt.Sprintf("Info(%d)", id))
 	}
 	for _, k := range fzKeys {
-		value, id, ok := s.Get(k)
+		value, id, ok, err := s.Get(ctx, k)
+		r.checkRead(err, fmt.Sprintf("Get(%q)", k))
 		wv, wid, wok := m.getKey(k)
 		r.equal([]any{wok, wv, wid}, []any{ok, string(value), id}, fmt.Sprintf("Get(%q)", k))
 		if len(value) > 0 {
 			value[0] = 'X' // a copy: changing it changes nothing
 		}
 	}
-	r.equal(m.scan("", 0), fzNilIfEmpty(s.Scan("", 0)), "Scan")
+	r.equal(m.scan("", 0), fzNilIfEmpty(r.scan("", 0)), "Scan")
 	r.checkAudit(8)
 	r.checkNotifications()
 	for i, h := range r.handles {
@@ -671,9 +692,9 @@ func (r *fuzzRun) checkNotifications() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.model
-	fzCheckTail(r, m.decisions, r.decisions, &r.checked[0], "audit sink")
+	fzCheckTail(r, m.decisions, r.decisions, &r.checked[0], "audit observer")
 	fzCheckTail(r, m.endings, r.endings, &r.checked[1], "OnEnd notifications")
-	fzCheckTail(r, m.expirings, r.expirings, &r.checked[2], "WithOnExpire notifications")
+	fzCheckTail(r, m.expirings, r.expirings, &r.checked[2], "expiry notifications")
 }
 
 // fzCheckTail compares two growing logs, looking only at what was added

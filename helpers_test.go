@@ -42,3 +42,50 @@ func requireCode(t *testing.T, err error, code lease.Code, sentinel error) {
 	require.ErrorAs(t, err, &le)
 	require.Equal(t, code, le.Code)
 }
+
+// auditFunc is the option that makes the service tell f every Decision.
+func auditFunc(f func(lease.Decision)) lease.Option {
+	return lease.WithAuditObserver(lease.ObserverFunc[lease.Decision](f))
+}
+
+// onExpired subscribes f to the leases of s that expire, not to those
+// revoked.
+func onExpired(s *lease.Service, f func(lease.Lease)) {
+	s.OnEnd(func(l lease.Lease, reason lease.EndReason) {
+		if reason == lease.EndExpired {
+			f(l)
+		}
+	})
+}
+
+// mustGet is s.Get, which must not fail.
+func mustGet(t testing.TB, s *lease.Service, key string) ([]byte, lease.ID, bool) {
+	t.Helper()
+	v, id, ok, err := s.Get(ctx, key)
+	require.NoError(t, err)
+	return v, id, ok
+}
+
+// mustScan is s.Scan, which must not fail.
+func mustScan(t testing.TB, s *lease.Service, prefix string, limit int) []lease.KeyValue {
+	t.Helper()
+	kvs, err := s.Scan(ctx, prefix, limit)
+	require.NoError(t, err)
+	return kvs
+}
+
+// mustList is s.List, which must not fail.
+func mustList(t testing.TB, s *lease.Service) []lease.Lease {
+	t.Helper()
+	l, err := s.List(ctx)
+	require.NoError(t, err)
+	return l
+}
+
+// mustListAfter is s.ListAfter, which must not fail.
+func mustListAfter(t testing.TB, s *lease.Service, after lease.ID, limit int) []lease.Lease {
+	t.Helper()
+	l, err := s.ListAfter(ctx, after, limit)
+	require.NoError(t, err)
+	return l
+}

@@ -93,7 +93,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 			s, _ := newService(t, lease.WithTTLBounds(time.Second, time.Hour))
 			l := grant(t, s, lease.Operation, time.Minute)
 			require.NoError(t, s.Put(ctx, "k", []byte("v"), l.ID))
-			rev, audit, list := s.Revision(), s.Audit(), s.List()
+			rev, audit, list := s.Revision(), s.Audit(), mustList(t, s)
 
 			err := tc.call(s, l.ID)
 			requireCode(t, err, lease.CodeInvalidArgument, lease.ErrInvalidArgument)
@@ -104,7 +104,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 
 			require.Equal(t, rev, s.Revision())
 			require.Equal(t, audit, s.Audit(), "bad input is not a decision")
-			require.Equal(t, list, s.List())
+			require.Equal(t, list, mustList(t, s))
 		})
 	}
 }
@@ -168,16 +168,21 @@ func TestClosed(t *testing.T) {
 	closed(err)
 	_, err = s.Revoke(ctx, l.ID)
 	closed(err)
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	closed(err)
 	closed(s.Put(ctx, "k", nil, 0))
 	_, err = s.Delete(ctx, "k")
 	closed(err)
 
-	_, _, found := s.Get("k")
+	_, _, found, err := s.Get(ctx, "k")
+	closed(err)
 	require.False(t, found)
-	require.Nil(t, s.List())
-	require.Nil(t, s.Scan("", 0))
+	list, err := s.List(ctx)
+	closed(err)
+	require.Nil(t, list)
+	kvs, err := s.Scan(ctx, "", 0)
+	closed(err)
+	require.Nil(t, kvs)
 	require.Zero(t, s.ActiveCount())
 	require.Equal(t, audit, s.Audit(), "the audit trail stays readable")
 

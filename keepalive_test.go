@@ -21,7 +21,7 @@ func TestKeepAliveRenewsEveryThirdOfTTL(t *testing.T) {
 
 	for i := 1; i <= 30; i++ {
 		clk.Advance(time.Second)
-		info, err := s.Info(l.ID)
+		info, err := s.Info(ctx, l.ID)
 		require.NoError(t, err, "kept alive after %d s", i)
 		require.Equal(t, clk.Now(), info.RenewedAt, "renewed every TTL/3")
 		require.Equal(t, clk.Now().Add(3*time.Second), info.ExpiresAt)
@@ -42,11 +42,11 @@ func TestKeepAliveStopsWithItsParent(t *testing.T) {
 	require.ErrorIs(t, context.Cause(kctx), context.Canceled)
 
 	clk.Advance(3*time.Second - time.Nanosecond)
-	info, err := s.Info(l.ID)
+	info, err := s.Info(ctx, l.ID)
 	require.NoError(t, err, "left to expire, not revoked")
 	require.Equal(t, t0.Add(10*time.Second), info.RenewedAt, "no renewal after the parent was done")
 	clk.Advance(time.Nanosecond)
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 }
 
@@ -85,7 +85,7 @@ func TestKeepAliveFollowsRenewTTL(t *testing.T) {
 	_, err = s.RenewTTL(ctx, l.ID, 3*time.Second)
 	require.NoError(t, err)
 	clk.Advance(time.Minute)
-	info, err := s.Info(l.ID)
+	info, err := s.Info(ctx, l.ID)
 	require.NoError(t, err)
 	require.Equal(t, 3*time.Second, info.TTL)
 	require.NoError(t, kctx.Err())
@@ -103,7 +103,7 @@ func TestSeveralKeepAlives(t *testing.T) {
 	cancel1()
 	<-k1.Done()
 	clk.Advance(time.Minute)
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	require.NoError(t, err, "still kept alive by the second keep-alive")
 	require.NoError(t, k2.Err())
 
@@ -149,7 +149,7 @@ func TestKeepAliveRenewalsDueBeforeTheCancelStillHappen(t *testing.T) {
 		cancel()
 		synctest.Wait() // the parent-done callback has run
 
-		info, err := s.Info(l.ID)
+		info, err := s.Info(ctx, l.ID)
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(10*time.Second), info.RenewedAt, "renewed up to the cancel")
 		require.Equal(t, t0.Add(13*time.Second), info.ExpiresAt)
@@ -173,7 +173,7 @@ func TestKeepAliveCatchUpIsOneRenewal(t *testing.T) {
 	before := len(s.Audit())
 
 	clk.Advance(time.Millisecond)
-	got, err := s.Info(l.ID)
+	got, err := s.Info(ctx, l.ID)
 	require.NoError(t, err)
 	assert.Equal(t, clk.Now(), got.RenewedAt, "renewed at the last instant one was due")
 	assert.Equal(t, rev+1, s.Revision(), "one renewal")
@@ -196,7 +196,7 @@ func TestKeepAliveDoneMeansDropped(t *testing.T) {
 		cancel()
 		<-kctx.Done()
 		clk.Advance(3*time.Second - time.Nanosecond)
-		info, err := s.Info(l.ID)
+		info, err := s.Info(ctx, l.ID)
 		require.NoError(t, err)
 		require.Equal(t, l.GrantedAt, info.RenewedAt, "renewed after the keep-alive's context was done")
 		require.NoError(t, s.Close())

@@ -20,29 +20,29 @@ func TestPutMovesAKeyBetweenLeases(t *testing.T) {
 	require.NoError(t, s.Put(ctx, "shared", nil, a.ID))
 	require.NoError(t, s.Put(ctx, "k", []byte("2"), b.ID))
 
-	la, err := s.Info(a.ID)
+	la, err := s.Info(ctx, a.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"shared"}, la.Keys)
-	lb, err := s.Info(b.ID)
+	lb, err := s.Info(ctx, b.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"k"}, lb.Keys)
 
 	revoked, err := s.Revoke(ctx, a.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"shared"}, revoked.Keys, "Revoke returns exactly the keys it deleted")
-	v, id, ok := s.Get("k")
+	v, id, ok := mustGet(t, s, "k")
 	require.True(t, ok, "a moved key is not deleted with its old lease")
 	require.Equal(t, b.ID, id)
 	require.Equal(t, []byte("2"), v)
 
 	require.NoError(t, s.Put(ctx, "k", []byte("3"), 0))
-	lb, err = s.Info(b.ID)
+	lb, err = s.Info(ctx, b.ID)
 	require.NoError(t, err)
 	require.Empty(t, lb.Keys, "Put with id 0 detaches the key")
 	revoked, err = s.Revoke(ctx, b.ID)
 	require.NoError(t, err)
 	require.Empty(t, revoked.Keys)
-	_, id, ok = s.Get("k")
+	_, id, ok = mustGet(t, s, "k")
 	require.True(t, ok)
 	require.Zero(t, id)
 }
@@ -54,7 +54,7 @@ func TestKeysAreSortedAndDeletedWithTheirLease(t *testing.T) {
 		require.NoError(t, s.Put(ctx, k, nil, l.ID))
 	}
 	require.NoError(t, s.Put(ctx, "free", nil, 0))
-	info, err := s.Info(l.ID)
+	info, err := s.Info(ctx, l.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b", "c"}, info.Keys)
 
@@ -62,7 +62,7 @@ func TestKeysAreSortedAndDeletedWithTheirLease(t *testing.T) {
 	require.NoError(t, found)
 	require.True(t, deleted)
 	clk.Advance(time.Minute)
-	require.Equal(t, []lease.KeyValue{{Key: "free"}}, s.Scan("", 0))
+	require.Equal(t, []lease.KeyValue{{Key: "free"}}, mustScan(t, s, "", 0))
 }
 
 func TestValuesAreCopied(t *testing.T) {
@@ -70,22 +70,22 @@ func TestValuesAreCopied(t *testing.T) {
 	v := []byte("abc")
 	require.NoError(t, s.Put(ctx, "k", v, 0))
 	v[0] = 'X'
-	got, _, _ := s.Get("k")
+	got, _, _ := mustGet(t, s, "k")
 	require.Equal(t, []byte("abc"), got)
 	got[1] = 'Y'
-	again, _, _ := s.Get("k")
+	again, _, _ := mustGet(t, s, "k")
 	require.Equal(t, []byte("abc"), again)
-	scanned := s.Scan("k", 0)
+	scanned := mustScan(t, s, "k", 0)
 	scanned[0].Value[2] = 'Z'
-	again, _, _ = s.Get("k")
+	again, _, _ = mustGet(t, s, "k")
 	require.Equal(t, []byte("abc"), again)
 
 	l := grant(t, s, lease.Operation, time.Minute)
 	require.NoError(t, s.Put(ctx, "x", nil, l.ID))
-	info, err := s.Info(l.ID)
+	info, err := s.Info(ctx, l.ID)
 	require.NoError(t, err)
 	info.Keys[0] = "mutated"
-	info, err = s.Info(l.ID)
+	info, err = s.Info(ctx, l.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"x"}, info.Keys, "a Lease is a snapshot")
 }
@@ -119,7 +119,7 @@ func TestScan(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%q limit %d", tc.prefix, tc.limit), func(t *testing.T) {
-			require.Equal(t, tc.want, keys(s.Scan(tc.prefix, tc.limit)))
+			require.Equal(t, tc.want, keys(mustScan(t, s, tc.prefix, tc.limit)))
 		})
 	}
 }
@@ -147,7 +147,7 @@ func TestKeysVanishAtomically(t *testing.T) {
 				if round < 0 {
 					continue
 				}
-				if n := len(s.Scan(fmt.Sprintf("lease/%04d/", round), 0)); n != 0 && n != keysPerLease {
+				if n := len(mustScan(t, s, fmt.Sprintf("lease/%04d/", round), 0)); n != 0 && n != keysPerLease {
 					t.Errorf("round %d: saw %d keys: a lease's keys vanished partly", round, n)
 					return
 				}
@@ -169,5 +169,5 @@ func TestKeysVanishAtomically(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
-	require.Empty(t, s.Scan("", 0))
+	require.Empty(t, mustScan(t, s, "", 0))
 }

@@ -38,19 +38,24 @@ func (s *Service) Put(ctx context.Context, key string, value []byte, id ID) erro
 	return nil
 }
 
-// Get returns a copy of the value stored under key and the lease it is
-// attached to (0 for none). A key of an expired lease is never returned.
-func (s *Service) Get(key string) (value []byte, id ID, ok bool) {
+// Get returns a copy of the value under key and the lease it is attached
+// to (0 for none); ok is false when the key is absent. A key of an expired
+// lease is never returned. A done ctx gets its error, a closed service
+// LS_CLOSED.
+func (s *Service) Get(ctx context.Context, key string) (value []byte, id ID, ok bool, err error) {
+	if err := checkContext(ctx, "get", 0); err != nil {
+		return nil, 0, false, err
+	}
 	s.mu.Lock()
 	defer s.unlock()
 	if _, err := s.begin("get", 0); err != nil {
-		return nil, 0, false
+		return nil, 0, false, err
 	}
 	it, ok := s.keys.get(key)
 	if !ok {
-		return nil, 0, false
+		return nil, 0, false, nil
 	}
-	return cloneBytes(it.value), it.lease, true
+	return cloneBytes(it.value), it.lease, true, nil
 }
 
 // Delete removes key and reports whether it was present.
@@ -77,14 +82,18 @@ func (s *Service) Delete(ctx context.Context, key string) (bool, error) {
 
 // Scan returns the keys that start with prefix, in key order, with copies of
 // their values: at most limit of them when limit > 0, all when limit <= 0.
-// An empty prefix scans every key. It returns nil after Close.
-func (s *Service) Scan(prefix string, limit int) []KeyValue {
+// An empty prefix scans every key. A done ctx gets its error, a closed
+// service LS_CLOSED.
+func (s *Service) Scan(ctx context.Context, prefix string, limit int) ([]KeyValue, error) {
+	if err := checkContext(ctx, "scan", 0); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.unlock()
 	if _, err := s.begin("scan", 0); err != nil {
-		return nil
+		return nil, err
 	}
-	return s.keys.scan(prefix, limit)
+	return s.keys.scan(prefix, limit), nil
 }
 
 // detached updates the key count of the lease a key left.

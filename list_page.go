@@ -2,6 +2,7 @@ package lease
 
 import (
 	"cmp"
+	"context"
 	"slices"
 )
 
@@ -9,16 +10,19 @@ import (
 // IDs above after, in ID order. To read the next page, pass the last ID of
 // this one. Unlike List it copies only the page, so a tool can show a
 // service of millions of leases a page at a time; it still visits every
-// active lease to choose the page. A limit below 1 returns nil, as does a
-// closed service.
-func (s *Service) ListAfter(after ID, limit int) []Lease {
-	if limit < 1 {
-		return nil
+// active lease to choose the page. A limit below 1 returns no lease. A
+// done ctx gets its error, a closed service LS_CLOSED.
+func (s *Service) ListAfter(ctx context.Context, after ID, limit int) ([]Lease, error) {
+	if err := checkContext(ctx, "list", 0); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.unlock()
 	if _, err := s.begin("list", 0); err != nil {
-		return nil
+		return nil, err
+	}
+	if limit < 1 {
+		return nil, nil
 	}
 	// page holds the lowest IDs above after seen so far, sorted, at most
 	// limit of them.
@@ -38,5 +42,5 @@ func (s *Service) ListAfter(after ID, limit int) []Lease {
 	for i, e := range page {
 		out[i] = s.snapshot(e)
 	}
-	return out
+	return out, nil
 }

@@ -18,12 +18,12 @@ func TestListAfterPagesInIDOrder(t *testing.T) {
 		grant(t, s, lease.Operation, time.Duration(i+1)*time.Minute)
 	}
 	clk.Advance(90 * time.Second) // the first lease expires: pages skip it
-	all := s.List()
+	all := mustList(t, s)
 	require.Len(t, all, 22)
 	var paged []lease.Lease
 	var after lease.ID
 	for {
-		page := s.ListAfter(after, 5)
+		page := mustListAfter(t, s, after, 5)
 		if len(page) == 0 {
 			break
 		}
@@ -32,7 +32,9 @@ func TestListAfterPagesInIDOrder(t *testing.T) {
 		after = page[len(page)-1].ID
 	}
 	assert.Equal(t, all, paged)
-	assert.Nil(t, s.ListAfter(0, 0))
+	assert.Nil(t, mustListAfter(t, s, 0, 0))
 	require.NoError(t, s.Close())
-	assert.Nil(t, s.ListAfter(0, 5))
+	page, err := s.ListAfter(ctx, 0, 5)
+	requireCode(t, err, lease.CodeClosed, lease.ErrClosed)
+	assert.Nil(t, page)
 }

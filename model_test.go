@@ -57,7 +57,7 @@ type refModel struct {
 
 	decisions  []refDecision // everything the audit sink must have seen
 	endings    []refEnding   // what an OnEnd subscriber must have seen
-	expirings  []refSnap     // what the WithOnExpire hook must have seen
+	expirings  []refSnap     // what the expiry subscriber must have seen
 	subscribed bool
 }
 

@@ -21,7 +21,7 @@ import (
 //     goes on: the other callbacks still see the event;
 //   - nothing queued is delivered once Close has been called;
 //   - each callback gets its own copy of a lease's Keys;
-//   - decisions waiting for the audit observer are bounded (WithSinkBuffer);
+//   - decisions waiting for the audit observer are bounded (WithObserverBuffer);
 //     past the bound they skip it and are counted.
 
 type eventKind uint8
@@ -42,14 +42,6 @@ type event struct {
 type subscriber struct {
 	fn      func(Lease, EndReason)
 	stopped atomic.Bool
-	// expiryHook marks the subscriber WithOnExpire made: it is given the
-	// expiries only, and its panics are reported as Callback "expiry hook".
-	expiryHook bool
-}
-
-// expiryHook is the subscriber that stands for WithOnExpire's f.
-func expiryHook(f func(Lease)) *subscriber {
-	return &subscriber{fn: func(l Lease, _ EndReason) { f(l) }, expiryHook: true}
 }
 
 // OnEnd subscribes fn to lease endings: it is called with every lease that
@@ -87,7 +79,7 @@ func (s *Service) OnEnd(fn func(l Lease, reason EndReason)) (stop func()) {
 }
 
 // DroppedDecisions returns how many decisions skipped the audit observer
-// (WithAuditObserver) because WithSinkBuffer's bound was reached while it
+// (WithAuditObserver) because WithObserverBuffer's bound was reached while it
 // was slow or blocked.
 // They are still in the audit ring (Audit) if it has room.
 func (s *Service) DroppedDecisions() uint64 {
@@ -97,15 +89,14 @@ func (s *Service) DroppedDecisions() uint64 {
 }
 
 // wantsEnd reports whether an ending must be queued as an event.
-func (s *Service) wantsEnd(reason EndReason) bool {
-	// The expiry hook, always the first subscriber, wants no revocation.
-	return len(s.subs) > 0 && (reason == EndExpired || len(s.subs) > 1 || !s.subs[0].expiryHook)
+func (s *Service) wantsEnd() bool {
+	return len(s.subs) > 0
 }
 
-// queueDecision queues d for the audit sink unless the sink's buffer is
+// queueDecision queues d for the audit observer unless its buffer is
 // full. Called with the lock held.
 func (s *Service) queueDecision(d Decision) {
-	if s.pending >= s.opts.sinkBuffer {
+	if s.pending >= s.opts.observerBuffer {
 		s.dropped++
 		return
 	}
@@ -310,7 +301,7 @@ func resetQueue[T any](q, spare *[]T, done []T) {
 func (s *Service) dispatch(ev *event) {
 	switch ev.kind {
 	case eventDecision:
-		callback.Call("audit sink", s.reportPanic, func() { s.opts.auditSink(ev.decision) })
+		callback.Call("audit observer", s.reportPanic, func() { s.opts.auditSink(ev.decision) })
 	case eventEnd:
 		// The event owns its Keys (end made them for it): the last
 		// callback may have them, every other one gets a copy.
@@ -318,18 +309,14 @@ func (s *Service) dispatch(ev *event) {
 			if s.stopped.Load() {
 				return
 			}
-			if sub.stopped.Load() || sub.expiryHook && ev.reason != EndExpired {
+			if sub.stopped.Load() {
 				continue
 			}
 			l := ev.lease
 			if i < len(ev.subs)-1 {
 				l = ownKeys(l)
 			}
-			name := "end subscriber"
-			if sub.expiryHook {
-				name = "expiry hook"
-			}
-			callback.Call(name, s.reportPanic, func() { sub.fn(l, ev.reason) })
+			callback.Call("end subscriber", s.reportPanic, func() { sub.fn(l, ev.reason) })
 		}
 	}
 }

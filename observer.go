@@ -104,7 +104,7 @@ const (
 // (the hot path stays free of them). Observe is called outside the
 // service's lock, by one goroutine at a time, under the service's panic
 // policy (reported as Callback "observer"); it may call back into the
-// service. Events wait for a slow observer in a buffer of WithSinkBuffer's
+// service. Events wait for a slow observer in a buffer of WithObserverBuffer's
 // size, which an event leaves once the observer has returned from it; past
 // it they are dropped and counted, and the count is reported by an
 // EventEventsDropped once there is room again (in an empty buffer of size
@@ -211,7 +211,7 @@ func (s *Service) observe(at int64, action Action, e *entry, id ID, err *Error) 
 	}
 	var q *observed
 	if n := len(h.queue); n < cap(h.queue) && h.missed == 0 && s.dropped == h.seenDropped &&
-		h.pending < s.opts.sinkBuffer+int(h.early.Load()) {
+		h.pending < s.opts.observerBuffer+int(h.early.Load()) {
 		// The common case, without calls: room in the buffer and in its
 		// array, and no drops to report first.
 		h.pending++
@@ -267,19 +267,19 @@ func (q *observed) setDrop(kind EventKind, n uint64) {
 }
 
 // reportDecisionsDropped queues, in place of an event the observer did not
-// select, the report of the decisions the audit sink missed since the last
+// select, the report of the decisions the audit observer missed since the last
 // one, so that an observer of few events still hears of them. It queues
 // the report only if there is room and no events were dropped before it
 // (the next selected event reports both); it counts nothing as dropped.
 // Called with the lock held, when there is something to report.
 func (s *Service) reportDecisionsDropped(h *observerHook) {
-	if h.missed == 0 && h.pending < s.opts.sinkBuffer+int(h.early.Load()) {
+	if h.missed == 0 && h.pending < s.opts.observerBuffer+int(h.early.Load()) {
 		s.appendObserved(h).setDrop(EventDecisionsDropped, s.dropped-h.seenDropped)
 		h.seenDropped = s.dropped
 	}
 }
 
-// observedSlotReporting queues a report of the decisions the audit sink
+// observedSlotReporting queues a report of the decisions the audit observer
 // missed, if any, and then returns observedSlot's record.
 func (s *Service) observedSlotReporting(h *observerHook) *observed {
 	if s.dropped > h.seenDropped {
@@ -296,8 +296,8 @@ func (s *Service) observedSlotReporting(h *observerHook) *observed {
 // but pos holds whatever the buffer held. It returns nil if the buffer is
 // full, and counts the record as dropped. Called with the lock held.
 func (s *Service) observedSlot(h *observerHook) *observed {
-	room := s.opts.sinkBuffer - h.pending + int(h.early.Load())
-	if h.missed > 0 && (room >= 2 || room == s.opts.sinkBuffer) {
+	room := s.opts.observerBuffer - h.pending + int(h.early.Load())
+	if h.missed > 0 && (room >= 2 || room == s.opts.observerBuffer) {
 		s.appendObserved(h).setDrop(EventEventsDropped, h.missed)
 		h.missed = 0
 		if room >= 2 {

@@ -84,7 +84,7 @@ func TestObserverSeesGrantsRenewalsEndsAndDenials(t *testing.T) {
 func TestObserverBufferIsBoundedAndDropsAreReported(t *testing.T) {
 	rec := &events{}
 	sink := newBlockingObserver() // blocks the audit sink
-	s, _ := newService(t, lease.WithObserver(rec), lease.WithAuditSink(func(lease.Decision) { sink.Observe(lease.Event{}) }), lease.WithSinkBuffer(2))
+	s, _ := newService(t, lease.WithObserver(rec), auditFunc(func(lease.Decision) { sink.Observe(lease.Event{}) }), lease.WithObserverBuffer(2))
 
 	first := grantBehind(t, s, sink) // delivers, and blocks in the sink
 	// Queued behind the blocked sink: the second grant's decision fits, the
@@ -158,7 +158,7 @@ func grantBehind(t *testing.T, s *lease.Service, o *blockingObserver) <-chan str
 
 func TestObserverBufferCountsTheEventsWaitingBehindASlowObserver(t *testing.T) {
 	obs := newBlockingObserver()
-	s, _ := newService(t, lease.WithObserver(obs), lease.WithSinkBuffer(4))
+	s, _ := newService(t, lease.WithObserver(obs), lease.WithObserverBuffer(4))
 	first := grantBehind(t, s, obs)
 	// The event being observed holds one place until the call returns:
 	// three more fit, seven are dropped.
@@ -186,7 +186,7 @@ func TestObserverBufferCountsTheEventsWaitingBehindASlowObserver(t *testing.T) {
 // again.
 func TestObserverBufferOfOneRecoversAfterDrops(t *testing.T) {
 	obs := newBlockingObserver()
-	s, _ := newService(t, lease.WithObserver(obs), lease.WithSinkBuffer(1))
+	s, _ := newService(t, lease.WithObserver(obs), lease.WithObserverBuffer(1))
 	first := grantBehind(t, s, obs)
 	grant(t, s, lease.Operation, time.Minute) // dropped: the buffer holds the event being observed
 	grant(t, s, lease.Operation, time.Minute) // dropped
@@ -215,7 +215,7 @@ func TestObserverOrderAcrossConcurrentProducers(t *testing.T) {
 	}
 	s, _ := newService(t,
 		lease.WithObserver(lease.ObserverFunc[lease.Event](func(e lease.Event) { add("observer", e.Action, e.LeaseID) })),
-		lease.WithAuditSink(func(d lease.Decision) { add("sink", d.Action, d.LeaseID) }))
+		auditFunc(func(d lease.Decision) { add("sink", d.Action, d.LeaseID) }))
 	const workers, rounds = 4, 100
 	var wg sync.WaitGroup
 	for range workers {
@@ -301,7 +301,7 @@ func TestObserverNothingDeliveredAfterCloseInTheMiddleOfARun(t *testing.T) {
 				assert.NoError(t, s.Close())
 			}
 		})),
-		lease.WithAuditSink(func(lease.Decision) {
+		auditFunc(func(lease.Decision) {
 			select {
 			case <-s.Done():
 				sinkAfterClose++
@@ -418,7 +418,7 @@ func TestObserverOfGetsTheSelectedEventsInOrder(t *testing.T) {
 // not dropped, so no drop is reported for them.
 func TestObserverOfUnselectedEventsAreNotCountedAsDropped(t *testing.T) {
 	obs := newBlockingObserver()
-	s, _ := newService(t, lease.WithObserverOf(obs, lease.GrantEvents|lease.DenyEvents), lease.WithSinkBuffer(2))
+	s, _ := newService(t, lease.WithObserverOf(obs, lease.GrantEvents|lease.DenyEvents), lease.WithObserverBuffer(2))
 	first := grantBehind(t, s, obs) // holds one place while observed
 	for range 5 {
 		l := grant(t, s, lease.StateWrite, time.Minute) // the first fits, the others are dropped
@@ -444,7 +444,7 @@ func TestObserverOfUnselectedEventsAreNotCountedAsDropped(t *testing.T) {
 func TestObserverOfReportsDroppedDecisions(t *testing.T) {
 	rec := &events{}
 	sink := newBlockingObserver() // blocks the audit sink
-	s, _ := newService(t, lease.WithObserverOf(rec, 0), lease.WithAuditSink(func(lease.Decision) { sink.Observe(lease.Event{}) }), lease.WithSinkBuffer(2))
+	s, _ := newService(t, lease.WithObserverOf(rec, 0), auditFunc(func(lease.Decision) { sink.Observe(lease.Event{}) }), lease.WithObserverBuffer(2))
 	first := grantBehind(t, s, sink) // delivers, and blocks in the sink
 	for range 3 {
 		grant(t, s, lease.Operation, time.Minute) // the second fits, the others are dropped

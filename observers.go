@@ -13,7 +13,7 @@ import "slices"
 // of the library, so Observe may call back into it; a panic in Observe is
 // recovered and reported to the package's WithPanicHandler (the service's
 // Event observer as Callback "observer", its Decision observer as
-// "audit sink"), and the next fact is delivered as if Observe had
+// "audit observer"), and the next fact is delivered as if Observe had
 // returned; nothing is observed after Close returns. Whether Observe must
 // be safe for concurrent use is the package's to say: the lease service
 // calls it from one goroutine at a time, the lock, claim and election

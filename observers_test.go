@@ -128,7 +128,7 @@ func TestObserversPanicReachesTheRest(t *testing.T) {
 // TestAuditObserverSeesTheTrail: an Observer[Decision] sees every decision
 // Audit keeps, allowed Uses and trace IDs included, in order; several
 // share the option through Observers; a panic in one is reported as
-// Callback "audit sink" and the others still see the decision.
+// Callback "audit observer" and the others still see the decision.
 func TestAuditObserverSeesTheTrail(t *testing.T) {
 	var got panics
 	a, b := &decisions{}, &decisions{}
@@ -156,46 +156,6 @@ func TestAuditObserverSeesTheTrail(t *testing.T) {
 	reported := got.all()
 	require.Len(t, reported, 2, "each Use panicked")
 	for _, p := range reported {
-		assert.Equal(t, "audit sink", p.Callback)
+		assert.Equal(t, "audit observer", p.Callback)
 	}
-}
-
-// TestOnExpireIsTheFirstSubscriber: the deprecated WithOnExpire is an
-// ending subscriber of the expiries only, called before the others, its
-// panics reported as Callback "expiry hook".
-func TestOnExpireIsTheFirstSubscriber(t *testing.T) {
-	var got panics
-	var calls []string
-	s, clk := newService(t, lease.WithPanicHandler(got.handle), lease.WithOnExpire(func(l lease.Lease) {
-		calls = append(calls, "hook "+l.Holder)
-		panic("hook failed")
-	}))
-	s.OnEnd(func(l lease.Lease, reason lease.EndReason) {
-		calls = append(calls, "subscriber "+l.Holder+" "+reason.String())
-	})
-	revoked, err := s.Grant(ctx, "revoked", lease.Operation, time.Second)
-	require.NoError(t, err)
-	_, err = s.Grant(ctx, "expired", lease.Operation, time.Second)
-	require.NoError(t, err)
-	_, err = s.Revoke(ctx, revoked.ID)
-	require.NoError(t, err)
-	clk.Advance(time.Second)
-
-	assert.Equal(t, []string{"subscriber revoked revoked", "hook expired", "subscriber expired expired"}, calls)
-	reported := got.all()
-	require.Len(t, reported, 1)
-	assert.Equal(t, "expiry hook", reported[0].Callback)
-}
-
-// TestOnExpireSkipsRevocations: with the expiry hook as its only
-// subscriber, a service calls it for expiries only.
-func TestOnExpireSkipsRevocations(t *testing.T) {
-	var expired []lease.ID
-	s, clk := newService(t, lease.WithOnExpire(func(l lease.Lease) { expired = append(expired, l.ID) }))
-	a := grant(t, s, lease.Operation, time.Second)
-	b := grant(t, s, lease.Operation, time.Second)
-	_, err := s.Revoke(ctx, a.ID)
-	require.NoError(t, err)
-	clk.Advance(time.Second)
-	assert.Equal(t, []lease.ID{b.ID}, expired)
 }

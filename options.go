@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/leasehold/lease/internal/callback"
 )
 
 // Option configures a Service. Options are applied in order by New.
@@ -23,59 +25,40 @@ func (f optionFunc) apply(o *options) { f(o) }
 
 // Defaults for New.
 const (
-	DefaultAuditCapacity = 4096
-	DefaultEndedCapacity = 4096
-	DefaultSinkBuffer    = 16384
+	DefaultAuditCapacity  = 4096
+	DefaultEndedCapacity  = 4096
+	DefaultObserverBuffer = 16384
 )
 
 type options struct {
-	clock         Clock
-	minTTL        time.Duration
-	maxTTL        time.Duration
-	auditCapacity int
-	endedCapacity int
-	auditSink     func(Decision)
-	onExpire      func(Lease)
-	traceID       func(context.Context) string
-	customTrace   bool // traceID is the user's, so calls to it are guarded
-	onPanic       func(*PanicError)
-	sinkBuffer    int
-	observer      *observerHook // nil: no observer (WithObserver)
-	observed      EventSet      // the events the observer is given (WithObserverOf)
-	bad           *Error        // the first option refused, reported by New
+	shared         shared // WithClock, WithPanicHandler, WithLogger
+	clock          Clock  // the shared clock, or SystemClock()
+	minTTL         time.Duration
+	maxTTL         time.Duration
+	auditCapacity  int
+	endedCapacity  int
+	auditSink      func(Decision)
+	traceID        func(context.Context) string
+	customTrace    bool            // traceID is the user's, so calls to it are guarded
+	report         callback.Report // to the panic handler, or the logger
+	observerBuffer int
+	observer       *observerHook // nil: no observer (WithObserver)
+	observed       EventSet      // the events the observer is given (WithObserverOf)
 }
 
 // refuse records that option was given a value it can never take, unless
 // an earlier option was refused already: New reports the first.
-func (o *options) refuse(option, detail string) {
-	if o.bad == nil {
-		o.bad = invalidArgument(option, "New", 0, detail)
-	}
-}
+func (o *options) refuse(option, detail string) { o.shared.Refuse(option, detail) }
 
 func defaultOptions() options {
 	return options{
-		clock:         SystemClock(),
-		minTTL:        1,
-		maxTTL:        1<<63 - 1,
-		auditCapacity: DefaultAuditCapacity,
-		endedCapacity: DefaultEndedCapacity,
-		traceID:       TraceIDFromContext,
-		onPanic:       LogPanic,
-		sinkBuffer:    DefaultSinkBuffer,
+		minTTL:         1,
+		maxTTL:         1<<63 - 1,
+		auditCapacity:  DefaultAuditCapacity,
+		endedCapacity:  DefaultEndedCapacity,
+		traceID:        TraceIDFromContext,
+		observerBuffer: DefaultObserverBuffer,
 	}
-}
-
-// WithClock sets the clock the service reads time from and arms its timer on.
-// The default is SystemClock(). New returns an error if c is nil.
-func WithClock(c Clock) Option {
-	return optionFunc(func(o *options) {
-		if c == nil {
-			o.refuse("WithClock", "clock must not be nil")
-			return
-		}
-		o.clock = c
-	})
 }
 
 // WithTTLBounds restricts the TTLs Grant accepts to [min, max]. TTLs outside
@@ -120,9 +103,9 @@ func WithEndedCapacity(n int) Option {
 // WithAuditObserver makes the service tell o about every Decision, the
 // audit trail's records as Audit keeps them (allowed Uses, trace IDs and
 // revisions included), in order, outside the service's lock, under the
-// service's panic policy (reported as Callback "audit sink"); o may call
+// service's panic policy (reported as Callback "audit observer"); o may call
 // back into the service. Decisions wait for a slow observer in a buffer of
-// WithSinkBuffer's size; when it is full, further decisions skip the
+// WithObserverBuffer's size; when it is full, further decisions skip the
 // observer (the audit ring still records them) and are counted by
 // DroppedDecisions. SlogObserver logs them; Observers shares the option
 // between several observers. New returns an error if o is nil.
@@ -133,18 +116,6 @@ func WithAuditObserver(o Observer[Decision]) Option {
 	return auditOption("WithAuditObserver", o)
 }
 
-// WithAuditSink streams every Decision to sink, as WithAuditObserver does.
-// New returns an error if sink is nil.
-//
-// Deprecated: use WithAuditObserver(lease.ObserverFunc[lease.Decision](sink)),
-// or WithAuditObserver(SlogObserver(logger)) for a sink made by SlogSink.
-func WithAuditSink(sink func(Decision)) Option {
-	if sink == nil {
-		return optionFunc(func(o *options) { o.refuse("WithAuditSink", "sink must not be nil") })
-	}
-	return auditOption("WithAuditSink", ObserverFunc[Decision](sink))
-}
-
 // auditOption is WithAuditObserver, refusals named after option.
 func auditOption(option string, o Observer[Decision]) Option {
 	return optionFunc(func(opts *options) {
@@ -153,6 +124,10 @@ func auditOption(option string, o Observer[Decision]) Option {
 			return
 		}
 		if f, ok := o.(ObserverFunc[Decision]); ok {
+			if f == nil {
+				opts.refuse(option, "observer func must not be nil")
+				return
+			}
 			opts.auditSink = f // called directly
 			return
 		}
@@ -160,38 +135,19 @@ func auditOption(option string, o Observer[Decision]) Option {
 	})
 }
 
-// WithSinkBuffer sets how many decisions may wait for the audit observer
-// (default DefaultSinkBuffer) before further ones are dropped for it and
+// WithObserverBuffer sets how many decisions may wait for the audit observer
+// (default DefaultObserverBuffer) before further ones are dropped for it and
 // counted by DroppedDecisions, and how many events may wait for the
 // observer (WithObserver) likewise. The bound keeps a blocked or slow one
 // from growing the service's memory without limit. New returns an error if
 // n < 1.
-func WithSinkBuffer(n int) Option {
+func WithObserverBuffer(n int) Option {
 	return optionFunc(func(o *options) {
 		if n < 1 {
-			o.refuse("WithSinkBuffer", "buffer "+strconv.Itoa(n)+" is less than 1")
+			o.refuse("WithObserverBuffer", "buffer "+strconv.Itoa(n)+" is less than 1")
 			return
 		}
-		o.sinkBuffer = n
-	})
-}
-
-// WithOnExpire calls f with every lease that expires, in deadline order,
-// outside the service's lock, before the OnEnd subscribers. The Lease's
-// Keys are the keys that were deleted with it. f may call back into the
-// service; its panics are reported as Callback "expiry hook". New returns
-// an error if f is nil.
-//
-// Deprecated: subscribe with OnEnd and keep the EndExpired endings, which
-// is what this option does; a hook that needs no Keys can be an observer
-// given ExpireEvents (WithObserverOf).
-func WithOnExpire(f func(Lease)) Option {
-	return optionFunc(func(o *options) {
-		if f == nil {
-			o.refuse("WithOnExpire", "func must not be nil")
-			return
-		}
-		o.onExpire = f
+		o.observerBuffer = n
 	})
 }
 

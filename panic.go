@@ -1,25 +1,25 @@
 package lease
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
+
+	"github.com/leasehold/lease/internal/optcore"
 )
 
 // PanicError describes a user callback that panicked: an observer, an
-// expiry hook, an ending subscriber, a trace-ID function, or, in the packages
+// ending subscriber, a trace-ID function, or, in the packages
 // built on the service, a work handler or a release-error handler.
 //
 // Every package of this module treats a panicking callback the same way: the
 // panic is recovered, reported as a *PanicError to the handler set by the
-// package's WithPanicHandler option (LogPanic by default), and everything
-// else goes on as if the callback had returned: the other callbacks still
-// see the event, and no state is lost. A PanicError is a plain value.
+// shared option WithPanicHandler (by default it is logged as LogPanic does,
+// to the logger of WithLogger), and everything else goes on as if the
+// callback had returned: the other callbacks still see the event, and no
+// state is lost. A PanicError is a plain value.
 type PanicError struct {
-	// Callback names the kind of callback: "audit sink" (the audit
-	// observer, WithAuditObserver), "expiry hook",
-	// "end subscriber", "trace id" (package lease); "work handler",
-	// "jitter" (package claim); "release error handler", "provider renew"
+	// Callback names the kind of callback: "audit observer"
+	// (WithAuditObserver), "end subscriber", "trace id" (package lease);
+	// "work handler", "jitter", "error hook" (package claim); "release error handler", "provider renew"
 	// (package lock); "on started leading", "on stopped leading", "on new
 	// leader" (package election); "observer" (every package with
 	// WithObserver).
@@ -43,30 +43,14 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// LogPanic is the default panic handler: it logs p to slog.Default at Error
-// level with its stack.
+// LogPanic logs p to slog.Default at Error level with its stack, as the
+// default panic policy does (to WithLogger's logger when one is given). A
+// handler given by WithPanicHandler may call it after its own work.
 func LogPanic(p *PanicError) {
-	slog.Default().LogAttrs(context.Background(), slog.LevelError, "callback panicked",
-		slog.String("callback", p.Callback),
-		slog.String("panic", fmt.Sprint(p.Value)),
-		slog.String("stack", string(p.Stack)))
-}
-
-// WithPanicHandler sets the function that receives the panics recovered from
-// the service's callbacks (default LogPanic). It runs on the goroutine of
-// the callback that panicked, outside the service's lock; it must not panic
-// itself. New returns an error if h is nil.
-func WithPanicHandler(h func(*PanicError)) Option {
-	return optionFunc(func(o *options) {
-		if h == nil {
-			o.refuse("WithPanicHandler", "handler must not be nil")
-			return
-		}
-		o.onPanic = h
-	})
+	optcore.LogPanic(nil, p.Callback, p.Value, p.Stack)
 }
 
 // reportPanic adapts the service's panic handler to the callback package.
 func (s *Service) reportPanic(name string, value any, stack []byte) {
-	s.opts.onPanic(&PanicError{Callback: name, Value: value, Stack: stack})
+	s.opts.report(name, value, stack)
 }

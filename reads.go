@@ -37,8 +37,11 @@ func (s *Service) Use(ctx context.Context, id ID, purpose Purpose) (Lease, error
 
 // Info returns the lease if it is active, and the error Renew would return
 // otherwise. Like Use, it does not wait for other leases' expiries when its
-// lease is not due.
-func (s *Service) Info(id ID) (Lease, error) {
+// lease is not due. A done ctx gets its error, a closed service LS_CLOSED.
+func (s *Service) Info(ctx context.Context, id ID) (Lease, error) {
+	if err := checkContext(ctx, "info", id); err != nil {
+		return Lease{}, err
+	}
 	s.mu.Lock()
 	defer s.unlock()
 	if _, err := s.beginOne("info", id); err != nil {
@@ -51,12 +54,16 @@ func (s *Service) Info(id ID) (Lease, error) {
 	return s.snapshot(e), nil
 }
 
-// List returns the active leases ordered by ID. It returns nil after Close.
-func (s *Service) List() []Lease {
+// List returns the active leases ordered by ID. A done ctx gets its error,
+// a closed service LS_CLOSED.
+func (s *Service) List(ctx context.Context) ([]Lease, error) {
+	if err := checkContext(ctx, "list", 0); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.unlock()
 	if _, err := s.begin("list", 0); err != nil {
-		return nil
+		return nil, err
 	}
 	live := make([]*entry, 0, s.heap.Len())
 	s.heap.Each(func(e *entry) bool {
@@ -68,7 +75,7 @@ func (s *Service) List() []Lease {
 	for i, e := range live {
 		out[i] = s.snapshot(e)
 	}
-	return out
+	return out, nil
 }
 
 // ActiveCount returns the number of active leases (0 after Close).

@@ -19,7 +19,7 @@ import (
 // every goroutine of the bubble is blocked, so deadlines are exact and
 // nothing sleeps. The bubble also fails a test that leaves a goroutine behind.
 
-// expiryLog is a WithOnExpire hook recording each expiry and when it ran.
+// expiryLog is an expiry subscriber (onExpired) recording each expiry and when it ran.
 type expiryLog struct {
 	mu   sync.Mutex
 	got  []lease.Lease
@@ -43,7 +43,8 @@ func TestRealClockExpiresOnItsOwnTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 10 * time.Second
 		log := &expiryLog{}
-		s := lease.Must(lease.New(lease.WithOnExpire(log.hook)))
+		s := lease.Must(lease.New())
+		onExpired(s, log.hook)
 		defer s.Close()
 		l, err := s.Grant(ctx, "h", lease.Operation, ttl)
 		require.NoError(t, err)
@@ -53,9 +54,9 @@ func TestRealClockExpiresOnItsOwnTimer(t *testing.T) {
 		synctest.Wait()
 		got, _ := log.snapshot()
 		require.Empty(t, got, "no expiry a nanosecond before the deadline")
-		_, err = s.Info(l.ID)
+		_, err = s.Info(ctx, l.ID)
 		require.NoError(t, err, "active just before the deadline")
-		_, _, ok := s.Get("k")
+		_, _, ok := mustGet(t, s, "k")
 		require.True(t, ok)
 
 		<-time.After(time.Nanosecond)
@@ -68,9 +69,9 @@ func TestRealClockExpiresOnItsOwnTimer(t *testing.T) {
 		require.Equal(t, []string{"k"}, got[0].Keys)
 		require.True(t, when[0].Equal(l.ExpiresAt), "the timer fired at the deadline: %v, want %v", when[0], l.ExpiresAt)
 
-		_, err = s.Info(l.ID)
+		_, err = s.Info(ctx, l.ID)
 		requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
-		_, _, ok = s.Get("k")
+		_, _, ok = mustGet(t, s, "k")
 		require.False(t, ok)
 		require.Zero(t, s.ActiveCount())
 	})
@@ -81,11 +82,12 @@ func TestRealClockKeepAlive(t *testing.T) {
 		const ttl = 3 * time.Second
 		log := &expiryLog{}
 		var renewals atomic.Int64
-		s := lease.Must(lease.New(lease.WithOnExpire(log.hook), lease.WithAuditSink(func(d lease.Decision) {
+		s := lease.Must(lease.New(auditFunc(func(d lease.Decision) {
 			if d.Action == lease.ActionRenew && d.Allowed {
 				renewals.Add(1)
 			}
 		})))
+		onExpired(s, log.hook)
 		defer s.Close()
 		l, err := s.Grant(ctx, "h", lease.Operation, ttl)
 		require.NoError(t, err)
@@ -102,7 +104,7 @@ func TestRealClockKeepAlive(t *testing.T) {
 		got, _ := log.snapshot()
 		require.Empty(t, got)
 		require.NoError(t, alive.Err())
-		info, err := s.Info(l.ID)
+		info, err := s.Info(ctx, l.ID)
 		require.NoError(t, err, "kept alive across ten TTLs")
 		lastRenewal := start.Add(10 * ttl)
 		require.True(t, info.RenewedAt.Equal(lastRenewal), "renewed at %v, want %v", info.RenewedAt, lastRenewal)
@@ -124,7 +126,7 @@ func TestRealClockKeepAlive(t *testing.T) {
 		require.Len(t, got, 1)
 		require.True(t, got[0].ExpiresAt.Equal(lastRenewal.Add(ttl)))
 		require.True(t, when[0].Equal(lastRenewal.Add(ttl)))
-		_, err = s.Info(l.ID)
+		_, err = s.Info(ctx, l.ID)
 		requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 	})
 }
@@ -147,7 +149,8 @@ func TestRealClockCloseStopsTimer(t *testing.T) {
 	t.Run("default clock", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			log := &expiryLog{}
-			s := lease.Must(lease.New(lease.WithOnExpire(log.hook)))
+			s := lease.Must(lease.New())
+			onExpired(s, log.hook)
 			l, err := s.Grant(ctx, "h", lease.Operation, time.Minute)
 			require.NoError(t, err)
 			alive, err := s.KeepAlive(ctx, l.ID)

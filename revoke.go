@@ -25,7 +25,7 @@ func (s *Service) Revoke(ctx context.Context, id ID) (Lease, error) {
 // expiry instant for an expiry.
 func (s *Service) end(e *entry, at int64, reason EndReason, trace string) Lease {
 	s.heap.Remove(int(e.index))
-	wanted := s.wantsEnd(reason)
+	wanted := s.wantsEnd()
 	var deleted []string
 	if e.keys > 0 {
 		// The deleted keys are wanted by Revoke's caller and by listeners;

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/leasehold/lease/internal/heap"
+	"github.com/leasehold/lease/internal/optcore"
 	"github.com/leasehold/lease/internal/timebase"
 )
 
@@ -152,17 +153,21 @@ func New(opts ...Option) (*Service, error) {
 // buildOptions applies opts to the defaults and reports the first refused.
 func buildOptions(opts []Option) (options, error) {
 	o := defaultOptions()
-	for _, opt := range opts {
-		if opt == nil {
-			o.refuse("Option", "option must not be nil")
-			continue
-		}
-		opt.apply(&o)
+	t := &optcore.Target[Clock, *PanicError]{Shared: &o.shared, Own: &o}
+	if r := optcore.Apply(t, opts, applyOption); r != nil {
+		return options{}, invalidArgument(r.Option, "New", 0, r.Detail)
 	}
-	if o.bad != nil {
-		return options{}, o.bad
+	o.clock = SystemClock()
+	if o.shared.HasClock {
+		o.clock = o.shared.Clock
 	}
+	o.report = o.shared.Reporter(newPanicError)
 	return o, nil
+}
+
+// applyOption applies opt to the options t is for.
+func applyOption(opt Option, t *optcore.Target[Clock, *PanicError]) {
+	opt.apply(t.Own.(*options))
 }
 
 // newService returns a Service with the options o, already checked.
@@ -179,9 +184,6 @@ func newService(o options) *Service {
 		audit: newAuditRing(o.auditCapacity),
 	}
 	s.leases = newLeaseTable(s.relocated)
-	if o.onExpire != nil {
-		s.subs = []*subscriber{expiryHook(o.onExpire)} // first, as it always was
-	}
 	return s
 }
 

@@ -127,7 +127,7 @@ func (s *Service) Snapshot() (*Snapshot, error) {
 // clock has moved on (the usual case: the process was down), every time is
 // kept as recorded, and a lease whose expiry passed while nothing ran is
 // not forgotten: it is restored and ends, as expired at its expiry, at the
-// first settle (its keys are deleted, the WithOnExpire hook is called, and
+// first settle (its keys are deleted, the OnEnd subscribers are told, and
 // Renew answers LS_EXPIRED). When the clock reads before sn.At() (another
 // machine, or a clock stepped back), every time moves back by the
 // difference, so each lease keeps exactly the time it had left. When R

@@ -45,9 +45,9 @@ func ExampleRestore() {
 
 	_, err = svc.Renew(ctx, short.ID)
 	fmt.Println("short lease:", lease.CodeOf(err))
-	_, _, found := svc.Get("jobs/7")
+	_, _, found, _ := svc.Get(ctx, "jobs/7")
 	fmt.Println("its key still there:", found)
-	l, _ := svc.Info(long.ID)
+	l, _ := svc.Info(ctx, long.ID)
 	fmt.Println("long lease left:", l.Remaining(clock.Now()))
 	// Output:
 	// short lease: LS_EXPIRED

@@ -25,9 +25,9 @@ type state struct {
 
 func stateOf(t testing.TB, s *lease.Service, lastID lease.ID) state {
 	t.Helper()
-	st := state{Revision: s.Revision(), Live: s.List(), Keys: s.Scan("", 0)}
+	st := state{Revision: s.Revision(), Live: mustList(t, s), Keys: mustScan(t, s, "", 0)}
 	for id := lease.ID(1); id <= lastID+1; id++ {
-		_, err := s.Info(id)
+		_, err := s.Info(ctx, id)
 		st.Codes = append(st.Codes, lease.CodeOf(err))
 	}
 	return st
@@ -91,10 +91,10 @@ func TestSnapshotRoundTripIsExact(t *testing.T) {
 	r, _ := restoreAt(t, back, clk.Now(), lease.WithEndedCapacity(4))
 	want := stateOf(t, s, lastID)
 	require.Equal(t, want, stateOf(t, r, lastID))
-	v, _, ok := r.Get("free")
+	v, _, ok := mustGet(t, r, "free")
 	require.True(t, ok)
 	assert.Nil(t, v, "a nil value stays nil")
-	v, _, _ = r.Get("lock/b")
+	v, _, _ = mustGet(t, r, "lock/b")
 	assert.Equal(t, []byte{}, v, "an empty value stays empty")
 
 	again, err := r.Snapshot()
@@ -132,16 +132,17 @@ func TestRestoreCountsTimeSpentDown(t *testing.T) {
 	require.NoError(t, err)
 
 	var expired []lease.ID
-	r, _ := restoreAt(t, sn, clk.Now().Add(5*time.Second), lease.WithOnExpire(func(l lease.Lease) {
+	r, _ := restoreAt(t, sn, clk.Now().Add(5*time.Second))
+	onExpired(r, func(l lease.Lease) {
 		expired = append(expired, l.ID)
-	}))
+	})
 	_, err = r.Renew(ctx, soon.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
-	_, _, ok := r.Get("soon")
+	_, _, ok := mustGet(t, r, "soon")
 	assert.False(t, ok, "the keys of a lease that expired while down are gone")
 	assert.Equal(t, []lease.ID{soon.ID}, expired, "its expiry is reported, not forgotten")
 
-	l, err := r.Info(later.ID)
+	l, err := r.Info(ctx, later.ID)
 	require.NoError(t, err)
 	assert.Equal(t, later.ExpiresAt, l.ExpiresAt, "time down counts against the lease")
 }
@@ -155,12 +156,12 @@ func TestRestoreOnAClockBehindKeepsWhatWasLeft(t *testing.T) {
 
 	back := clk.Now().Add(-time.Hour)
 	r, rclk := restoreAt(t, sn, back)
-	got, err := r.Info(l.ID)
+	got, err := r.Info(ctx, l.ID)
 	require.NoError(t, err)
 	assert.Equal(t, back.Add(40*time.Second), got.ExpiresAt, "never more than it had left")
 	assert.Equal(t, time.Minute, got.TTL)
 	rclk.Advance(40 * time.Second)
-	_, err = r.Info(l.ID)
+	_, err = r.Info(ctx, l.ID)
 	requireCode(t, err, lease.CodeExpired, lease.ErrExpired)
 }
 
@@ -212,7 +213,7 @@ func TestRestoreOfSparseIDs(t *testing.T) {
 	r, rclk := restoreAt(t, back, clk.Now())
 	require.Equal(t, stateOf(t, s, lease.ID(5000)), stateOf(t, r, lease.ID(5000)))
 	for _, id := range kept {
-		_, err := r.Info(id)
+		_, err := r.Info(ctx, id)
 		require.NoError(t, err)
 	}
 	rclk.Advance(time.Hour)
@@ -315,9 +316,9 @@ func TestSnapshotDoesNotAliasTheService(t *testing.T) {
 	value[0] = 'X' // the caller's slice was copied by Put
 	require.NoError(t, s.Put(ctx, "k", []byte("after"), l.ID))
 	r, _ := restoreAt(t, sn, clk.Now())
-	got, _, _ := r.Get("k")
+	got, _, _ := mustGet(t, r, "k")
 	assert.Equal(t, []byte("before"), got)
 	got[0] = 'Y'
-	again, _, _ := r.Get("k")
+	again, _, _ := mustGet(t, r, "k")
 	assert.Equal(t, []byte("before"), again)
 }

@@ -178,7 +178,8 @@ func TestStats(t *testing.T) {
 func TestStatsSettlesWhatIsDue(t *testing.T) {
 	clk := leasetest.NewFakeClock(t0)
 	var ended []lease.ID
-	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk)), lease.WithOnExpire(func(l lease.Lease) { ended = append(ended, l.ID) })))
+	s := lease.Must(lease.New(lease.WithClock(leasetest.Stalled(clk))))
+	onExpired(s, func(l lease.Lease) { ended = append(ended, l.ID) })
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	l := grant(t, s, lease.Operation, time.Second)
 	clk.Advance(time.Second)

@@ -35,10 +35,10 @@ type stressLedger struct {
 	ends    map[lease.ID]int
 	reasons map[lease.ID]lease.EndReason
 	endKeys map[lease.ID][]string
-	// onExpire counts WithOnExpire calls; lastExpiry is the ExpiresAt of
+	// onExpire counts the expiry subscriber's calls; lastExpiry is the ExpiresAt of
 	// the latest expiry seen by each hook, which must never go back.
 	onExpire     map[lease.ID]int
-	lastExpiry   [2]time.Time // 0: OnEnd, 1: WithOnExpire
+	lastExpiry   [2]time.Time // 0: OnEnd, 1: the expiry subscriber
 	revokedKeys  map[lease.ID][]string
 	revokeCalled map[lease.ID]bool
 }
@@ -104,7 +104,7 @@ func (g *stressLedger) onEnd(l lease.Lease, reason lease.EndReason) {
 	}
 }
 
-// expireHook is the WithOnExpire hook.
+// expireHook is the expiry subscriber (onExpired).
 func (g *stressLedger) expireHook(l lease.Lease) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -117,9 +117,9 @@ func (g *stressLedger) check(t *testing.T, s *lease.Service) {
 	t.Helper()
 	// Read the service before taking g.mu: a call may settle an expiry,
 	// whose hooks take g.mu.
-	list := s.List()
+	list := mustList(t, s)
 	count := s.ActiveCount()
-	kvs := s.Scan("", 0)
+	kvs := mustScan(t, s, "", 0)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 
@@ -144,7 +144,7 @@ func (g *stressLedger) check(t *testing.T, s *lease.Service) {
 		}
 		expired := g.ends[id] == 1 && g.reasons[id] == lease.EndExpired
 		if want := map[bool]int{true: 1, false: 0}[expired]; g.onExpire[id] != want {
-			t.Errorf("lease %d: WithOnExpire called %d times, want %d", id, g.onExpire[id], want)
+			t.Errorf("lease %d: expiry subscriber called %d times, want %d", id, g.onExpire[id], want)
 		}
 		if g.revokeCalled[id] {
 			assert.Equal(t, lease.EndRevoked, g.reasons[id], "lease %d", id)
@@ -273,8 +273,8 @@ func stressWorker(t *testing.T, s *lease.Service, g *stressLedger, w, ops int, s
 			_, err := s.Delete(ctx, key())
 			stressCode(t, "delete", err)
 		case 7:
-			_, _, _ = s.Get(key())
-			kvs := s.Scan("k/", 1+r.IntN(8))
+			_, _, _ = mustGet(t, s, key())
+			kvs := mustScan(t, s, "k/", 1+r.IntN(8))
 			if !slices.IsSortedFunc(kvs, func(a, b lease.KeyValue) int { return strings.Compare(a.Key, b.Key) }) {
 				t.Errorf("scan out of order: %v", kvs)
 			}
@@ -332,13 +332,13 @@ func runStress(t *testing.T, s *lease.Service, clk *leasetest.FakeClock, g *stre
 // revokeAll ends every active lease so each granted lease has ended.
 func revokeAll(t *testing.T, s *lease.Service, g *stressLedger) {
 	t.Helper()
-	for _, l := range s.List() {
+	for _, l := range mustList(t, s) {
 		ended, err := s.Revoke(ctx, l.ID)
 		require.NoError(t, err)
 		g.revoked(ended)
 	}
 	require.Zero(t, s.ActiveCount())
-	for _, kv := range s.Scan("", 0) {
+	for _, kv := range mustScan(t, s, "", 0) {
 		require.Zero(t, kv.LeaseID, "key %q outlived its lease", kv.Key)
 	}
 }
@@ -352,11 +352,12 @@ func TestStressConcurrentOperations(t *testing.T) {
 		)
 		g := newStressLedger(t)
 		log := &auditLog{}
-		s, clk := newService(t, lease.WithOnExpire(g.expireHook), lease.WithEndedCapacity(16),
-			lease.WithAuditCapacity(1<<16), lease.WithAuditSink(log.sink),
+		s, clk := newService(t, lease.WithEndedCapacity(16),
+			lease.WithAuditCapacity(1<<16), auditFunc(log.sink),
 			// Room for every decision: the check below wants them all
 			// in the sink, however far behind its delivery runs.
-			lease.WithSinkBuffer(1<<16))
+			lease.WithObserverBuffer(1<<16))
+		onExpired(s, g.expireHook)
 		defer s.OnEnd(g.onEnd)()
 
 		runStress(t, s, clk, g, workers, ops, seed)
@@ -437,16 +438,16 @@ func TestStressReentrantHooks(t *testing.T) {
 		s, clk := newService(t,
 			lease.WithEndedCapacity(32),
 			lease.WithAuditCapacity(256),
-			lease.WithOnExpire(func(l lease.Lease) {
-				g.expireHook(l)
-				react(l.ID)
-			}),
-			lease.WithAuditSink(func(d lease.Decision) {
-				_, _ = s.Info(d.LeaseID)
-				_, _, _ = s.Get("hook/free")
+			auditFunc(func(d lease.Decision) {
+				_, _ = s.Info(ctx, d.LeaseID)
+				_, _, _ = mustGet(t, s, "hook/free")
 				_ = s.ActiveCount()
 			}),
 		)
+		onExpired(s, func(l lease.Lease) {
+			g.expireHook(l)
+			react(l.ID)
+		})
 		defer s.OnEnd(func(l lease.Lease, reason lease.EndReason) {
 			g.onEnd(l, reason)
 			if reason == lease.EndRevoked {

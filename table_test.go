@@ -41,7 +41,7 @@ func TestOperationByState(t *testing.T) {
 			_, err := s.Revoke(ctx, id)
 			return err
 		},
-		"Info": func(s *lease.Service, id lease.ID) error { _, err := s.Info(id); return err },
+		"Info": func(s *lease.Service, id lease.ID) error { _, err := s.Info(ctx, id); return err },
 		"Put":  func(s *lease.Service, id lease.ID) error { return s.Put(ctx, "k", []byte("v"), id) },
 		"KeepAlive": func(s *lease.Service, id lease.ID) error {
 			_, err := s.KeepAlive(ctx, id)
@@ -82,7 +82,7 @@ func TestOperationByState(t *testing.T) {
 			require.ErrorAs(t, err, &le)
 			require.Equal(t, id, le.LeaseID)
 			require.Equal(t, rev, s.Revision(), "a refused operation changes nothing")
-			_, _, found := s.Get("k")
+			_, _, found := mustGet(t, s, "k")
 			require.False(t, found, "a refused Put stores nothing")
 		})
 	}
@@ -100,14 +100,14 @@ func TestHolderThroughKeepAlive(t *testing.T) {
 	_, err = s.KeepAlive(parent, l.ID)
 	require.NoError(t, err)
 	clk.Advance(time.Minute)
-	info, err := s.Info(l.ID)
+	info, err := s.Info(ctx, l.ID)
 	require.NoError(t, err)
 	require.Equal(t, "worker-9", info.Holder)
 	stop()
 	for range 10 {
 		clk.Advance(time.Second) // renewals stop; the lease expires
 	}
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	require.ErrorIs(t, err, lease.ErrExpired)
 	audit := s.Audit()
 	require.NotEmpty(t, audit)

@@ -35,12 +35,12 @@ func TestClockStepBackIsTimeStandingStill(t *testing.T) {
 	clk.step.Store(int64(-time.Hour))
 	clk.Advance(50 * time.Second) // the wall clock reads t0-1h+60s
 	assert.Equal(t, seen, s.Clock().Now(), "time stands still while the clock is behind")
-	_, err := s.Info(l.ID)
+	_, err := s.Info(ctx, l.ID)
 	require.NoError(t, err, "the lease has not expired: no service time passed")
 
 	clk.step.Store(0) // forward again: the wall reads t0+60s
 	assert.Equal(t, t0.Add(time.Minute), s.Clock().Now().UTC())
-	_, err = s.Info(l.ID)
+	_, err = s.Info(ctx, l.ID)
 	require.ErrorIs(t, err, lease.ErrExpired, "a step forward is honoured")
 }
 

@@ -17,7 +17,7 @@ func TestService(t *testing.T) {
 		clock := leasetest.NewFakeClock(time.Unix(1_700_000_000, 0))
 		svc := lease.Must(lease.New(lease.WithClock(clock)))
 		t.Cleanup(func() { require.NoError(t, svc.Close()) })
-		return lease.AsBackend(svc), clock
+		return svc, clock
 	})
 }
 
@@ -27,5 +27,5 @@ func TestServiceShared(t *testing.T) {
 	clock := leasetest.NewFakeClock(time.Unix(1_700_000_000, 0))
 	svc := lease.Must(lease.New(lease.WithClock(clock)))
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	backendtest.TestBackend(t, func(*testing.T) (lease.Backend, lease.Clock) { return lease.AsBackend(svc), clock })
+	backendtest.TestBackend(t, func(*testing.T) (lease.Backend, lease.Clock) { return svc, clock })
 }

@@ -53,8 +53,8 @@ func (o *Ours) Attach(id ID, key string, value []byte) error {
 
 // Holder returns the lease key is attached to.
 func (o *Ours) Holder(key string) (ID, bool) {
-	_, id, ok := o.svc.Get(key)
-	return ID(id), ok
+	_, id, ok, err := o.svc.Get(o.ctx, key)
+	return ID(id), ok && err == nil
 }
 
 // Use checks that the lease is active (Service.Use for Operation).
@@ -65,7 +65,7 @@ func (o *Ours) Use(id ID) error {
 
 // Deadline returns the lease's ExpiresAt; an ended lease is ErrUnknown.
 func (o *Ours) Deadline(id ID) (time.Time, error) {
-	l, err := o.svc.Info(lease.ID(id))
+	l, err := o.svc.Info(o.ctx, lease.ID(id))
 	if err != nil {
 		return time.Time{}, errors.Join(ErrUnknown, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/optcore"
+	"github.com/leasehold/lease/internal/sharedopt"
 )
 
 // Broker is the policy half of a work queue over a Store, the storage half:
@@ -32,7 +34,8 @@ type clocked interface{ Clock() lease.Clock }
 // New returns a Broker over store, which it owns from then on: Close
 // closes it. Work runs its heartbeats and timers on the store's clock if
 // the store has a Clock method returning a lease.Clock (Memory has), else
-// on the WithClock option's, else on lease.SystemClock. A nil store or a
+// on the clock of lease.WithClock, else on lease.SystemClock; New refuses
+// lease.WithClock for a store with a clock of its own. A nil store or a
 // bad option (see Option) gets a *lease.Error with Code
 // lease.CodeInvalidArgument naming it, and no Broker; the store is then
 // not closed, since the Broker never owned it. Use lease.Must for a
@@ -42,22 +45,18 @@ func New(store Store, opts ...Option) (*Broker, error) {
 		return nil, invalid("New", "store", "must not be nil")
 	}
 	o := defaultOptions()
-	for _, opt := range opts {
-		if opt == nil {
-			o.refuse("Option", "option must not be nil")
-			continue
-		}
-		opt.apply(&o)
+	if r := optcore.Apply(&sharedopt.Target{Shared: &o.shared, Own: &o}, opts, Option.ApplyClaim); r != nil {
+		return nil, invalid("New", r.Option, r.Detail)
 	}
-	if o.bad != nil {
-		return nil, o.bad
-	}
-	clock := o.clock
+	o.report = sharedopt.Reporter(&o.shared)
+	clock := lease.SystemClock()
 	if c, ok := store.(clocked); ok {
+		if o.shared.HasClock {
+			return nil, invalid("New", "WithClock", "the store has its own clock (a Clock method, as Memory has), which the Broker reads; a second clock would disagree with it")
+		}
 		clock = c.Clock()
-	}
-	if clock == nil {
-		clock = lease.SystemClock()
+	} else if o.shared.HasClock {
+		clock = o.shared.Clock
 	}
 	return &Broker{store: store, clock: clock, opts: o, runs: make(map[*run]struct{}), done: make(chan struct{})}, nil
 }

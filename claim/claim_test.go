@@ -112,7 +112,7 @@ func TestCompleteRemovesTheItemForGood(t *testing.T) {
 	_, ok := lookup(t, b, it.ID)
 	assert.False(t, ok)
 	// The lease is revoked, not left to expire.
-	_, err := svc.Info(lease.ID(c.Ref.Token))
+	_, err := svc.Info(ctx, lease.ID(c.Ref.Token))
 	require.ErrorIs(t, err, lease.ErrAlreadyRevoked)
 	clk.Advance(time.Hour)
 	assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
@@ -128,7 +128,7 @@ func TestHeartbeatExtendsALiveClaim(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, t0.Add(20*time.Second+time.Minute), c2.ExpiresAt)
 	assert.Equal(t, c.Ref, c2.Ref)
-	l, err := svc.Info(lease.ID(c.Ref.Token))
+	l, err := svc.Info(ctx, lease.ID(c.Ref.Token))
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, l.TTL)
 
@@ -485,7 +485,7 @@ func TestClosed(t *testing.T) {
 	requireCode(t, err, lease.CodeClosed, lease.ErrClosed)
 	requireCode(t, b.Cancel(ctx, q, 1), lease.CodeClosed, lease.ErrClosed)
 	requireCode(t, b.Snooze(ctx, c, 0), lease.CodeClosed, lease.ErrClosed)
-	_, err = svc.Info(lease.ID(c.Ref.Token))
+	_, err = svc.Info(ctx, lease.ID(c.Ref.Token))
 	require.NoError(t, err, "the claim's lease is left to expire")
 }
 

@@ -5,7 +5,7 @@
 // field), fills defaults ([WithMaxAttempts]), computes backoff with
 // optional jitter ([Backoff], [WithJitter]), decides when a failed item is
 // dead (its claim was its last attempt), applies the panic policy
-// ([WithPanicHandler]) and runs handlers ([Broker.Work]). The Store keeps
+// ([lease.WithPanicHandler]) and runs handlers ([Broker.Work]). The Store keeps
 // items, claims, attempts and dead letters, and measures every deadline on
 // its own clock; the Broker only passes it durations. [Memory], made by
 // [NewMemory], is the in-process store: each claim is a lease of one
@@ -53,8 +53,8 @@
 // over a Memory runs Work's heartbeats and timers on that clock too.
 //
 // Panics. A panicking user callback (a Work handler, the jitter function,
-// the error hook of [WithErrorHook]) is recovered and reported to the handler set by [WithPanicHandler]
-// (lease.LogPanic by default), and the Broker goes on as if the callback
+// the error hook of [WithErrorHook]) is recovered and reported to the
+// handler set by [lease.WithPanicHandler] (logged by default), and the Broker goes on as if the callback
 // had returned: the handler's item is failed, the jitter is skipped.
 //
 // Memory follows the items held, not the most ever held: a drained queue is

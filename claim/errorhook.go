@@ -33,7 +33,7 @@ type HandlerFailure struct {
 // a context that carries the handler's values but is never cancelled; its
 // slot takes the next item meanwhile, so a slow hook delays only the next
 // settlement. A panic in h is reported to the panic handler (Callback
-// "error hook", see WithPanicHandler) and Work goes on. New returns an
+// "error hook", see lease.WithPanicHandler) and Work goes on. New returns an
 // error if h is nil.
 func WithErrorHook(h func(ctx context.Context, f HandlerFailure)) Option {
 	return optionFunc(func(o *options) {

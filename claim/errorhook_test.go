@@ -37,7 +37,7 @@ func (h *hookRecorder) hook(ctx context.Context, f claim.HandlerFailure) {
 func TestErrorHookSeesEveryFailureAfterItsSettlement(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &hookRecorder{}
-		b, _ := newRealBroker(t, claim.WithErrorHook(rec.hook), claim.WithPanicHandler(func(*lease.PanicError) {}))
+		b, _ := newRealBroker(t, claim.WithErrorHook(rec.hook), lease.WithPanicHandler(func(*lease.PanicError) {}))
 		rec.b = b
 		errDown := errors.New("database down")
 		snoozed := false
@@ -104,7 +104,7 @@ func TestErrorHookThatPanicsFollowsThePanicPolicy(t *testing.T) {
 		)
 		b, _ := newRealBroker(t,
 			claim.WithErrorHook(func(context.Context, claim.HandlerFailure) { panic("hook broke") }),
-			claim.WithPanicHandler(func(p *lease.PanicError) {
+			lease.WithPanicHandler(func(p *lease.PanicError) {
 				mu.Lock()
 				defer mu.Unlock()
 				panics = append(panics, p)

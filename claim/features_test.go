@@ -494,7 +494,7 @@ func TestWorkRetriesAClaimThatFailed(t *testing.T) {
 		clk := leasetest.NewFakeClock(t0)
 		svc := lease.Must(lease.New(lease.WithClock(clk)))
 		store := &flakyStore{Store: lease.Must(claim.NewMemory(svc)), fails: 2, calls: make(chan struct{}, 100)}
-		b := lease.Must(claim.New(store, claim.WithClock(clk))) // the wrapper hides Memory's Clock
+		b := lease.Must(claim.New(store, lease.WithClock(clk))) // the wrapper hides Memory's Clock
 		t.Cleanup(func() {
 			require.NoError(t, b.Close())
 			require.NoError(t, svc.Close())

@@ -322,7 +322,7 @@ func (m *Memory) Settle(ctx context.Context, s Settlement) error {
 // cause matching ErrCancelled, and its lease is revoked.
 func (m *Memory) Cancel(ctx context.Context, queue string, id ItemID) error {
 	const op = "cancel"
-	if err := checkQueue(ctx, op, queue); err != nil {
+	if err := checkItemID(ctx, op, queue, id); err != nil {
 		return err
 	}
 	m.mu.Lock()

@@ -25,10 +25,15 @@ func (m *Memory) Counts(ctx context.Context, queue string) (Counts, error) {
 }
 
 // Lookup returns the item id as of now. A completed, cancelled or deleted
-// item gets an error matching ErrNotFound.
+// item gets an error matching ErrNotFound. ID 0, which no item has, is bad
+// input (field "id"), as it is to Cancel, RequeueDead, DeleteDead and
+// RetryNow.
 func (m *Memory) Lookup(ctx context.Context, id ItemID) (Item, error) {
 	const op = "lookup"
 	if err := checkContext(ctx, op); err != nil {
+		return Item{}, err
+	}
+	if err := checks.ID(op, uint64(id)); err != nil {
 		return Item{}, err
 	}
 	m.mu.Lock()
@@ -141,7 +146,7 @@ func (m *Memory) DeleteDead(ctx context.Context, queue string, id ItemID) error 
 // deadItem validates a dead-letter operation and returns its item and the
 // time with the lock held; on error the lock is released.
 func (m *Memory) deadItem(ctx context.Context, op, queue string, id ItemID) (*item, int64, error) {
-	if err := checkQueue(ctx, op, queue); err != nil {
+	if err := checkItemID(ctx, op, queue, id); err != nil {
 		return nil, 0, err
 	}
 	m.mu.Lock()
@@ -188,4 +193,13 @@ func (m *Memory) Notify(queue string) (ready <-chan struct{}, stop func()) {
 		qs.waiters--
 		m.retireIfUnused(qs)
 	}
+}
+
+// checkItemID checks the context, queue and ID of an operation on one item:
+// no item has ID 0, so it is bad input (field "id"), as in every store.
+func checkItemID(ctx context.Context, op, queue string, id ItemID) error {
+	if err := checkQueue(ctx, op, queue); err != nil {
+		return err
+	}
+	return checks.ID(op, uint64(id))
 }

@@ -8,7 +8,7 @@ var _ Retrier = (*Memory)(nil)
 // queue's waiters; see Retrier.
 func (m *Memory) RetryNow(ctx context.Context, queue string, id ItemID) (Item, error) {
 	const op = "retry_now"
-	if err := checkQueue(ctx, op, queue); err != nil {
+	if err := checkItemID(ctx, op, queue, id); err != nil {
 		return Item{}, err
 	}
 	m.mu.Lock()

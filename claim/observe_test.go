@@ -130,7 +130,7 @@ func TestObserverTracesWorkHandlers(t *testing.T) {
 func TestObserverPanicsAreReported(t *testing.T) {
 	var panics []*lease.PanicError
 	b, _, _ := newBroker(t, claim.WithObserver(claim.ObserverFunc(func(claim.Event) { panic("boom") })),
-		claim.WithPanicHandler(func(p *lease.PanicError) { panics = append(panics, p) }))
+		lease.WithPanicHandler(func(p *lease.PanicError) { panics = append(panics, p) }))
 	enqueue(t, b, q, "a")
 	c := claimOne(t, b, q, "w")
 	require.NoError(t, b.Complete(ctx, c))
@@ -150,7 +150,7 @@ func TestJoinedObservers(t *testing.T) {
 		first, second := &recorder{}, &recorder{}
 		bad := lease.ObserverFunc[claim.Event](func(claim.Event) { panic("observer failed") })
 		b, _ := newRealBroker(t, claim.WithObserver(lease.Observers(first, bad, second)),
-			claim.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
+			lease.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
 		seen := make(chan any, 1)
 		stop := startWork(t, b, claim.Worker{Queue: q, Owner: "w", Handler: func(ctx context.Context, c claim.Claim) error {
 			seen <- ctx.Value(tracedKey{})

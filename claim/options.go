@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/callback"
+	"github.com/leasehold/lease/internal/sharedopt"
 )
 
 // DefaultMaxAttempts is the number of claims an item gets before a failure
@@ -20,35 +21,36 @@ const DefaultMaxAttempts = 25
 // lease.CodeInvalidArgument whose Field names the first option given a
 // value it can never take (a nil function or clock, fewer than one
 // attempt).
+//
+// The clock, the panic handler and the logger are set by the options every
+// constructor of the module shares: lease.WithClock, lease.WithPanicHandler
+// and lease.WithLogger, which are Options too (see lease.SharedOption). The
+// method ApplyClaim takes a type internal to the module: only the module's
+// options implement Option.
 type Option interface {
-	apply(*options)
+	ApplyClaim(*sharedopt.Target)
 }
 
 type optionFunc func(*options)
 
-func (f optionFunc) apply(o *options) { f(o) }
+func (f optionFunc) ApplyClaim(t *sharedopt.Target) { f(t.Own.(*options)) }
 
 type options struct {
-	clock       lease.Clock
+	shared      sharedopt.Settings // lease.WithClock, WithPanicHandler, WithLogger
 	maxAttempts int
 	jitter      func(time.Duration) time.Duration
-	onPanic     func(*lease.PanicError)
+	report      callback.Report                       // to the panic handler, or the logger
 	observer    Observer                              // nil: none (WithObserver)
 	tracers     []HandlerTracer                       // the observer's, or those it joins (lease.Observers)
 	onError     func(context.Context, HandlerFailure) // nil: none (WithErrorHook)
-	bad         error                                 // the first option refused, reported by New
 }
 
 // refuse records that option was given a value it can never take, unless
 // an earlier option was refused already: New reports the first.
-func (o *options) refuse(option, detail string) {
-	if o.bad == nil {
-		o.bad = invalid("New", option, detail)
-	}
-}
+func (o *options) refuse(option, detail string) { o.shared.Refuse(option, detail) }
 
 func defaultOptions() options {
-	return options{maxAttempts: DefaultMaxAttempts, onPanic: lease.LogPanic}
+	return options{maxAttempts: DefaultMaxAttempts}
 }
 
 // WithMaxAttempts sets the default number of attempts of an item (default
@@ -71,7 +73,7 @@ func WithMaxAttempts(n int) Option {
 // f is called by Fail on the caller's goroutine, before the item is
 // requeued and outside the Broker's lock, so it may call the Broker; it
 // must be safe for concurrent use. A panic in f is reported to the panic
-// handler (see WithPanicHandler) and the delay without jitter is used.
+// handler (see lease.WithPanicHandler) and the delay without jitter is used.
 // Without WithJitter delays are deterministic. New returns an error if f
 // is nil.
 func WithJitter(f func(delay time.Duration) time.Duration) Option {
@@ -81,26 +83,6 @@ func WithJitter(f func(delay time.Duration) time.Duration) Option {
 			return
 		}
 		o.jitter = f
-	})
-}
-
-// WithPanicHandler sets the function that receives the panics recovered from
-// the Broker's user callbacks: Work handlers (Callback "work handler"), the
-// jitter function ("jitter"), the observer ("observer") and the error hook
-// ("error hook"). The default is lease.LogPanic. The module
-// treats every panicking callback alike: the panic is recovered and
-// reported, and the Broker goes on as if the callback had returned (a
-// handler's item is failed with reason "panic: " and the value; a jitter
-// function's delay is not jittered). h runs on the goroutine of the
-// callback that panicked, outside the Broker's lock; it must not panic
-// itself. New returns an error if h is nil.
-func WithPanicHandler(h func(*lease.PanicError)) Option {
-	return optionFunc(func(o *options) {
-		if h == nil {
-			o.refuse("WithPanicHandler", "handler must not be nil")
-			return
-		}
-		o.onPanic = h
 	})
 }
 
@@ -163,18 +145,4 @@ func Priority(p int) EnqueueOption {
 // between 0 and MaxTimeout; zero means the Worker's.
 func Timeout(d time.Duration) EnqueueOption {
 	return enqueueOptionFunc(func(o enqueueOptions) enqueueOptions { o.timeout = d; return o })
-}
-
-// WithClock sets the clock Work runs its heartbeats, handler timeouts and
-// stop timeout on, for a store that does not provide one (Memory does, its
-// service's, which takes precedence). The default is lease.SystemClock.
-// New returns an error if c is nil.
-func WithClock(c lease.Clock) Option {
-	return optionFunc(func(o *options) {
-		if c == nil {
-			o.refuse("WithClock", "clock must not be nil")
-			return
-		}
-		o.clock = c
-	})
 }

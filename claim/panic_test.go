@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/leasetest"
 )
@@ -16,7 +17,7 @@ import (
 func TestWorkHandlerPanicIsReportedAndFailsTheItem(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p leasetest.PanicRecorder
-		b, svc := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(p.Handle))
+		b, svc := newRealBroker(t, claim.WithMaxAttempts(1), lease.WithPanicHandler(p.Handle))
 		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(_ context.Context, c claim.Claim) error {
 			if string(c.Payload) == "panic" {
 				panic("kaboom")
@@ -79,7 +80,7 @@ func TestJitterIsCalledOutsideTheLock(t *testing.T) {
 // carries on.
 func TestPanickingJitterIsReportedAndTheBackoffUsed(t *testing.T) {
 	var p leasetest.PanicRecorder
-	b, _, clk := newBroker(t, claim.WithPanicHandler(p.Handle), claim.WithJitter(func(time.Duration) time.Duration {
+	b, _, clk := newBroker(t, lease.WithPanicHandler(p.Handle), claim.WithJitter(func(time.Duration) time.Duration {
 		panic("bad jitter")
 	}))
 	it := enqueue(t, b, q, "p")

@@ -387,7 +387,7 @@ func TestPeriodicTellsTheObserverOfSkippedTicks(t *testing.T) {
 				defer mu.Unlock()
 				skipped = append(skipped, e)
 			}
-		})), claim.WithPanicHandler(func(*lease.PanicError) { panics.Add(1) }))
+		})), lease.WithPanicHandler(func(*lease.PanicError) { panics.Add(1) }))
 		require.NoError(t, err)
 		defer func() { require.NoError(t, b.Close()) }()
 		e, err := election.New(lease.Must(lock.NewMemory(svc)), "periodic")

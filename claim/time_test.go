@@ -29,7 +29,7 @@ func TestWallClockSteppingBackNeverHandsAnItemOutTwice(t *testing.T) {
 
 	again, err := b.Claim(ctx, q, "w2", 1, ttl)
 	require.NoError(t, err)
-	l, infoErr := svc.Info(lease.ID(first.Ref.Token))
+	l, infoErr := svc.Info(ctx, lease.ID(first.Ref.Token))
 	require.NoError(t, infoErr, "the first claim's lease is live")
 	assert.Empty(t, again, "claimed twice while the lease %d (until %s) is live", l.ID, l.ExpiresAt)
 	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
@@ -38,7 +38,7 @@ func TestWallClockSteppingBackNeverHandsAnItemOutTwice(t *testing.T) {
 	// the service's time, and only then is the item handed out again.
 	clk.Advance(time.Hour + ttl - 1)
 	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))
-	_, err = svc.Info(lease.ID(first.Ref.Token))
+	_, err = svc.Info(ctx, lease.ID(first.Ref.Token))
 	require.NoError(t, err)
 	clk.Advance(1)
 	assert.Equal(t, counts(1, 0, 0, 0), countsOf(t, b, q))

@@ -173,7 +173,7 @@ func TestOverlappingHeartbeats(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, errIn)
 			require.True(t, nested)
-			l, err := svc.Info(lease.ID(c.Ref.Token))
+			l, err := svc.Info(ctx, lease.ID(c.Ref.Token))
 			require.NoError(t, err)
 			require.Equal(t, t0.Add(tt.inner), l.ExpiresAt, "the service applied the inner heartbeat last")
 

@@ -421,5 +421,5 @@ func (b *Broker) call(name string, f func()) (panicked bool) {
 }
 
 func (b *Broker) reportPanic(name string, value any, stack []byte) {
-	b.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
+	b.opts.report(name, value, stack)
 }

@@ -107,7 +107,7 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 		<-time.After(5 * d)
 		synctest.Wait()
 		assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q), "still claimed long after its first lease")
-		l, err := svc.Info(lease.ID(c.Ref.Token))
+		l, err := svc.Info(ctx, lease.ID(c.Ref.Token))
 		require.NoError(t, err)
 		assert.Equal(t, start.Add(5*d+d), l.ExpiresAt, "renewed every d/3, the last one just now")
 		assert.Equal(t, start.Add(5*d), l.RenewedAt)
@@ -125,7 +125,7 @@ func TestWorkHeartbeatsWhileTheHandlerRuns(t *testing.T) {
 func TestWorkFailsOnErrorOrPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var reported leasetest.PanicRecorder
-		b, _ := newRealBroker(t, claim.WithMaxAttempts(1), claim.WithPanicHandler(reported.Handle))
+		b, _ := newRealBroker(t, claim.WithMaxAttempts(1), lease.WithPanicHandler(reported.Handle))
 		stop := startWork(t, b, claim.Worker{Queue: q, Handler: func(_ context.Context, c claim.Claim) error {
 			switch string(c.Payload) {
 			case "error":
@@ -320,7 +320,7 @@ func TestWorkHeartbeatsOnTheFakeClock(t *testing.T) {
 	for range 10 {
 		clk.Advance(time.Second)
 	}
-	l, err := svc.Info(lease.ID(c.Ref.Token))
+	l, err := svc.Info(ctx, lease.ID(c.Ref.Token))
 	require.NoError(t, err, "renewed every second")
 	assert.Equal(t, t0.Add(13*time.Second), l.ExpiresAt)
 	assert.Equal(t, counts(0, 0, 1, 0), countsOf(t, b, q))

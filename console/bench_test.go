@@ -38,7 +38,7 @@ func benchConsole(b *testing.B, n int) http.Handler {
 		_, err := broker.Enqueue(ctx, "small-"+strconv.Itoa(q), []byte("x"))
 		require.NoError(b, err)
 	}
-	return console.New(console.Config{Service: svc, Broker: broker, Recorder: console.NewRecorder(svc.Clock())})
+	return lease.Must(console.New(console.Config{Service: svc, Broker: broker, Recorder: console.NewRecorder(svc.Clock())}))
 }
 
 // BenchmarkPages renders the queues page and a page of a 100k-item queue's

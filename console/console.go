@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -59,9 +60,8 @@ type Config struct {
 	// Actions switches the actions on. Without it the console is read-only
 	// and refuses every POST with 403.
 	Actions bool
-	// Authorize decides whether a request may act. With Actions on and no
-	// Authorize, every action is refused: the embedding program says who
-	// may act.
+	// Authorize decides whether a request may act; New refuses Actions
+	// without it: the embedding program says who may act.
 	Authorize func(*http.Request) bool
 	// PageSize is the rows per page (DefaultPageSize when 0, at most
 	// MaxPageSize); BulkLimit the most items one bulk action touches
@@ -81,19 +81,42 @@ type Handler struct {
 	actions http.Handler // the action endpoint behind cross-origin protection
 }
 
-// New returns the console's Handler for cfg.
-func New(cfg Config) *Handler {
+// New returns the console's Handler for cfg, or an error naming the field
+// of cfg that is wrong: a Config with no source at all (no Service, Broker,
+// Locks or Elections), a negative or too large PageSize, BulkLimit or
+// PayloadLimit, a nil Elections entry, or Actions without Authorize (an
+// action must be authorized by the embedding program). The errors are
+// *lease.Error values with code LS_INVALID_ARGUMENT.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Service == nil && cfg.Broker == nil && cfg.Locks == nil && len(cfg.Elections) == 0 {
+		return nil, invalidConfig("Service", "no source: set at least one of Service, Broker, Locks and Elections")
+	}
+	if cfg.Actions && cfg.Authorize == nil {
+		return nil, invalidConfig("Authorize", "must be set when Actions is on: the embedding program says who may act")
+	}
+	for i, e := range cfg.Elections {
+		if e == nil {
+			return nil, invalidConfig(fmt.Sprintf("Elections[%d]", i), "must not be nil")
+		}
+	}
 	cfg.Queues = append([]string(nil), cfg.Queues...)
 	cfg.Elections = append([]*election.Election(nil), cfg.Elections...)
-	bound := func(n *int, def, most int) {
-		if *n <= 0 {
-			*n = def
+	for _, b := range []struct {
+		field     string
+		n         *int
+		def, most int
+	}{
+		{"PageSize", &cfg.PageSize, DefaultPageSize, MaxPageSize},
+		{"BulkLimit", &cfg.BulkLimit, DefaultBulkLimit, MaxPageSize},
+		{"PayloadLimit", &cfg.PayloadLimit, DefaultPayloadLimit, 1 << 30},
+	} {
+		switch {
+		case *b.n < 0 || *b.n > b.most:
+			return nil, invalidConfig(b.field, fmt.Sprintf("%d is not between 0 (the default, %d) and %d", *b.n, b.def, b.most))
+		case *b.n == 0:
+			*b.n = b.def
 		}
-		*n = min(*n, most)
 	}
-	bound(&cfg.PageSize, DefaultPageSize, MaxPageSize)
-	bound(&cfg.BulkLimit, DefaultBulkLimit, MaxPageSize)
-	bound(&cfg.PayloadLimit, DefaultPayloadLimit, 1<<30)
 	if cfg.Now == nil {
 		if cfg.Service != nil {
 			cfg.Now = cfg.Service.Clock().Now
@@ -103,7 +126,12 @@ func New(cfg Config) *Handler {
 	}
 	h := &Handler{cfg: cfg}
 	h.actions = http.NewCrossOriginProtection().Handler(http.HandlerFunc(h.serveAction))
-	return h
+	return h, nil
+}
+
+// invalidConfig is the error of New for a wrong field of Config.
+func invalidConfig(field, detail string) error {
+	return &lease.Error{Package: "console", Code: lease.CodeInvalidArgument, Op: "new", Field: field, Detail: detail}
 }
 
 // ServeHTTP routes a request to its page: "/" (queues), "/queue", "/item",

@@ -16,7 +16,9 @@
 // Forbidden otherwise, changing nothing. It links relatively, so it works
 // mounted under any prefix:
 //
-//	mux.Handle("/ops/", http.StripPrefix("/ops", console.New(console.Config{Broker: broker})))
+//	ops, err := console.New(console.Config{Broker: broker})
+//	if err != nil { ... }
+//	mux.Handle("/ops/", http.StripPrefix("/ops", ops))
 //
 // Every page does a bounded amount of work: each table is one call to its
 // source, limited to a page of rows.

@@ -36,13 +36,17 @@ func ExampleNew() {
 	}
 	defer broker.Close()
 
-	mux.Handle("/ops/", http.StripPrefix("/ops", console.New(console.Config{
+	ops, err := console.New(console.Config{
 		Service:   svc,
 		Broker:    broker,
 		Recorder:  rec,
 		Actions:   true,
 		Authorize: isOperator,
-	})))
+	})
+	if err != nil {
+		panic(err)
+	}
+	mux.Handle("/ops/", http.StripPrefix("/ops", ops))
 
 	if _, err := broker.Enqueue(context.Background(), "emails", []byte(`{"to":"alice"}`)); err != nil {
 		panic(err)

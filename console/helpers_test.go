@@ -44,7 +44,7 @@ func newEnv(t testing.TB, cfg console.Config) *env {
 	require.NoError(t, mem.SetRetention(claim.StandardRetention))
 	e.broker = lease.Must(claim.New(mem, claim.WithObserver(e.rec), claim.WithMaxAttempts(2)))
 	cfg.Service, cfg.Broker, cfg.Recorder = e.svc, e.broker, e.rec
-	e.srv = httptest.NewServer(console.New(cfg))
+	e.srv = httptest.NewServer(lease.Must(console.New(cfg)))
 	t.Cleanup(func() {
 		e.srv.Close()
 		require.NoError(t, e.broker.Close())

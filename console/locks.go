@@ -160,7 +160,10 @@ func (h *Handler) leasesPage(r *http.Request) (LeasesPage, error) {
 		p.After = lease.ID(n)
 	}
 	p.Total = svc.ActiveCount()
-	page := svc.ListAfter(p.After, h.cfg.PageSize+1)
+	page, err := svc.ListAfter(r.Context(), p.After, h.cfg.PageSize+1)
+	if err != nil {
+		return p, err
+	}
 	if len(page) > h.cfg.PageSize {
 		page = page[:h.cfg.PageSize]
 		p.Next = page[len(page)-1].ID

@@ -45,7 +45,7 @@ func TestLocksPageShowsWaitersAndCandidates(t *testing.T) {
 		synctest.Wait()
 		<-time.After(5 * time.Second)
 
-		h := console.New(console.Config{Service: svc, Locks: locks, Elections: []*election.Election{el}})
+		h := lease.Must(console.New(console.Config{Service: svc, Locks: locks, Elections: []*election.Election{el}}))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/locks?format=json", nil))
 		require.Equal(t, http.StatusOK, w.Code)

@@ -51,12 +51,11 @@ func TestPagesWithoutASourceAreLeftOut(t *testing.T) {
 		"broker":    {console.Config{Broker: broker}, []string{"queues"}},
 		"locks":     {console.Config{Locks: locks}, []string{"locks"}},
 		"elections": {console.Config{Elections: []*election.Election{el}}, []string{"locks"}},
-		"nothing":   {console.Config{}, nil},
 		"all": {console.Config{Service: svc, Broker: broker, Locks: locks, Elections: []*election.Election{el}},
 			[]string{"queues", "locks", "leases", "audit"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv := httptest.NewServer(console.New(c.cfg))
+			srv := httptest.NewServer(lease.Must(console.New(c.cfg)))
 			defer srv.Close()
 			e := &env{srv: srv}
 			for path, page := range paths {
@@ -154,3 +153,29 @@ func TestPauseSaysWhatHappened(t *testing.T) {
 }
 
 func itemID(it claim.Item) string { return strconv.FormatUint(uint64(it.ID), 10) }
+
+// TestNewRefusesABadConfig: a Config that cannot serve is refused with the
+// field it gets wrong, instead of a console that answers nothing or refuses
+// every action.
+func TestNewRefusesABadConfig(t *testing.T) {
+	svc := lease.Must(lease.New())
+	defer svc.Close()
+	allow := func(*http.Request) bool { return true }
+	for field, cfg := range map[string]console.Config{
+		"Service":      {},
+		"Authorize":    {Service: svc, Actions: true},
+		"Elections[0]": {Service: svc, Elections: []*election.Election{nil}},
+		"PageSize":     {Service: svc, PageSize: -1},
+		"BulkLimit":    {Service: svc, BulkLimit: console.MaxPageSize + 1, Actions: true, Authorize: allow},
+		"PayloadLimit": {Service: svc, PayloadLimit: -5},
+	} {
+		h, err := console.New(cfg)
+		assert.Nil(t, h, field)
+		var le *lease.Error
+		if assert.ErrorAs(t, err, &le, field) {
+			assert.Equal(t, lease.CodeInvalidArgument, le.Code, field)
+			assert.Equal(t, field, le.Field)
+			assert.Equal(t, "console", le.Package, field)
+		}
+	}
+}

@@ -69,6 +69,9 @@ func New(client *clientv3.Client, opts ...Option) (*Provider, error) {
 	}
 	c := defaultConfig()
 	for _, o := range opts {
+		if o == nil {
+			return nil, invalid("new", "Option", "option must not be nil")
+		}
 		o.apply(&c)
 	}
 	switch {

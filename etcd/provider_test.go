@@ -25,6 +25,7 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		{"nil client", nil, nil, "client"},
 		{"empty prefix", testClient, []Option{WithPrefix("")}, "prefix"},
 		{"nil clock", testClient, []Option{WithClock(nil)}, "clock"},
+		{"nil option", testClient, []Option{nil}, "Option"},
 	}
 	for _, c := range cases {
 		t.Run(c.what, func(t *testing.T) {

@@ -22,8 +22,8 @@ import (
 func TestReleaseErrorHandlerPanic(t *testing.T) {
 	f := newFixture(t)
 	var panics leasetest.PanicRecorder
-	m := newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lock.WithClock(f.clock),
-		lock.WithPanicHandler(panics.Handle),
+	m := newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lease.WithClock(f.clock),
+		lease.WithPanicHandler(panics.Handle),
 		lock.WithReleaseErrorHandler(func(lock.Lease, error) { panic("boom") }))
 	for range 2 {
 		assert.NotPanics(t, func() {
@@ -48,7 +48,7 @@ func TestDefaultPanicHandlerLogs(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	defer slog.SetDefault(old)
 	f := newFixture(t)
-	m := newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lock.WithClock(f.clock),
+	m := newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lease.WithClock(f.clock),
 		lock.WithReleaseErrorHandler(func(lock.Lease, error) { panic(errors.New("handler failed")) }))
 	_, err := m.TryLock(context.Background(), "job", func(context.Context, lock.Lease) error { return nil })
 	assert.NoError(t, err)
@@ -62,7 +62,7 @@ func TestDefaultPanicHandlerLogs(t *testing.T) {
 // reported, and retried; the retry that succeeds keeps the lock.
 func TestProviderRenewPanic(t *testing.T) {
 	var panics leasetest.PanicRecorder
-	f := newFixture(t, lock.WithPanicHandler(panics.Handle), lock.WithRetryInterval(time.Second))
+	f := newFixture(t, lease.WithPanicHandler(panics.Handle), lock.WithRetryInterval(time.Second))
 	_, err := f.m.TryLock(context.Background(), "job", func(ctx context.Context, l lock.Lease) error {
 		f.p.setRenew(func(context.Context, []lock.Lease, time.Duration) ([]lock.Lease, error) { panic("renew exploded") })
 		assert.NotPanics(t, func() { f.clock.Advance(testLease / 3) })
@@ -86,8 +86,8 @@ func TestPanicHandlerReentrant(t *testing.T) {
 	var m *lock.Manager
 	var inner bool
 	var innerErr error
-	m = newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lock.WithClock(f.clock),
-		lock.WithPanicHandler(func(*lease.PanicError) {
+	m = newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lease.WithClock(f.clock),
+		lease.WithPanicHandler(func(*lease.PanicError) {
 			if !inner {
 				inner = true
 				_, innerErr = m.TryLock(context.Background(), "other", func(context.Context, lock.Lease) error { return nil })

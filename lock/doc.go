@@ -33,13 +33,13 @@
 // Memory, whose time is its service's) counts on that time base, so the
 // Manager and the leases agree on every instant even when the wall clock
 // steps back. A Manager over another provider counts on the clock given
-// with [WithClock] (the system's by default), read so that it never runs
+// with [lease.WithClock] (the system's by default), read so that it never runs
 // backwards.
 //
 // Callbacks (the release-error handler, the provider's Renew when a timer
 // calls it, the service's notifications) never run under a lock of this
 // package, so they may call back into it. A callback that panics is
-// recovered and reported to the Manager's panic handler ([WithPanicHandler],
-// lease.LogPanic by default), and the Manager goes on as if it had
+// recovered and reported to the Manager's panic handler
+// ([lease.WithPanicHandler]; logged by default), and the Manager goes on as if it had
 // returned.
 package lock

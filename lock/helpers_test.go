@@ -106,7 +106,7 @@ func newFixture(t *testing.T, opts ...lock.Option) *fixture {
 	mem := lease.Must(lock.NewMemory(svc))
 	p := &scripted{Provider: mem}
 	mc := &countingClock{FakeClock: clock}
-	opts = append([]lock.Option{lock.WithClock(mc), lock.WithLeaseDuration(testLease), lock.WithExecutionID("me")}, opts...)
+	opts = append([]lock.Option{lease.WithClock(mc), lock.WithLeaseDuration(testLease), lock.WithExecutionID("me")}, opts...)
 	return &fixture{clock: clock, mc: mc, mem: mem, p: p, m: newManager(t, p, opts...)}
 }
 

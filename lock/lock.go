@@ -51,7 +51,7 @@ type Provider interface {
 // this process, such as Memory, whose leases expire on its service's time.
 // A Manager over such a provider reads time from it, so that it counts
 // renewals and safety deadlines on the very time the leases expire on, and
-// NewManager refuses WithClock for it. A provider that wraps one should
+// NewManager refuses lease.WithClock for it. A provider that wraps one should
 // implement TimeBase too, by forwarding (embedding *Memory does). Clock
 // may be called from any goroutine.
 type TimeBase interface {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/lockkit"
+	"github.com/leasehold/lease/internal/optcore"
 	"github.com/leasehold/lease/internal/renewal"
+	"github.com/leasehold/lease/internal/sharedopt"
 )
 
 // Manager runs functions under locks of a Provider, holding them as one
@@ -18,7 +20,7 @@ import (
 // runs, and releases when it returns.
 //
 // A Manager starts no goroutine of its own: renewals run as callbacks of
-// its clock (its provider's time base, or the clock of WithClock), so with
+// its clock (its provider's time base, or the clock of lease.WithClock), so with
 // a leasetest.FakeClock they run inside Advance, and no callback outlives
 // the TryLock or Do that armed it.
 //
@@ -36,7 +38,7 @@ type Manager struct {
 // values. It refuses
 //
 //   - a nil provider;
-//   - WithClock for a provider that has its own time base (a TimeBase,
+//   - lease.WithClock for a provider that has its own time base (a TimeBase,
 //     such as Memory): the Manager must count on the time the leases
 //     expire on, not on a second clock;
 //   - a lease so short that its renewal interval, a third of it, rounds to
@@ -57,18 +59,16 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 	if provider == nil {
 		return nil, invalid(opNewManager, "provider", "must not be nil")
 	}
-	o := managerOptions{duration: DefaultLeaseDuration, margin: -1, onPanic: lease.LogPanic}
-	for _, opt := range opts {
-		opt.apply(&o)
+	o := managerOptions{duration: DefaultLeaseDuration, margin: -1}
+	if r := optcore.Apply(&sharedopt.Target{Shared: &o.shared, Own: &o}, opts, Option.ApplyLock); r != nil {
+		return nil, invalid(opNewManager, r.Option, r.Detail)
 	}
-	if o.bad != nil {
-		return nil, o.bad
-	}
-	clock, err := managerClock(provider, o.clock)
+	clock, err := managerClock(provider, o.shared.Clock)
 	if err != nil {
 		return nil, err
 	}
 	o.clock = clock
+	o.report = sharedopt.Reporter(&o.shared)
 	if o.margin < 0 {
 		o.margin = renewal.DefaultMargin(o.duration) // always fits: Validate checks it all the same
 	}
@@ -102,7 +102,7 @@ const opNewManager = "NewManager"
 
 // managerClock returns the clock a Manager over p times its renewals on:
 // p's time base if it has one, and otherwise a never-backwards view of the
-// clock given with WithClock (nil if none was), by default the system's.
+// clock given with lease.WithClock (nil if none was), by default the system's.
 func managerClock(p Provider, given lease.Clock) (lease.Clock, error) {
 	tb, ok := p.(TimeBase)
 	switch {
@@ -131,7 +131,7 @@ var optionOf = [...]string{
 // reportPanic reports a panic recovered from a callback to the panic
 // handler.
 func (m *Manager) reportPanic(name string, value any, stack []byte) {
-	m.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
+	m.opts.report(name, value, stack)
 }
 
 // ExecutionID returns the executionID the Manager holds locks as.

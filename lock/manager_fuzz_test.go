@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 )
@@ -89,7 +90,7 @@ func FuzzManagerTiming(f *testing.F) {
 		script = script[1:]
 		clock := leasetest.NewFakeClock(epoch)
 		p := &outcomes{clock: clock, script: script}
-		m := newManager(t, p, lock.WithClock(clock), lock.WithLeaseDuration(30*time.Second))
+		m := newManager(t, p, lease.WithClock(clock), lock.WithLeaseDuration(30*time.Second))
 		const horizon = 5 * time.Minute
 		end := (horizon + step - 1) / step * step // where fn's last step lands
 		wantCalls, wantLost := managerModel(script, end)

@@ -221,7 +221,7 @@ func TestReleaseErrorHandler(t *testing.T) {
 	f := newFixture(t)
 	failed := errors.New("release failed")
 	p := &failingRelease{Provider: f.p, err: failed}
-	m := newManager(t, p, lock.WithClock(f.clock), lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { got = append(got, err) }))
+	m := newManager(t, p, lease.WithClock(f.clock), lock.WithReleaseErrorHandler(func(_ lock.Lease, err error) { got = append(got, err) }))
 	acquired, err := m.TryLock(context.Background(), "job", func(context.Context, lock.Lease) error { return nil })
 	assert.True(t, acquired)
 	assert.NoError(t, err, "a failed release does not fail the run")
@@ -274,11 +274,11 @@ func TestBadOptionsRefusedByNewManager(t *testing.T) {
 		{"WithLeaseDuration", func() lock.Option { return lock.WithLeaseDuration(0) }},
 		{"WithLeaseDuration", func() lock.Option { return lock.WithLeaseDuration(-time.Second) }},
 		{"WithExecutionID", func() lock.Option { return lock.WithExecutionID("") }},
-		{"WithClock", func() lock.Option { return lock.WithClock(nil) }},
+		{"WithClock", func() lock.Option { return lease.WithClock(nil) }},
 		{"WithSafetyMargin", func() lock.Option { return lock.WithSafetyMargin(-1) }},
 		{"WithRetryInterval", func() lock.Option { return lock.WithRetryInterval(0) }},
 		{"WithReleaseErrorHandler", func() lock.Option { return lock.WithReleaseErrorHandler(nil) }},
-		{"WithPanicHandler", func() lock.Option { return lock.WithPanicHandler(nil) }},
+		{"WithPanicHandler", func() lock.Option { return lease.WithPanicHandler(nil) }},
 		{"WithObserver", func() lock.Option { return lock.WithObserver(nil) }},
 	}
 	svc := lease.Must(lease.New())
@@ -310,7 +310,7 @@ func TestNewManagerRejects(t *testing.T) {
 		detail   string // a part of the detail
 	}{
 		{"nil provider", nil, nil, "provider", "must not be nil"},
-		{"a second clock for a provider with a time base", mem, []lock.Option{lock.WithClock(lease.SystemClock())},
+		{"a second clock for a provider with a time base", mem, []lock.Option{lease.WithClock(lease.SystemClock())},
 			"WithClock", "the provider has its own time base"},
 		{"a time base that is nil", nilBase{mem}, nil, "provider", "its Clock (TimeBase) returned nil"},
 		{"margin >= duration", mem, []lock.Option{d(time.Second), lock.WithSafetyMargin(time.Second)}, "WithSafetyMargin", "safety margin 1s"},

@@ -54,7 +54,7 @@ func NewMemory(svc *lease.Service, opts ...MemoryOption) (*Memory, error) {
 		return nil, o.bad
 	}
 	return &Memory{svc: svc, locks: keylock.New(keylock.Config{
-		Backend: lease.AsBackend(svc),
+		Backend: svc,
 		Clock:   svc.Clock(),
 		Done:    svc.Done(),
 		Package: "lock",

@@ -95,7 +95,7 @@ func TestObserverPanicIsReported(t *testing.T) {
 	var panics []*lease.PanicError
 	var mu sync.Mutex
 	f := newFixture(t, lock.WithObserver(lock.ObserverFunc(func(lock.Event) { panic("boom") })),
-		lock.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
+		lease.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
 	ok, err := f.m.TryLock(context.Background(), "jobs", func(context.Context, lock.Lease) error { return nil })
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -157,7 +157,7 @@ func TestJoinedObservers(t *testing.T) {
 		return namedTracer{r, func(what string) { mu.Lock(); order = append(order, what+" "+name); mu.Unlock() }}
 	}
 	f := newFixture(t, lock.WithObserver(lease.Observers(tracing("outer", outer), bad, tracing("inner", inner))),
-		lock.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
+		lease.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
 	ok, err := f.m.TryLock(context.Background(), "jobs", func(ctx context.Context, _ lock.Lease) error {
 		assert.Equal(t, "jobs", ctx.Value(holdKey{}), "the function runs in the tracers' context")
 		return nil

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/callback"
+	"github.com/leasehold/lease/internal/sharedopt"
 )
 
 // Option configures a Manager. Options are plain values, safe to share and
@@ -16,39 +18,41 @@ import (
 // can never be valid (a duration that is not positive, an empty execution
 // ID, a nil clock or function) and for a configuration whose values do not
 // work together or with the provider. See NewManager for the rules.
+//
+// The clock, the panic handler and the logger are set by the options every
+// constructor of the module shares: lease.WithClock, lease.WithPanicHandler
+// and lease.WithLogger, which are Options too (see lease.SharedOption). The
+// method ApplyLock takes a type internal to the module: only the module's
+// options implement Option.
 type Option interface {
-	apply(*managerOptions)
+	ApplyLock(*sharedopt.Target)
 }
 
 type optionFunc func(*managerOptions)
 
-func (f optionFunc) apply(o *managerOptions) { f(o) }
+func (f optionFunc) ApplyLock(t *sharedopt.Target) { f(t.Own.(*managerOptions)) }
 
 // DefaultLeaseDuration is a Manager's lease duration unless
 // WithLeaseDuration says otherwise.
 const DefaultLeaseDuration = 30 * time.Second
 
 type managerOptions struct {
+	shared         sharedopt.Settings // lease.WithClock, WithPanicHandler, WithLogger
 	duration       time.Duration
 	margin         time.Duration // < 0: duration/10
 	retry          time.Duration // 0: duration/10
 	executionID    string        // "": a random one
-	clock          lease.Clock   // nil: the provider's time base, or the system clock
+	clock          lease.Clock   // the provider's time base, or the shared clock, or the system's
 	onReleaseError func(Lease, error)
-	onPanic        func(*lease.PanicError)
-	value          []byte       // nil: none
-	observer       Observer     // nil: none (WithObserver)
-	tracers        []HoldTracer // the observer's, or those it joins (lease.Observers)
-	bad            error        // the first option refused, reported by NewManager
+	report         callback.Report // to the panic handler, or the logger
+	value          []byte          // nil: none
+	observer       Observer        // nil: none (WithObserver)
+	tracers        []HoldTracer    // the observer's, or those it joins (lease.Observers)
 }
 
 // refuse records that option was given a value it can never take, unless
 // an earlier option was refused already: NewManager reports the first.
-func (o *managerOptions) refuse(option, detail string) {
-	if o.bad == nil {
-		o.bad = invalid(opNewManager, option, detail)
-	}
-}
+func (o *managerOptions) refuse(option, detail string) { o.shared.Refuse(option, detail) }
 
 // WithLeaseDuration sets the duration of the leases the Manager acquires
 // and renews (default 30 s). It renews them every third of it. NewManager
@@ -73,22 +77,6 @@ func WithExecutionID(id string) Option {
 			o.refuse("WithExecutionID", "execution ID must not be empty")
 		}
 		o.executionID = id
-	})
-}
-
-// WithClock sets the clock a Manager over a provider without a time base
-// (one that is not a TimeBase, such as a database) times renewals and
-// safety deadlines on; the default is lease.SystemClock(). The Manager reads
-// it through lease.MonotonicClock, so a step back of c reads as time
-// standing still. A provider with its own time base (Memory) gives the
-// Manager that one: NewManager returns an error if WithClock is given too.
-// NewManager returns an error if c is nil.
-func WithClock(c lease.Clock) Option {
-	return optionFunc(func(o *managerOptions) {
-		if c == nil {
-			o.refuse("WithClock", "clock must not be nil")
-		}
-		o.clock = c
 	})
 }
 
@@ -128,7 +116,7 @@ func WithRetryInterval(r time.Duration) Option {
 // stands and the lease expires on its own; by default it is dropped. f runs
 // on the goroutine of the TryLock or Do, with no lock of the Manager held,
 // and may call back into it. If f panics, the panic is recovered and
-// reported to the panic handler (WithPanicHandler) and TryLock or Do
+// reported to the panic handler (lease.WithPanicHandler) and TryLock or Do
 // returns as if f had returned. NewManager returns an error if f is nil.
 func WithReleaseErrorHandler(f func(Lease, error)) Option {
 	return optionFunc(func(o *managerOptions) {
@@ -137,26 +125,6 @@ func WithReleaseErrorHandler(f func(Lease, error)) Option {
 			return
 		}
 		o.onReleaseError = f
-	})
-}
-
-// WithPanicHandler sets the function that receives the panics the Manager
-// recovers from the code it calls back (default lease.LogPanic): the
-// release-error handler ("release error handler") and the provider's
-// Renew when a renewal timer calls it ("provider renew"; the renewal then
-// counts as failed and is retried). This is the module's one policy for a
-// panicking callback: recover, report, go on as if it had returned. The
-// function a TryLock or Do runs is not a callback: its panic reaches the
-// caller once the lock is released. h runs on the goroutine of the
-// callback that panicked, with no lock of the Manager held; it must not
-// panic itself. NewManager returns an error if h is nil.
-func WithPanicHandler(h func(*lease.PanicError)) Option {
-	return optionFunc(func(o *managerOptions) {
-		if h == nil {
-			o.refuse("WithPanicHandler", "handler must not be nil")
-			return
-		}
-		o.onPanic = h
 	})
 }
 

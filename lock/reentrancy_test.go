@@ -125,7 +125,7 @@ func TestManagerReentrantCallbacks(t *testing.T) {
 		var once atomic.Bool
 		var inner bool
 		var innerErr error
-		m = newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lock.WithClock(f.clock),
+		m = newManager(t, &failingRelease{Provider: f.p, err: errProvider}, lease.WithClock(f.clock),
 			lock.WithReleaseErrorHandler(func(l lock.Lease, _ error) {
 				if once.CompareAndSwap(false, true) { // the inner release fails too
 					inner, innerErr = m.TryLock(context.Background(), "other", func(context.Context, lock.Lease) error { return nil })

@@ -269,7 +269,7 @@ func TestLockPollsAProviderThatCannotWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newWaitEnv(t)
 		p := &scripted{Provider: e.mem} // hides AcquireWait
-		m := newManager(t, p, lock.WithClock(e.clock), lock.WithExecutionID("w"), lock.WithLeaseDuration(testLease))
+		m := newManager(t, p, lease.WithClock(e.clock), lock.WithExecutionID("w"), lock.WithLeaseDuration(testLease))
 		held := e.hold(t, "x", "holder", time.Hour)
 		done := e.lock(context.Background(), m, "x")
 		require.NoError(t, e.mem.Release(context.Background(), []lock.Lease{held}))

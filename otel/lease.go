@@ -79,7 +79,7 @@ func (o *leaseObserver) init(m metric.Meter, add func(error)) []metric.Observabl
 		metric.WithUnit("s"))
 	add(err)
 	o.dropped, err = m.Int64Counter("lease.audit.dropped",
-		metric.WithDescription("Audit decisions that skipped the audit sink because its buffer was full."),
+		metric.WithDescription("Audit decisions that skipped the audit observer because its buffer was full."),
 		metric.WithUnit("{decision}"))
 	add(err)
 	o.observer, err = m.Int64Counter("lease.observer.dropped",

@@ -53,10 +53,14 @@ func WithLockNames() Option {
 // New returns a Telemetry that records on mp's meter and tp's tracer,
 // both named ScopeName. A nil mp or tp means the global one
 // (go.opentelemetry.io/otel's GetMeterProvider, GetTracerProvider). It
-// fails only if an instrument cannot be created.
+// fails if an option is nil (an error matching lease.ErrInvalidArgument
+// whose Field is "Option") or an instrument cannot be created.
 func New(mp metric.MeterProvider, tp trace.TracerProvider, opts ...Option) (*Telemetry, error) {
 	var c config
 	for _, o := range opts {
+		if o == nil {
+			return nil, &lease.Error{Package: "otel", Code: lease.CodeInvalidArgument, Op: "New", Field: "Option", Detail: "option must not be nil"}
+		}
 		o.apply(&c)
 	}
 	if mp == nil {

@@ -495,6 +495,16 @@ func TestElectionMetrics(t *testing.T) {
 	assert.Equal(t, int64(1), value(t, ms, "lease.election.changes", name, change.String("deposed")))
 }
 
+// TestNewRefusesNilOption: a nil option is an error, not a panic.
+func TestNewRefusesNilOption(t *testing.T) {
+	tel, err := otel.New(nil, nil, nil)
+	assert.Nil(t, tel)
+	require.ErrorIs(t, err, lease.ErrInvalidArgument)
+	var le *lease.Error
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "Option", le.Field)
+}
+
 func TestCloseIsIdempotentAndNilProvidersAreGlobal(t *testing.T) {
 	tel, err := otel.New(nil, nil)
 	require.NoError(t, err)

@@ -6,8 +6,6 @@ import (
 	"github.com/leasehold/lease/claim"
 )
 
-var _ claim.Retrier = (*ClaimStore)(nil)
-
 // RetryNow makes the delayed item id of queue visible now, keeping its
 // attempts and history, and wakes the queue's waiters in every process; a
 // visible item is returned as it is. An item of queue in any other state

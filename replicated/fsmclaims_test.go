@@ -159,7 +159,7 @@ func TestFSMRestoresASnapshotWithoutQueues(t *testing.T) {
 	b := newFSM(nil, func(lease.Lease, lease.EndReason) {}, func() {})
 	defer b.close()
 	require.NoError(t, b.Restore(io.NopCloser(&v1)))
-	l, err := b.state.Load().svc.Info(res[0].lease.ID)
+	l, err := b.state.Load().svc.Info(t.Context(), res[0].lease.ID)
 	require.NoError(t, err)
 	require.Equal(t, "a", l.Holder)
 	r := applyAt(b, 2, time.Unix(1_001, 0), claimCmd(claimCall{Op: callEnqueue, Items: []claim.NewItem{{Queue: "q", MaxAttempts: 1}}}))

@@ -53,15 +53,15 @@ type answer struct {
 func (q *query) serve(ctx context.Context, svc *lease.Service) (a answer) {
 	switch q.op {
 	case readInfo:
-		a.lease, a.err = svc.Info(q.id)
+		a.lease, a.err = svc.Info(ctx, q.id)
 	case readUse:
 		a.lease, a.err = svc.Use(ctx, q.id, q.purpose)
 	case readGet:
-		a.value, a.id, a.ok = svc.Get(q.key)
+		a.value, a.id, a.ok, a.err = svc.Get(ctx, q.key)
 	case readList:
-		a.leases = svc.List()
+		a.leases, a.err = svc.List(ctx)
 	case readScan:
-		a.kvs = svc.Scan(q.key, q.limit)
+		a.kvs, a.err = svc.Scan(ctx, q.key, q.limit)
 	}
 	return a
 }

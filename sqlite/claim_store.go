@@ -20,14 +20,17 @@ import (
 // multiple goroutines, and by several processes opening the same file.
 //
 // An item is one row. Every write (Enqueue, Claim, Extend, Settle, Cancel,
-// RequeueDead, DeleteDead, Clean, Pause, Resume) runs in a write
+// RequeueDead, DeleteDead, RetryNow, Clean, Pause, Resume) runs in a write
 // transaction begun with BEGIN IMMEDIATE on the store's one writer
 // connection, and the writes of many goroutines share one transaction
 // (group commit): a call returns once the transaction holding it
 // committed. Another process's write transaction makes this one wait (the
-// busy timeout) and try again; a busy file never reaches the caller. Reads
-// (Lookup, List, Counts, Queues) use a small pool of reader connections and
-// never wait for writes.
+// busy timeout) and try again; a busy file never reaches the caller. A
+// call whose ctx ends while it waits returns ctx.Err() at once and leaves
+// the other calls of its transaction untouched: its write is withdrawn if
+// no transaction had taken it yet, and otherwise may be in the file,
+// whole. Reads (Lookup, List, Counts, Queues) use a small pool of reader
+// connections and never wait for writes.
 //
 // Deadlines are instants of the store's clock ([WithClock]; the host's wall
 // clock by default), which every process of the host shares. Each claim
@@ -77,8 +80,10 @@ func nextDue(ctx context.Context, conn *sql.Conn, now int64) (int64, error) {
 
 // write runs fn in the next group commit, on behalf of op; single says
 // that fn changes the file with one statement at most (see committer.do).
+// fn is given the batch's context, not the caller's, and must run every
+// statement under it.
 func (s *ClaimStore) write(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
-	err := s.d.commit.do(ctx, "claims."+op, single, func(tx *sql.Tx) error {
+	err := s.d.commit.do(ctx, "claims."+op, single, func(ctx context.Context, tx *sql.Tx) error {
 		return fn(ctx, tx, s.d.now())
 	}, after)
 	if err != nil {
@@ -402,7 +407,7 @@ func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.Ite
 func (d dialect) Change(ctx context.Context, ch sqlclaim.Change, queue string, id claim.ItemID) (claim.Item, bool, error) {
 	op, query := "requeue_dead", sqlRequeueDead
 	if ch == sqlclaim.RetryNow {
-		return claim.Item{}, false, invalid("claims.retry_now", "store", "cannot retry an item now")
+		op, query = "retry_now", sqlRetryNow
 	}
 	s := d.ClaimStore
 	var it claim.Item
@@ -489,8 +494,5 @@ func (s *ClaimStore) fail(op string, err error) error {
 	if s.d.closed.Load() {
 		return closedError("claims." + op)
 	}
-	if errors.As(err, new(*storageError)) {
-		return err
-	}
-	return storage("claims."+op, err)
+	return s.d.storage("claims."+op, err)
 }

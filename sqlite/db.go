@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 // learns of other processes' commits.
 type db struct {
 	cfg    config
+	path   string // absolute, named by storage errors
 	clock  lease.Clock
 	write  *sql.DB
 	read   *sql.DB
@@ -82,7 +82,7 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 	if err != nil {
 		return nil, invalid(op, "path", err.Error())
 	}
-	d := &db{cfg: c, clock: c.clock, stmts: map[string]*sql.Stmt{}}
+	d := &db{cfg: c, path: abs, clock: c.clock, stmts: map[string]*sql.Stmt{}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if err := d.open(ctx, op, abs); err != nil {
 		d.cancel()
@@ -94,16 +94,15 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 	if err := d.watch.start(ctx); err != nil {
 		d.cancel()
 		d.closeConns()
-		return nil, storage(op, err)
+		return nil, d.storage(op, err)
 	}
-	d.wg.Go(d.commit.run)
+	d.commit.start(&d.wg)
 	d.wg.Go(d.watch.run)
 	return d, nil
 }
 
 func (d *db) open(ctx context.Context, op, path string) error {
-	// Errors name the file.
-	fail := func(err error) error { return storage(op, fmt.Errorf("%s: %w", path, err)) }
+	fail := func(err error) error { return d.storage(op, err) }
 	var err error
 	if d.write, err = sql.Open("sqlite", dsn(path, d.cfg, true)); err != nil {
 		return fail(err)
@@ -206,6 +205,10 @@ func (d *db) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, e
 	}
 	return tx.PrepareContext(ctx, query)
 }
+
+// storage wraps err, a failure of the file in op, as a storage error
+// naming the file.
+func (d *db) storage(op string, err error) error { return storage(op, d.path, err) }
 
 // now is the store's time, in nanoseconds since the Unix epoch: the
 // instant every deadline in the file is written in.

@@ -15,7 +15,8 @@ import (
 )
 
 // What was wrong with the file, for errors.Is. Every storage failure is a
-// *lease.Error matching lease.ErrStorage as well.
+// *lease.Error with code LS_STORAGE (matching lease.ErrStorage) whose
+// message names the file, and matches one of these when SQLite said which.
 var (
 	// ErrReadOnly: the file or its directory cannot be written.
 	ErrReadOnly = errors.New("sqlite: the database file is read-only")
@@ -28,27 +29,6 @@ var (
 	// ErrCannotOpen: the file cannot be opened or created.
 	ErrCannotOpen = errors.New("sqlite: the database file cannot be opened")
 )
-
-// storageError is a failure of the file: a *lease.Error with
-// CodeStorage, and what was wrong when SQLite said.
-type storageError struct {
-	le   *lease.Error
-	kind error // nil when SQLite did not say
-}
-
-func (e *storageError) Error() string {
-	if e.kind == nil {
-		return "sqlite: " + e.le.Error()
-	}
-	return "sqlite: " + e.le.Error() + ": " + strings.TrimPrefix(e.kind.Error(), "sqlite: ")
-}
-
-func (e *storageError) Unwrap() []error {
-	if e.kind == nil {
-		return []error{e.le}
-	}
-	return []error{e.le, e.kind}
-}
 
 // kindOf says what SQLite reported, and whether the call may be tried
 // again (the file was busy or locked by another connection).
@@ -79,15 +59,21 @@ func isBusy(err error) bool {
 	return busy
 }
 
-// storage wraps err, a failure of the database in op, as a storage error;
-// *lease.Errors and context errors pass unchanged.
-func storage(op string, err error) error {
+// storage wraps err, a failure of the database file at path in op, as a
+// storage error: a *lease.Error with CodeStorage, naming the file and, when
+// SQLite said what was wrong, matching that (ErrCorrupt, ...) as well. A
+// *lease.Error or a context error passes unchanged.
+func storage(op, path string, err error) error {
 	var le *lease.Error
 	if errors.As(err, &le) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	detail := path + ": " + err.Error()
 	kind, _ := kindOf(err)
-	return &storageError{le: &lease.Error{Package: "sqlite", Code: lease.CodeStorage, Op: op, Detail: err.Error()}, kind: kind}
+	if kind != nil {
+		detail = path + ": " + strings.TrimPrefix(kind.Error(), "sqlite: ") + ": " + err.Error()
+	}
+	return &lease.Error{Package: "sqlite", Code: lease.CodeStorage, Op: op, Detail: detail, Err: kind}
 }
 
 func invalid(op, field, detail string) error {

@@ -105,6 +105,7 @@ func TestBadOptions(t *testing.T) {
 		{"readers", sqlite.WithReaders(0)},
 		{"clock", sqlite.WithClock(nil)},
 		{"max_pages", sqlite.WithMaxPages(-1)},
+		{"max_pages", sqlite.WithMaxPages(0)},
 		{"opts", nil},
 	} {
 		path := tempFile(t)

@@ -78,6 +78,9 @@ type config struct {
 	readers int
 	clock   lease.Clock
 	maxPage int64
+	// maxPageSet: WithMaxPages was given, so maxPage must be positive
+	// (0 is the default, no cap).
+	maxPageSet bool
 	// retention is how long the claim store keeps finished items.
 	retention claim.Retention
 }
@@ -133,7 +136,7 @@ func WithClock(c lease.Clock) Option {
 // [ErrFull], and changes nothing. n must be positive; the default is no
 // cap beyond SQLite's own.
 func WithMaxPages(n int64) Option {
-	return optionFunc(func(c *config) { c.maxPage = n })
+	return optionFunc(func(c *config) { c.maxPage, c.maxPageSet = n, true })
 }
 
 // WithRetention makes a claim store keep finished items for r (see
@@ -170,8 +173,8 @@ func (c config) check(op string) error {
 		return invalid(op, "readers", strconv.Itoa(c.readers)+" is less than 1")
 	case c.clock == nil:
 		return invalid(op, "clock", "must not be nil")
-	case c.maxPage < 0:
-		return invalid(op, "max_pages", strconv.FormatInt(c.maxPage, 10)+" is negative")
+	case c.maxPageSet && c.maxPage <= 0:
+		return invalid(op, "max_pages", "WithMaxPages("+strconv.FormatInt(c.maxPage, 10)+"): n must be positive")
 	}
 	return nil
 }

@@ -17,7 +17,10 @@ import (
 // goroutines and processes.
 //
 // Acquire, Renew and Release are writes, committed as the claim store's are
-// (BEGIN IMMEDIATE, group commit, busy retries). A lock's row is never
+// (BEGIN IMMEDIATE, group commit, busy retries). A Renew or Release whose
+// ctx ends while it waits returns ctx.Err() at once, its write withdrawn
+// or, if a transaction had taken it, perhaps in the file; an Acquire waits
+// for that transaction and returns its answer. A lock's row is never
 // deleted, and each acquisition sets its token to the previous one plus
 // one, in the transaction that holds the file's write lock: tokens of a
 // name grow strictly across every process sharing the file. Leases end at
@@ -72,10 +75,7 @@ func (p *LockProvider) fail(op string, err error) error {
 	if p.d.closed.Load() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return closedError(op)
 	}
-	if errors.As(err, new(*storageError)) {
-		return err
-	}
-	return storage(op, err)
+	return p.d.storage(op, err)
 }
 
 // Acquire takes the lock name for executionID for d, measured on the
@@ -101,7 +101,9 @@ func (p *LockProvider) acquire(ctx context.Context, name, executionID string, d 
 		l    *lock.Lease
 		ends int64
 	)
-	err := p.d.commit.do(ctx, "acquire", true, func(tx *sql.Tx) error {
+	// To its end: AcquireWait releases a lease acquired as its context
+	// ended, so it must learn of every lease it acquired.
+	err := p.d.commit.doToEnd(ctx, "acquire", true, func(ctx context.Context, tx *sql.Tx) error {
 		l, ends = nil, 0
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlAcquire)
@@ -142,7 +144,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 		return nil, nil
 	}
 	renewed := make([]int64, len(leases))
-	err := p.d.commit.do(ctx, "renew", len(leases) == 1, func(tx *sql.Tx) error {
+	err := p.d.commit.do(ctx, "renew", len(leases) == 1, func(ctx context.Context, tx *sql.Tx) error {
 		clear(renewed)
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlRenew)
@@ -199,7 +201,7 @@ func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
 	if len(leases) == 0 {
 		return nil
 	}
-	err := p.d.commit.do(ctx, "release", len(leases) == 1, func(tx *sql.Tx) error {
+	err := p.d.commit.do(ctx, "release", len(leases) == 1, func(ctx context.Context, tx *sql.Tx) error {
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlRelease)
 		if err != nil {

@@ -14,4 +14,18 @@
 //
 // Without LEASE_POSTGRES_DSN the tests fail with that instruction rather
 // than skip. docs/postgres.md reports the numbers.
+//
+// With Config.History, each database first holds that many finished items
+// (completed rows each store keeps: the claim store with a retention,
+// River's completed jobs), bulk-loaded in one INSERT ... SELECT FROM
+// generate_series and VACUUM ANALYZEd, and Report.WriteHistoryMarkdown
+// shows how each figure grows with them; HistorySettings are what it
+// compares. CleanConfig.Rate runs the retention cleaner beside a steady
+// load instead of claim loops. Every burn-down checks that each item ran
+// exactly once. cmd/queues runs all of it; its package comment lists its
+// flags. From this directory:
+//
+//	../../scripts/with-postgres go run ./cmd/queues -n 100000 -runs 5
+//	../../scripts/with-postgres go run ./cmd/queues -n 100000 -history 10000,100000,1000000 -runs 3
+//	../../scripts/with-postgres go run ./cmd/queues -n 0 -clean 1000000 -clean-rate 5000 -runs 3
 package pgcompare

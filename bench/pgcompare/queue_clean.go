@@ -36,7 +36,15 @@ type CleanConfig struct {
 	Pause time.Duration
 	// Claimers is how many goroutines claim while the cleaner runs, each
 	// in a loop of enqueue one item, claim it, complete it. Default 4.
+	// Unused with Rate.
 	Claimers int
+	// Rate, if above 0, replaces the claimers with a steady load: Rate
+	// items a second enqueued (a batch every 10 ms) and worked off by
+	// Broker.Work with RateWorkers handlers; the claim latencies are then
+	// those of Work's Claim calls.
+	Rate int
+	// RateWorkers is the handlers of the steady load. Default 100.
+	RateWorkers int
 	// Before is how long the claimers run before the cleaner starts, the
 	// baseline. Default 3 s.
 	Before time.Duration
@@ -57,6 +65,7 @@ func (c CleanConfig) withDefaults() CleanConfig {
 	def(&c.Rows, 1_000_000)
 	def(&c.Batch, claim.DefaultCleanBatch)
 	def(&c.Claimers, 4)
+	def(&c.RateWorkers, 100)
 	def(&c.Runs, 3)
 	if c.Before <= 0 {
 		c.Before = 3 * time.Second
@@ -97,6 +106,9 @@ type CleanRun struct {
 	// Before and During are the claim calls' durations before the cleaner
 	// started and while it ran.
 	Before, During Latencies
+	// RateBefore and RateDuring are the items completed per second in
+	// those phases.
+	RateBefore, RateDuring float64
 	// Waits counts, while the cleaner ran, what the claim statements
 	// were seen waiting on (pg_stat_activity's wait_event_type:wait_event,
 	// sampled every millisecond); "running" when on CPU or not waiting.
@@ -134,7 +146,7 @@ func MeasureCleaner(ctx context.Context, cfg CleanConfig) (*CleanReport, error) 
 		var run CleanRun
 		setting := Setting{Name: "cleaner", PoolSize: cleanPoolSize(cfg), Open: func(context.Context, *pgxpool.Pool) (System, error) { return nopSystem{}, nil }}
 		qcfg := Config{DSN: cfg.DSN, Timeout: cfg.Timeout}
-		err := withSystem(ctx, qcfg, admin, setting, func(_ System, pool *pgxpool.Pool) error {
+		err := withSystem(ctx, qcfg, admin, setting, 0, nil, func(_ System, pool *pgxpool.Pool) error {
 			var err error
 			run, err = cleanOnce(ctx, cfg, pool)
 			return err
@@ -178,51 +190,31 @@ func cleanOnce(ctx context.Context, cfg CleanConfig, pool *pgxpool.Pool) (CleanR
 	defer func() { _ = b.Close() }()
 	fctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	fill := fmt.Sprintf(`INSERT INTO %s (queue, kind, payload, state, max_attempts, priority, enqueued_at, due, finished_at)
-SELECT $1, 'pgcompare_noop', '{}', 5, 25, 0, now() - interval '3 hours', now() - interval '3 hours', now() - interval '2 hours'
-FROM generate_series(1, $2)`, store.Table())
-	if _, err := pool.Exec(fctx, fill, ourQueue+"_done", cfg.Rows); err != nil {
+	if err := insertFinished(fctx, pool, store.Table(), ourQueue+"_done", cfg.Rows, 2*time.Hour); err != nil {
 		return run, fmt.Errorf("fill: %w", err)
 	}
 	if _, err := pool.Exec(fctx, "VACUUM ANALYZE "+store.Table()); err != nil {
 		return run, fmt.Errorf("vacuum: %w", err)
 	}
 
-	var (
-		cleaning atomic.Bool
-		stop     = make(chan struct{})
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		before   []time.Duration
-		during   []time.Duration
-		loopErr  error
-	)
-	for i := range cfg.Claimers {
-		wg.Go(func() {
-			var mine [2][]time.Duration
-			err := claimLoop(fctx, b, fmt.Sprintf("claimer-%d", i), stop, &cleaning, &mine)
-			mu.Lock()
-			defer mu.Unlock()
-			before = append(before, mine[0]...)
-			during = append(during, mine[1]...)
-			loopErr = errors.Join(loopErr, err)
-		})
+	var cleaning atomic.Bool
+	halt := startClaimers(fctx, cfg, b, &cleaning)
+	if cfg.Rate > 0 {
+		halt = startSteady(fctx, cfg, store, &cleaning)
 	}
-	halt := func() error {
-		close(stop)
-		wg.Wait()
-		return loopErr
-	}
+	t0 := time.Now()
 	select {
 	case <-time.After(cfg.Before):
 	case <-fctx.Done():
-		return run, errors.Join(fctx.Err(), halt())
+		_, err := halt()
+		return run, errors.Join(fctx.Err(), err)
 	}
+	before := time.Since(t0)
 	cleaning.Store(true)
 	sampled := make(chan map[string]int, 1)
 	sctx, stopSampling := context.WithCancel(fctx)
 	go func() { sampled <- sampleClaimWaits(sctx, pool) }()
-	t0 := time.Now()
+	t0 = time.Now()
 	removed := 0
 	for {
 		c0 := time.Now()
@@ -231,7 +223,8 @@ FROM generate_series(1, $2)`, store.Table())
 		if err != nil {
 			stopSampling()
 			<-sampled
-			return run, errors.Join(fmt.Errorf("clean: %w", err), halt())
+			_, herr := halt()
+			return run, errors.Join(fmt.Errorf("clean: %w", err), herr)
 		}
 		removed += n
 		if n < cfg.Batch {
@@ -248,14 +241,147 @@ FROM generate_series(1, $2)`, store.Table())
 	run.Clean = time.Since(t0)
 	stopSampling()
 	run.Waits = <-sampled
-	if err := halt(); err != nil {
+	phases, err := halt()
+	if err != nil {
 		return run, err
 	}
 	if removed != cfg.Rows {
 		return run, fmt.Errorf("clean removed %d rows, want %d", removed, cfg.Rows)
 	}
-	run.Before, run.During = summarise(before), summarise(during)
+	run.Before, run.During = summarise(phases[0].claims), summarise(phases[1].claims)
+	run.RateBefore = float64(phases[0].completed) / before.Seconds()
+	run.RateDuring = float64(phases[1].completed) / run.Clean.Seconds()
 	return run, nil
+}
+
+// phase is what the load did before the cleaner started (phase 0) or
+// while it ran (phase 1): its claim calls' durations and its
+// completions.
+type phase struct {
+	claims    []time.Duration
+	completed int
+}
+
+// startClaimers starts cfg.Claimers claim loops and returns the function
+// that stops them and returns what they did in each phase.
+func startClaimers(ctx context.Context, cfg CleanConfig, b *claim.Broker, cleaning *atomic.Bool) func() ([2]phase, error) {
+	var (
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		phases  [2]phase
+		loopErr error
+	)
+	for i := range cfg.Claimers {
+		wg.Go(func() {
+			var mine [2][]time.Duration
+			err := claimLoop(ctx, b, fmt.Sprintf("claimer-%d", i), stop, cleaning, &mine)
+			mu.Lock()
+			defer mu.Unlock()
+			for p := range phases {
+				phases[p].claims = append(phases[p].claims, mine[p]...)
+				phases[p].completed += len(mine[p])
+			}
+			loopErr = errors.Join(loopErr, err)
+		})
+	}
+	return func() ([2]phase, error) {
+		close(stop)
+		wg.Wait()
+		return phases, loopErr
+	}
+}
+
+// timedStore is the claim store with each Claim call timed into the
+// phase the cleaner is in.
+type timedStore struct {
+	*postgres.ClaimStore
+	cleaning *atomic.Bool
+	mu       *sync.Mutex
+	phases   *[2]phase
+}
+
+// Close leaves the store open: it belongs to the cleaner's broker.
+func (timedStore) Close() error { return nil }
+
+func (s timedStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
+	p := 0
+	if s.cleaning.Load() {
+		p = 1
+	}
+	t0 := time.Now()
+	cs, err := s.ClaimStore.Claim(ctx, req)
+	d := time.Since(t0)
+	s.mu.Lock()
+	s.phases[p].claims = append(s.phases[p].claims, d)
+	s.mu.Unlock()
+	return cs, err
+}
+
+// steadyTick is how often the steady load enqueues its batch.
+const steadyTick = 10 * time.Millisecond
+
+// startSteady starts the steady load of cfg.Rate items a second on store
+// (a queue of its own, worked by Broker.Work with cfg.RateWorkers
+// handlers) and returns the function that stops it and returns what it
+// did in each phase. The load has a broker of its own, whose store times
+// the claims and leaves the store open when the broker closes.
+func startSteady(ctx context.Context, cfg CleanConfig, store *postgres.ClaimStore, cleaning *atomic.Bool) func() ([2]phase, error) {
+	var (
+		mu     sync.Mutex
+		phases [2]phase
+		wg     sync.WaitGroup
+		errs   [2]error
+	)
+	queue := ourQueue + "_steady"
+	b := lease.Must(claim.New(timedStore{ClaimStore: store, cleaning: cleaning, mu: &mu, phases: &phases}))
+	ctx, cancel := context.WithCancel(ctx)
+	w := claim.Worker{
+		Queue:         queue,
+		Concurrency:   cfg.RateWorkers,
+		BatchSize:     min(cfg.RateWorkers, ourBatch),
+		LeaseDuration: ourLease,
+		Handler: func(context.Context, claim.Claim) error {
+			p := 0
+			if cleaning.Load() {
+				p = 1
+			}
+			mu.Lock()
+			phases[p].completed++
+			mu.Unlock()
+			return nil
+		},
+	}
+	wg.Go(func() { errs[0] = b.Work(ctx, w) })
+	wg.Go(func() {
+		per := max(cfg.Rate*int(steadyTick)/int(time.Second), 1)
+		items := make([]claim.NewItem, per)
+		for i := range items {
+			items[i] = claim.NewItem{Queue: queue}
+		}
+		tick := time.NewTicker(steadyTick)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if _, err := b.EnqueueMany(ctx, items); err != nil {
+				if ctx.Err() == nil {
+					errs[1] = fmt.Errorf("steady enqueue: %w", err)
+				}
+				return
+			}
+		}
+	})
+	return func() ([2]phase, error) {
+		cancel()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return phases, errors.Join(errs[0], errs[1], b.Close())
+	}
 }
 
 // claimLoop enqueues an item, claims it and completes it, until stop is
@@ -308,6 +434,13 @@ func medianCleanRun(runs []CleanRun) CleanRun {
 		}
 		return int(median(xs))
 	}
+	rate := func(f func(CleanRun) float64) float64 {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = f(r)
+		}
+		return median(xs)
+	}
 	lat := func(f func(CleanRun) Latencies) Latencies {
 		return Latencies{
 			Count:    count(func(r CleanRun) int { return f(r).Count }),
@@ -321,6 +454,9 @@ func medianCleanRun(runs []CleanRun) CleanRun {
 		Clean:  dur(func(r CleanRun) time.Duration { return r.Clean }),
 		Before: lat(func(r CleanRun) Latencies { return r.Before }),
 		During: lat(func(r CleanRun) Latencies { return r.During }),
+
+		RateBefore: rate(func(r CleanRun) float64 { return r.RateBefore }),
+		RateDuring: rate(func(r CleanRun) float64 { return r.RateDuring }),
 	}
 }
 
@@ -341,14 +477,18 @@ func (r *CleanReport) WriteMarkdown(w io.Writer) error {
 func (r *CleanReport) writeTable(w io.Writer) error {
 	c := r.Config
 	m := r.Median
-	_, err := fmt.Fprintf(w, "Retention cleaner: %d completed rows past their retention removed by Clean(%d) in a loop (pause between calls: %s) while %d goroutines enqueue, claim and complete one item at a time, on a pool of %d; "+
+	load := fmt.Sprintf("%d goroutines enqueue, claim and complete one item at a time", c.Claimers)
+	if c.Rate > 0 {
+		load = fmt.Sprintf("a steady %d items/s are enqueued (a batch every %s) and worked off by Broker.Work with %d handlers (claim times are its Claim calls')", c.Rate, steadyTick, c.RateWorkers)
+	}
+	_, err := fmt.Fprintf(w, "Retention cleaner: %d completed rows past their retention removed by Clean(%d) in a loop (pause between calls: %s) while %s, on a pool of %d; "+
 		"baseline %s before it starts; medians of %d runs; load average %s at the start, %s at the end.\n\n"+
-		"| phase | claims | claim p50 ms | claim p99 ms | claim max ms | claims over 10 ms |\n|---|--:|--:|--:|--:|--:|\n"+
-		"| before the cleaner | %d | %s | %s | %s | %d |\n| while it cleans (%.1f s, %.0f rows/s) | %d | %s | %s | %s | %d |\n",
-		c.Rows, c.Batch, pauseText(c.Pause), c.Claimers, cleanPoolSize(c), c.Before, c.Runs, r.Load[0], r.Load[1],
-		m.Before.Count, ms(m.Before.P50), ms(m.Before.P99), ms(m.Before.Max), m.Before.Over10ms,
+		"| phase | completions/s | claims | claim p50 ms | claim p99 ms | claim max ms | claims over 10 ms |\n|---|--:|--:|--:|--:|--:|--:|\n"+
+		"| before the cleaner | %.0f | %d | %s | %s | %s | %d |\n| while it cleans (%.1f s, %.0f rows/s) | %.0f | %d | %s | %s | %s | %d |\n",
+		c.Rows, c.Batch, pauseText(c.Pause), load, cleanPoolSize(c), c.Before, c.Runs, r.Load[0], r.Load[1],
+		m.RateBefore, m.Before.Count, ms(m.Before.P50), ms(m.Before.P99), ms(m.Before.Max), m.Before.Over10ms,
 		m.Clean.Seconds(), float64(c.Rows)/m.Clean.Seconds(),
-		m.During.Count, ms(m.During.P50), ms(m.During.P99), ms(m.During.Max), m.During.Over10ms)
+		m.RateDuring, m.During.Count, ms(m.During.P50), ms(m.During.P99), ms(m.During.Max), m.During.Over10ms)
 	return err
 }
 

@@ -55,6 +55,15 @@ func KindsRetentionSettings() []Setting {
 	}
 }
 
+// HistorySettings are what the history measurement (Config.History)
+// compares: River tuned at 100 workers, which keeps its completed jobs 24
+// hours by default, beside the claim store at 100 workers keeping them as
+// long (claim.StandardRetention), with and without job kinds.
+func HistorySettings() []Setting {
+	rs := RiverSettings()
+	return []Setting{rs[1], SplitSettings()[1], KindsRetentionSettings()[0]}
+}
+
 // SplitSettings are the claim store at 100 workers with job kinds alone
 // and with retention alone: beside the plain store and KindsRetentionSettings
 // they say which of the two features a difference comes from.
@@ -199,17 +208,17 @@ func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	started := obs.Started
 	if s.trace != nil {
-		started = func() { s.trace.mark("handler"); obs.Started() }
+		started = func(id uint64) { s.trace.mark("handler"); obs.Started(id) }
 	}
-	handler := func(context.Context, claim.Claim) error {
-		started()
+	handler := func(_ context.Context, c claim.Claim) error {
+		started(uint64(c.Item))
 		defer obs.Completed()
 		return nil
 	}
 	if s.kinds {
 		var ws claim.Workers
-		err := claim.AddWorker(&ws, func(context.Context, claim.Job[ourNoop]) error {
-			started()
+		err := claim.AddWorker(&ws, func(_ context.Context, j claim.Job[ourNoop]) error {
+			started(uint64(j.Item))
 			defer obs.Completed()
 			return nil
 		})
@@ -260,4 +269,53 @@ func (s *claimSystem) Stop(context.Context) error {
 		s.trace.report()
 	}
 	return errors.Join(s.err, s.broker.Close())
+}
+
+// insertFinished adds n completed items of queue to the claim store's
+// table, in one statement: completed as the store's settle statement
+// leaves them (state 5, finished_at set, no owner), each finished between
+// age and age plus an hour ago.
+func insertFinished(ctx context.Context, pool *pgxpool.Pool, table, queue string, n int, age time.Duration) error {
+	fill := fmt.Sprintf(`INSERT INTO %s (queue, kind, payload, state, attempts, max_attempts, priority, enqueued_at, due, finished_at)
+SELECT $1, 'pgcompare_noop', '{}', 5, 1, 25, 0, f - interval '1 minute', f - interval '1 minute', f
+FROM (SELECT now() - $3 * interval '1 microsecond' - (g %% 3600) * interval '1 second' AS f FROM generate_series(1, $2) AS g) AS s`, table)
+	_, err := pool.Exec(ctx, fill, queue, n, age.Microseconds())
+	return err
+}
+
+// FillHistory adds n items of the measured queue completed within the
+// last hour: kept by the retention of the settings that have one
+// (claim.StandardRetention), and due for deletion by a cleaner at once in
+// the others.
+func (s *claimSystem) FillHistory(ctx context.Context, pool *pgxpool.Pool, n int) (string, error) {
+	return s.store.Table(), insertFinished(ctx, pool, s.store.Table(), ourQueue, n, 0)
+}
+
+// statsCalls is how many times TimeStats calls each of Queues and Counts.
+const statsCalls = 5
+
+// TimeStats times the store's Queues (all queues, the first page) and
+// Counts of the measured queue, statsCalls times each, and returns the
+// medians.
+func (s *claimSystem) TimeStats(ctx context.Context) (queues, counts time.Duration, err error) {
+	timeIt := func(f func() error) (time.Duration, error) {
+		ds := make([]time.Duration, 0, statsCalls)
+		for range statsCalls {
+			t0 := time.Now()
+			if err := f(); err != nil {
+				return 0, err
+			}
+			ds = append(ds, time.Since(t0))
+		}
+		return percentile(ds, 50), nil
+	}
+	queues, err = timeIt(func() error { _, err := s.store.Queues(ctx, claim.QueueQuery{Limit: 100}); return err })
+	if err != nil {
+		return 0, 0, fmt.Errorf("queues: %w", err)
+	}
+	counts, err = timeIt(func() error { _, err := s.store.Counts(ctx, ourQueue); return err })
+	if err != nil {
+		return 0, 0, fmt.Errorf("counts: %w", err)
+	}
+	return queues, counts, nil
 }

@@ -29,7 +29,7 @@ func (r *relay) set(o Observer) { r.cur.Store(&o) }
 // observer is what the System is started with.
 func (r *relay) observer() Observer {
 	return Observer{
-		Started:   func() { r.cur.Load().Started() },
+		Started:   func(id uint64) { r.cur.Load().Started(id) },
 		Completed: func() { r.cur.Load().Completed() },
 	}
 }

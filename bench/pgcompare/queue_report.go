@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,12 +31,62 @@ func ms(d time.Duration) string {
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s\n\n", r.header())
-	fmt.Fprintf(bw, "| setting | pool | enqueue items/s | tx enqueue of %d ms | burn-down jobs/s | pickup p50 ms | pickup p99 ms | after burn-down p50 ms | after burn-down p99 ms |\n", r.Config.TxItems)
-	fmt.Fprintln(bw, "|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintf(bw, "| setting | history rows | pool | enqueue items/s | tx enqueue of %d ms | burn-down jobs/s | pickup p50 ms | pickup p99 ms | after burn-down p50 ms | after burn-down p99 ms |\n", r.Config.TxItems)
+	fmt.Fprintln(bw, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, row := range r.Rows {
 		m := row.Median
-		fmt.Fprintf(bw, "| %s | %d | %.0f | %s | %.0f | %s | %s | %s | %s |\n", row.Setting, row.PoolSize, m.EnqueuePerSec, ms(m.TxEnqueue),
+		fmt.Fprintf(bw, "| %s | %d | %d | %.0f | %s | %.0f | %s | %s | %s | %s |\n", row.Setting, row.History, row.PoolSize, m.EnqueuePerSec, ms(m.TxEnqueue),
 			m.BurnDownPerSec, ms(m.PickupP50), ms(m.PickupP99), ms(m.PickupAfterP50), ms(m.PickupAfterP99))
+	}
+	return bw.Flush()
+}
+
+// WriteHistoryMarkdown writes the settings line and, for each setting, a
+// table of how each figure's median changes with the history the tables
+// held (Config.History): one column a size, and beside the largest its
+// ratio to the smallest.
+func (r *Report) WriteHistoryMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s History: %v finished rows bulk-loaded into each database before each run, then VACUUM ANALYZE; Queues and Counts are medians of %d calls on the idle database.\n",
+		r.header(), r.Config.History, statsCalls)
+	figures := []struct {
+		name  string
+		value func(Run) float64
+		text  func(Run) string
+	}{
+		{"history load + VACUUM ANALYZE s", func(m Run) float64 { return m.Fill.Seconds() }, func(m Run) string { return fmt.Sprintf("%.2f", m.Fill.Seconds()) }},
+		{"enqueue items/s", func(m Run) float64 { return m.EnqueuePerSec }, func(m Run) string { return fmt.Sprintf("%.0f", m.EnqueuePerSec) }},
+		{"burn-down jobs/s", func(m Run) float64 { return m.BurnDownPerSec }, func(m Run) string { return fmt.Sprintf("%.0f", m.BurnDownPerSec) }},
+		{"pickup p50 ms", func(m Run) float64 { return float64(m.PickupP50) }, func(m Run) string { return ms(m.PickupP50) }},
+		{"pickup p99 ms", func(m Run) float64 { return float64(m.PickupP99) }, func(m Run) string { return ms(m.PickupP99) }},
+		{"after burn-down p50 ms", func(m Run) float64 { return float64(m.PickupAfterP50) }, func(m Run) string { return ms(m.PickupAfterP50) }},
+		{"after burn-down p99 ms", func(m Run) float64 { return float64(m.PickupAfterP99) }, func(m Run) string { return ms(m.PickupAfterP99) }},
+		{fmt.Sprintf("tx enqueue of %d ms", r.Config.TxItems), func(m Run) float64 { return float64(m.TxEnqueue) }, func(m Run) string { return ms(m.TxEnqueue) }},
+		{"Queues ms", func(m Run) float64 { return float64(m.Queues) }, func(m Run) string { return fmt.Sprintf("%.2f", float64(m.Queues)/float64(time.Millisecond)) }},
+		{"Counts ms", func(m Run) float64 { return float64(m.Counts) }, func(m Run) string { return fmt.Sprintf("%.2f", float64(m.Counts)/float64(time.Millisecond)) }},
+	}
+	sizes := len(r.Config.History)
+	for i := 0; i+sizes <= len(r.Rows); i += sizes {
+		rows := r.Rows[i : i+sizes]
+		fmt.Fprintf(bw, "\n%s (pool %d):\n\n| figure |", rows[0].Setting, rows[0].PoolSize)
+		for _, row := range rows {
+			fmt.Fprintf(bw, " %d rows |", row.History)
+		}
+		fmt.Fprintf(bw, " largest / smallest |\n|---|%s--:|\n", strings.Repeat("--:|", sizes))
+		for _, f := range figures {
+			if f.value(rows[0].Median) == 0 && f.value(rows[sizes-1].Median) == 0 {
+				continue // a figure this system does not have
+			}
+			fmt.Fprintf(bw, "| %s |", f.name)
+			for _, row := range rows {
+				fmt.Fprintf(bw, " %s |", f.text(row.Median))
+			}
+			ratio := "–"
+			if first := f.value(rows[0].Median); first > 0 {
+				ratio = fmt.Sprintf("%.2f×", f.value(rows[sizes-1].Median)/first)
+			}
+			fmt.Fprintf(bw, " %s |\n", ratio)
+		}
 	}
 	return bw.Flush()
 }

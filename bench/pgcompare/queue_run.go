@@ -36,6 +36,12 @@ type Config struct {
 	TxItems, TxRounds int
 	// Runs is how many times each setting is measured. Default 3.
 	Runs int
+	// History lists how many finished items each setting's databases hold
+	// before a run starts (bulk-loaded as completed rows its store keeps,
+	// then VACUUM ANALYZE), one row of the report per setting and size;
+	// 0 is an empty table. Every setting measured with a size above 0 must
+	// be a HistoryFiller. Default {0}.
+	History []int
 	// Timeout bounds each phase of a run (enqueue, burn-down, one pickup).
 	// Default 10 minutes.
 	Timeout time.Duration
@@ -59,6 +65,9 @@ func (c Config) withDefaults() Config {
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Minute
 	}
+	if len(c.History) == 0 {
+		c.History = []int{0}
+	}
 	return c
 }
 
@@ -78,12 +87,21 @@ type Run struct {
 	// enqueues TxItems items: begin, EnqueueTx, commit. Zero for a
 	// System that is not a TxEnqueuer.
 	TxEnqueue time.Duration
+	// Fill is how long bulk-loading the history (Row.History rows, and
+	// VACUUM ANALYZE) took on the burn-down's database; zero without.
+	Fill time.Duration
+	// Queues and Counts are the median times of the store's Queues call
+	// and of its Counts of the measured queue, on the idle queue's
+	// database with its history; zero for a System that is not a
+	// StatsTimer.
+	Queues, Counts time.Duration
 }
 
 // Row is the runs of one setting and their medians.
 type Row struct {
 	Setting  string
 	PoolSize int // the pgx pool's MaxConns
+	History  int // finished items in the tables before each run (Config.History)
 	Runs     []Run
 	Median   Run // each field the median of that field over Runs
 }
@@ -140,22 +158,33 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 		rep.Server[name] = v
 	}
 	rep.Load[0] = loadAverage()
-	rep.Rows = make([]Row, len(settings))
+	// Rows go setting by setting, each at every history size; rounds go
+	// size by size, each running every setting.
+	rep.Rows = make([]Row, len(settings)*len(cfg.History))
+	row := func(setting, size int) *Row { return &rep.Rows[setting*len(cfg.History)+size] }
 	for i, s := range settings {
-		rep.Rows[i].Setting = s.Name
-		rep.Rows[i].PoolSize = max(s.PoolSize, 1)
+		for j, h := range cfg.History {
+			r := row(i, j)
+			r.Setting, r.PoolSize, r.History = s.Name, max(s.PoolSize, 1), h
+		}
 	}
 	for r := range cfg.Runs {
-		for i, s := range settings {
-			run, err := measureOnce(ctx, cfg, admin, s)
-			if err != nil {
-				return nil, fmt.Errorf("pgcompare: %s, run %d: %w", s.Name, r+1, err)
-			}
-			rep.Rows[i].Runs = append(rep.Rows[i].Runs, run)
-			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "%s run %d: enqueue %.0f items/s, tx enqueue of %d %s, burn-down %.0f jobs/s, pickup p50 %s p99 %s, after burn-down p50 %s p99 %s (load %s)\n",
-					s.Name, r+1, run.EnqueuePerSec, cfg.TxItems, run.TxEnqueue, run.BurnDownPerSec, run.PickupP50, run.PickupP99,
-					run.PickupAfterP50, run.PickupAfterP99, loadAverage())
+		for j, h := range cfg.History {
+			for i, s := range settings {
+				run, err := measureOnce(ctx, cfg, admin, s, h)
+				if err != nil {
+					name := s.Name
+					if h > 0 {
+						name = fmt.Sprintf("%s, history %d", s.Name, h)
+					}
+					return nil, fmt.Errorf("pgcompare: %s, run %d: %w", name, r+1, err)
+				}
+				row(i, j).Runs = append(row(i, j).Runs, run)
+				if cfg.Progress != nil {
+					fmt.Fprintf(cfg.Progress, "%s, history %d, run %d: fill %s, enqueue %.0f items/s, tx enqueue of %d %s, burn-down %.0f jobs/s, pickup p50 %s p99 %s, after burn-down p50 %s p99 %s, Queues %s, Counts %s (load %s)\n",
+						s.Name, h, r+1, run.Fill, run.EnqueuePerSec, cfg.TxItems, run.TxEnqueue, run.BurnDownPerSec, run.PickupP50, run.PickupP99,
+						run.PickupAfterP50, run.PickupAfterP99, run.Queues, run.Counts, loadAverage())
+				}
 			}
 		}
 	}
@@ -166,10 +195,11 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 	return rep, nil
 }
 
-// measureOnce is one Run of s.
-func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting) (Run, error) {
+// measureOnce is one Run of s, each database holding history finished
+// items first.
+func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, history int) (Run, error) {
 	var run Run
-	err := withSystem(ctx, cfg, admin, s, func(sys System, _ *pgxpool.Pool) error {
+	err := withSystem(ctx, cfg, admin, s, history, &run.Fill, func(sys System, _ *pgxpool.Pool) error {
 		var (
 			r   relay
 			err error
@@ -188,7 +218,13 @@ func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting) (R
 	if err != nil {
 		return run, err
 	}
-	err = withSystem(ctx, cfg, admin, s, func(sys System, _ *pgxpool.Pool) error {
+	err = withSystem(ctx, cfg, admin, s, history, nil, func(sys System, _ *pgxpool.Pool) error {
+		if st, ok := sys.(StatsTimer); ok {
+			var err error
+			if run.Queues, run.Counts, err = st.TimeStats(ctx); err != nil {
+				return fmt.Errorf("stats: %w", err)
+			}
+		}
 		lat, err := pickup(ctx, cfg, sys)
 		if err != nil {
 			return err
@@ -199,7 +235,7 @@ func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting) (R
 	if err != nil {
 		return run, err
 	}
-	err = withSystem(ctx, cfg, admin, s, func(sys System, pool *pgxpool.Pool) error {
+	err = withSystem(ctx, cfg, admin, s, history, nil, func(sys System, pool *pgxpool.Pool) error {
 		var err error
 		run.TxEnqueue, err = txEnqueue(ctx, cfg, sys, pool)
 		return err
@@ -209,9 +245,10 @@ func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting) (R
 
 var dbSeq atomic.Int64
 
-// withSystem creates a fresh database, opens s on it, calls f, then stops
-// the System and drops the database whatever f returned.
-func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, f func(System, *pgxpool.Pool) error) (err error) {
+// withSystem creates a fresh database, opens s on it, fills it with
+// history finished items (timing that in *fill if fill is not nil), calls
+// f, then stops the System and drops the database whatever f returned.
+func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, history int, fill *time.Duration, f func(System, *pgxpool.Pool) error) (err error) {
 	db := fmt.Sprintf("pgcompare_queues_%d_%d", os.Getpid(), dbSeq.Add(1))
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
 		return err
@@ -243,7 +280,53 @@ func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, f f
 			err = errors.Join(err, fmt.Errorf("stop: %w", serr))
 		}
 	}()
+	if history > 0 {
+		t0 := time.Now()
+		if err := loadHistory(ctx, cfg, sys, pool, history); err != nil {
+			return err
+		}
+		if fill != nil {
+			*fill = time.Since(t0)
+		}
+	}
 	return f(sys, pool)
+}
+
+// HistoryFiller is a System that can bulk-load finished items into its
+// table, as its library keeps the items it completed.
+type HistoryFiller interface {
+	// FillHistory inserts n items finished within the last hour, kept by
+	// the library's retention, into the System's table in one statement,
+	// and returns the table's name.
+	FillHistory(ctx context.Context, pool *pgxpool.Pool, n int) (table string, err error)
+}
+
+// StatsTimer is a System whose store answers the questions a dashboard
+// asks (the queues and their counts), and that times them.
+type StatsTimer interface {
+	// TimeStats returns the median times of the store's Queues call and
+	// of its Counts of the measured queue, over a few calls each.
+	TimeStats(ctx context.Context) (queues, counts time.Duration, err error)
+}
+
+// loadHistory fills sys's table with n finished items and VACUUM
+// ANALYZEs it, so that the run starts on a table as a long-running
+// queue's looks: its history, and statistics that know it.
+func loadHistory(ctx context.Context, cfg Config, sys System, pool *pgxpool.Pool, n int) error {
+	hf, ok := sys.(HistoryFiller)
+	if !ok {
+		return errors.New("history: the system cannot be filled with finished items")
+	}
+	hctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	table, err := hf.FillHistory(hctx, pool, n)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	if _, err := pool.Exec(hctx, "VACUUM ANALYZE "+table); err != nil {
+		return fmt.Errorf("history: vacuum: %w", err)
+	}
+	return nil
 }
 
 // counter counts completions and closes reached when the count gets to
@@ -313,8 +396,9 @@ func burnDown(ctx context.Context, cfg Config, sys System, r *relay) (enqueue, w
 
 	done := newCounter()
 	reached := done.await(int64(cfg.N))
+	ran := newTally(cfg.N)
 	start = time.Now()
-	r.set(Observer{Started: func() {}, Completed: done.add})
+	r.set(Observer{Started: ran.add, Completed: done.add})
 	if err := sys.Start(ctx, r.observer()); err != nil {
 		return 0, 0, fmt.Errorf("start: %w", err)
 	}
@@ -327,7 +411,41 @@ func burnDown(ctx context.Context, cfg Config, sys System, r *relay) (enqueue, w
 		return 0, 0, fmt.Errorf("settled: %w", err)
 	}
 	work = float64(cfg.N) / time.Since(start).Seconds()
+	if err := ran.exactlyOnce(cfg.N); err != nil {
+		return 0, 0, fmt.Errorf("burn-down: %w", err)
+	}
 	return enqueue, work, nil
+}
+
+// tally counts the handler runs of each item, by ID.
+type tally struct {
+	mu   sync.Mutex
+	runs map[uint64]int
+}
+
+func newTally(n int) *tally { return &tally{runs: make(map[uint64]int, n)} }
+
+// add counts a run of item id.
+func (t *tally) add(id uint64) {
+	t.mu.Lock()
+	t.runs[id]++
+	t.mu.Unlock()
+}
+
+// exactlyOnce reports an error unless n distinct items ran, each once.
+func (t *tally) exactlyOnce(n int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	again := 0
+	for _, c := range t.runs {
+		if c != 1 {
+			again++
+		}
+	}
+	if len(t.runs) != n || again != 0 {
+		return fmt.Errorf("%d distinct items ran, want %d; %d of them more than once", len(t.runs), n, again)
+	}
+	return nil
 }
 
 // pickup starts the workers on an empty queue and enqueues items one at a
@@ -336,7 +454,7 @@ func burnDown(ctx context.Context, cfg Config, sys System, r *relay) (enqueue, w
 // Enqueue call to the start of its handler.
 func pickup(ctx context.Context, cfg Config, sys System) ([]time.Duration, error) {
 	var r relay
-	r.set(Observer{Started: func() {}, Completed: func() {}})
+	r.set(Observer{Started: func(uint64) {}, Completed: func() {}})
 	if err := sys.Start(ctx, r.observer()); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
@@ -348,7 +466,7 @@ func pickupLoop(ctx context.Context, cfg Config, sys System, r *relay) ([]time.D
 	started := make(chan time.Time, 1)
 	done := newCounter()
 	obs := Observer{
-		Started: func() {
+		Started: func(uint64) {
 			select {
 			case started <- time.Now():
 			default: // a second start before the harness read the first: the check below reports it
@@ -434,5 +552,8 @@ func medianRun(runs []Run) Run {
 		PickupAfterP50: time.Duration(field(func(r Run) float64 { return float64(r.PickupAfterP50) })),
 		PickupAfterP99: time.Duration(field(func(r Run) float64 { return float64(r.PickupAfterP99) })),
 		TxEnqueue:      time.Duration(field(func(r Run) float64 { return float64(r.TxEnqueue) })),
+		Fill:           time.Duration(field(func(r Run) float64 { return float64(r.Fill) })),
+		Queues:         time.Duration(field(func(r Run) float64 { return float64(r.Queues) })),
+		Counts:         time.Duration(field(func(r Run) float64 { return float64(r.Counts) })),
 	}
 }

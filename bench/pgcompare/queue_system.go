@@ -39,7 +39,10 @@ type System interface {
 // Observer is what a System reports to the harness. Both functions are
 // safe for concurrent use; a System must not call them after Stop returns.
 type Observer struct {
-	Started   func() // a handler began an item
+	// Started is called as a handler begins an item, with the item's ID
+	// in its library (unique within the System's database), so that the
+	// harness can check that every item ran exactly once.
+	Started   func(id uint64)
 	Completed func() // an item's completion was stored (see System.Settled)
 }
 

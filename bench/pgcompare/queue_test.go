@@ -84,7 +84,12 @@ func TestPercentileAndMedian(t *testing.T) {
 // chanSystem is a System of a buffered channel and goroutines, standing in
 // for a library in tests of the harness itself.
 type chanSystem struct {
-	items   chan struct{}
+	items chan uint64
+	next  uint64 // the last item's ID; Enqueue is called from one goroutine at a time
+	// repeat, if not 0, is an item whose ID the worker that takes the
+	// item after it reports instead of its own: one item runs twice,
+	// another never, and the completions still add up.
+	repeat  uint64
 	workers int
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -92,7 +97,8 @@ type chanSystem struct {
 
 func (s *chanSystem) Enqueue(_ context.Context, n int) error {
 	for range n {
-		s.items <- struct{}{}
+		s.next++
+		s.items <- s.next
 	}
 	return nil
 }
@@ -104,8 +110,11 @@ func (s *chanSystem) Start(_ context.Context, obs Observer) error {
 				select {
 				case <-s.stop:
 					return
-				case <-s.items:
-					obs.Started()
+				case id := <-s.items:
+					if s.repeat != 0 && id == s.repeat+1 {
+						id = s.repeat
+					}
+					obs.Started(id)
 					obs.Completed()
 				}
 			}
@@ -129,7 +138,7 @@ func TestOurSettingsInterleave(t *testing.T) {
 	var opened []int
 	settings := claimStoreSettings(func(_ context.Context, _ *pgxpool.Pool, workers int) (System, error) {
 		opened = append(opened, workers)
-		return &chanSystem{items: make(chan struct{}, 1000), workers: workers, stop: make(chan struct{})}, nil
+		return &chanSystem{items: make(chan uint64, 1000), workers: workers, stop: make(chan struct{})}, nil
 	})
 	require.Len(t, settings, 2)
 	rep, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 300, Batch: 100, Pickup: 10, Runs: 3, Timeout: time.Minute}, settings)
@@ -173,4 +182,79 @@ func TestCleanerSmall(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "while it cleans")
+}
+
+// TestBurnDownCatchesARunTwice checks that a burn-down fails when a System
+// runs an item twice, even though the completions add up.
+func TestBurnDownCatchesARunTwice(t *testing.T) {
+	twice := Setting{Name: "twice", PoolSize: 1, Open: func(context.Context, *pgxpool.Pool) (System, error) {
+		return &chanSystem{items: make(chan uint64, 1000), workers: 2, stop: make(chan struct{}), repeat: 7}, nil
+	}}
+	_, err := Measure(ctx, Config{DSN: os.Getenv(dsnEnv), N: 20, Batch: 10, Pickup: 1, Runs: 1, Timeout: time.Minute}, []Setting{twice})
+	require.ErrorContains(t, err, "burn-down: 19 distinct items ran, want 20; 1 of them more than once")
+}
+
+// TestHistorySmall measures the history settings on empty tables and on
+// tables with a few hundred finished rows, and checks that the rows are
+// there for each store, that the claim store's Queues and Counts were
+// timed, and that the growth table has a column per size.
+func TestHistorySmall(t *testing.T) {
+	var progress bytes.Buffer
+	cfg := Config{DSN: os.Getenv(dsnEnv), N: 200, Batch: 100, Pickup: 5, TxRounds: 1, TxItems: 10, Runs: 1, Timeout: time.Minute, History: []int{0, 300}, Progress: &progress}
+	rep, err := Measure(ctx, cfg, HistorySettings())
+	require.NoError(t, err)
+	t.Log("\n" + progress.String())
+	require.Len(t, rep.Rows, 2*len(HistorySettings()))
+	for i, row := range rep.Rows {
+		assert.Equal(t, cfg.History[i%2], row.History, row.Setting)
+		if row.History > 0 {
+			assert.Positive(t, row.Median.Fill, row.Setting)
+		}
+		if strings.HasPrefix(row.Setting, "lease") {
+			assert.Positive(t, row.Median.Counts, row.Setting)
+			assert.Positive(t, row.Median.Queues, row.Setting)
+		}
+	}
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteHistoryMarkdown(&md))
+	assert.Contains(t, md.String(), "| figure | 0 rows | 300 rows | largest / smallest |")
+
+	// The rows each store keeps: loaded into a database of each.
+	admin, err := pgx.Connect(ctx, cfg.DSN)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, admin.Close(ctx)) }()
+	for _, s := range HistorySettings() {
+		err := withSystem(ctx, cfg.withDefaults(), admin, s, 300, nil, func(sys System, pool *pgxpool.Pool) error {
+			var n int
+			if cs, ok := sys.(*claimSystem); ok {
+				c, err := cs.store.Counts(ctx, ourQueue)
+				assert.Equal(t, 300, c.Completed, "the store counts the rows as completed items it keeps")
+				return err
+			}
+			if err := pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE state = 'completed' AND queue = 'default'").Scan(&n); err != nil {
+				return err
+			}
+			assert.Equal(t, 300, n)
+			return nil
+		})
+		require.NoError(t, err, s.Name)
+	}
+}
+
+// TestCleanerSteadySmall runs the cleaner under a steady load at a size CI
+// can afford: the load completes items in both phases, and its claims are
+// timed in both.
+func TestCleanerSteadySmall(t *testing.T) {
+	var progress bytes.Buffer
+	cfg := CleanConfig{DSN: os.Getenv(dsnEnv), Rows: 3000, Batch: 500, Rate: 500, RateWorkers: 10, Before: 300 * time.Millisecond, Runs: 1, Timeout: time.Minute, Progress: &progress}
+	rep, err := MeasureCleaner(ctx, cfg)
+	require.NoError(t, err)
+	t.Log("\n" + progress.String())
+	m := rep.Median
+	assert.Positive(t, m.RateBefore)
+	assert.Positive(t, m.Before.Count)
+	assert.Positive(t, m.During.Count)
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	assert.Contains(t, md.String(), "a steady 500 items/s")
 }

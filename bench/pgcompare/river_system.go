@@ -52,12 +52,12 @@ func (riverNoop) Kind() string { return "pgcompare_noop" }
 // riverWorker calls the observer's Started and succeeds.
 type riverWorker struct {
 	river.WorkerDefaults[riverNoop]
-	started *atomic.Pointer[func()]
+	started *atomic.Pointer[func(uint64)]
 }
 
-func (w *riverWorker) Work(context.Context, *river.Job[riverNoop]) error {
+func (w *riverWorker) Work(_ context.Context, j *river.Job[riverNoop]) error {
 	if f := w.started.Load(); f != nil {
-		(*f)()
+		(*f)(uint64(j.ID))
 	}
 	return nil
 }
@@ -65,7 +65,7 @@ func (w *riverWorker) Work(context.Context, *river.Job[riverNoop]) error {
 // riverSystem is River on one database.
 type riverSystem struct {
 	client  *river.Client[pgx.Tx]
-	started atomic.Pointer[func()]
+	started atomic.Pointer[func(uint64)]
 	args    []river.InsertManyParams // reused by Enqueue, which the harness calls from one goroutine at a time
 
 	unsubscribe func()
@@ -161,4 +161,15 @@ func (s *riverSystem) Stop(ctx context.Context) error {
 	close(s.stop)
 	s.events.Wait()
 	return err
+}
+
+// FillHistory adds n jobs completed within the last hour to river_job, as
+// River's completer leaves them: kept by River's job cleaner, whose
+// default retention of completed jobs is 24 hours.
+func (s *riverSystem) FillHistory(ctx context.Context, pool *pgxpool.Pool, n int) (string, error) {
+	const fill = `INSERT INTO river_job (args, attempt, attempted_at, attempted_by, created_at, finalized_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
+SELECT '{}', 1, f, '{pgcompare}', f - interval '1 minute', f, 'pgcompare_noop', 25, '{}', 1, 'default', f - interval '1 minute', 'completed', '{}'
+FROM (SELECT now() - (g % 3600) * interval '1 second' AS f FROM generate_series(1, $1) AS g) AS s`
+	_, err := pool.Exec(ctx, fill, n)
+	return "river_job", err
 }

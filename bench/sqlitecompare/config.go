@@ -33,6 +33,15 @@ type Config struct {
 	Pickup, PickupWarmup, PickupWorkers int
 	// Runs is how many times each queue is measured. Default 3.
 	Runs int
+	// History is how many finished items every file holds before a phase
+	// starts, bulk-loaded once into each queue's template file (then
+	// ANALYZE): completed rows for the queues that keep them (Queue.Keeps),
+	// our store then opened with claim.StandardRetention. Default 0.
+	History int
+	// Retention opens our store with claim.StandardRetention even
+	// without History, so that a measurement on empty files compares
+	// with one on files with a history.
+	Retention bool
 	// Timeout bounds each phase of a run. Default 10 minutes.
 	Timeout time.Duration
 	// Queues are the names of the queues (of Queues) to measure; default

@@ -14,6 +14,14 @@
 // reports the numbers:
 //
 //	go run ./cmd/sqlitequeues -burndown 5000 -runs 3
+//	go run ./cmd/sqlitequeues -history 10000,100000,1000000 -runs 3
+//
+// With Config.History every file first holds that many finished items
+// where the queue keeps them (Queue.Keeps: our store with
+// claim.StandardRetention, River's completed jobs; goqite deletes what it
+// ran and keeps none), loaded into each queue's template file in one
+// statement, then ANALYZE. Every burn-down checks that each item ran
+// exactly once. cmd/sqlitequeues's package comment lists its flags.
 //
 // A program that calls Measure must call ServeChild first: the
 // cross-process pickup starts the running executable again as the other

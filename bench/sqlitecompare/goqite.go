@@ -3,9 +3,11 @@ package sqlitecompare
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"maragu.dev/goqite"
@@ -48,6 +50,10 @@ create index if not exists goqite_queue_priority_created_idx on goqite (queue, p
 type goqiteSystem struct {
 	db    *sql.DB
 	queue *goqite.Queue
+	// last is the last message's number: goqite's jobs handler is given
+	// the body alone, so each body carries its message's number (8 bytes)
+	// for the check that every message ran once.
+	last atomic.Uint64
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -67,8 +73,13 @@ func openGoqite(ctx context.Context, path string, sync Sync) (System, error) {
 
 // EnqueueOne sends one job message with jobs.Create.
 func (s *goqiteSystem) EnqueueOne(ctx context.Context) error {
-	_, err := jobs.Create(ctx, s.queue, goqiteJob, goqite.Message{})
+	_, err := jobs.Create(ctx, s.queue, goqiteJob, s.message())
 	return err
+}
+
+// message is the next message, its body its number.
+func (s *goqiteSystem) message() goqite.Message {
+	return goqite.Message{Body: binary.LittleEndian.AppendUint64(nil, s.last.Add(1))}
 }
 
 // EnqueueBatch sends n job messages with jobs.CreateTx in one transaction:
@@ -84,7 +95,7 @@ func (s *goqiteSystem) EnqueueBatch(ctx context.Context, n int) (err error) {
 		}
 	}()
 	for range n {
-		if _, err := jobs.CreateTx(ctx, tx, s.queue, goqiteJob, goqite.Message{}); err != nil {
+		if _, err := jobs.CreateTx(ctx, tx, s.queue, goqiteJob, s.message()); err != nil {
 			return err
 		}
 	}
@@ -97,8 +108,12 @@ func (s *goqiteSystem) EnqueueBatch(ctx context.Context, n int) (err error) {
 // deletes.
 func (s *goqiteSystem) Start(ctx context.Context, workers int, obs Observer) error {
 	r := jobs.NewRunner(jobs.NewRunnerOpts{Limit: workers, PollInterval: goqitePoll, Queue: s.queue})
-	r.Register(goqiteJob, func(context.Context, []byte) error {
-		obs.Started()
+	r.Register(goqiteJob, func(_ context.Context, body []byte) error {
+		var id uint64
+		if len(body) == 8 {
+			id = binary.LittleEndian.Uint64(body)
+		}
+		obs.Started(id)
 		defer obs.Completed()
 		return nil
 	})

@@ -80,3 +80,48 @@ func TestMemorySoakTiny(t *testing.T) {
 		assert.Positive(t, s.LiveHeap)
 	}
 }
+
+// TestHistoryTiny runs the comparison at a tiny size on files that hold a
+// history, and checks that the history is there: the rows each queue
+// keeps, loaded into its template, and our store opened with a retention
+// that keeps what the run completes.
+func TestHistoryTiny(t *testing.T) {
+	start := time.Now()
+	cfg := tinyConfig(t, logWriter{t, start})
+	cfg.History = 50
+	rep, err := Measure(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Len(t, rep.Columns, len(Queues()))
+	var md bytes.Buffer
+	require.NoError(t, WriteHistoryMarkdown(&md, []*Report{rep, rep}))
+	assert.Contains(t, md.String(), "| 50 rows | 50 rows |")
+
+	ctx := context.Background()
+	cfg = cfg.withDefaults()
+	for _, q := range Queues() {
+		if q.FillHistory == nil {
+			continue
+		}
+		q = withRetention(q)
+		path := t.TempDir() + "/history.db"
+		require.NoError(t, withSystem(ctx, cfg, q, path, func(System) error { return nil }), q.Name)
+		_, err := loadHistory(ctx, cfg, q, path, 50)
+		require.NoError(t, err, q.Name)
+		db, err := openDB(ctx, path, cfg.Sync)
+		require.NoError(t, err)
+		table := map[string]string{OursName: "lease_claims WHERE state = 5", RiverName: "river_job WHERE state = 'completed'"}[q.Name]
+		var n int
+		require.NoError(t, db.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n))
+		require.NoError(t, db.Close())
+		assert.Equal(t, 50, n, q.Name)
+		if q.Name == OursName {
+			// The store counts the loaded rows as completed items of the queue.
+			err := withSystem(ctx, cfg, q, path, func(sys System) error {
+				c, err := sys.(*ourSystem).store.Counts(ctx, ourQueue)
+				assert.Equal(t, 50, c.Completed)
+				return err
+			})
+			require.NoError(t, err)
+		}
+	}
+}

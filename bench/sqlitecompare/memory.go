@@ -30,7 +30,7 @@ func MemorySoak(ctx context.Context, dir string, sync Sync, total, workers, batc
 	}
 	defer func() { err = errors.Join(err, sys.Stop(context.WithoutCancel(ctx))) }()
 	done := newCounter()
-	if err := sys.Start(ctx, workers, Observer{Started: func() {}, Completed: done.add}); err != nil {
+	if err := sys.Start(ctx, workers, Observer{Started: func(uint64) {}, Completed: done.add}); err != nil {
 		return nil, err
 	}
 	sample := func(items int, start time.Time) MemorySample {

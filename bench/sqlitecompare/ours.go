@@ -73,8 +73,8 @@ func (s *ourSystem) Start(ctx context.Context, workers int, obs Observer) error 
 		Queue:         ourQueue,
 		Concurrency:   workers,
 		LeaseDuration: ourLease,
-		Handler: func(context.Context, claim.Claim) error {
-			obs.Started()
+		Handler: func(_ context.Context, c claim.Claim) error {
+			obs.Started(uint64(c.Item))
 			defer obs.Completed()
 			return nil
 		},

@@ -69,7 +69,7 @@ func pickup(ctx context.Context, cfg Config, sys System, child *childProcess) ([
 	started := make(chan time.Time, 1)
 	done := newCounter()
 	obs := Observer{
-		Started: func() {
+		Started: func(uint64) {
 			select {
 			case started <- time.Now():
 			default: // a second start before the harness read the first: the check below reports it

@@ -28,9 +28,13 @@ func thousands(n int) string {
 // header is the paragraph above the table: what ran, where, how often.
 func (r *Report) header() string {
 	c := r.Config
-	return fmt.Sprintf("synchronous=%s, WAL, on %s/%s with %d CPUs; medians of %d runs; "+
+	history := ""
+	if c.History > 0 || c.Retention {
+		history = fmt.Sprintf("every file first holds %d finished items where the queue keeps them (ours with claim.StandardRetention), loaded then ANALYZEd; ", c.History)
+	}
+	return fmt.Sprintf("synchronous=%s, WAL, on %s/%s with %d CPUs; %smedians of %d runs, queues interleaved in each; every burn-down checked each item ran exactly once; "+
 		"commit floor %.0f one-row transactions/s; load average %s at the start, %s at the end.",
-		c.Sync, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), c.Runs, r.FloorMedian,
+		c.Sync, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), history, c.Runs, r.FloorMedian,
 		cmp.Or(r.Load[0], "unknown"), cmp.Or(r.Load[1], "unknown"))
 }
 

@@ -40,12 +40,12 @@ func (riverNoop) Kind() string { return "sqlitecompare_noop" }
 // riverWorker calls the observer's Started and succeeds.
 type riverWorker struct {
 	river.WorkerDefaults[riverNoop]
-	started *atomic.Pointer[func()]
+	started *atomic.Pointer[func(uint64)]
 }
 
-func (w *riverWorker) Work(context.Context, *river.Job[riverNoop]) error {
+func (w *riverWorker) Work(_ context.Context, j *river.Job[riverNoop]) error {
 	if f := w.started.Load(); f != nil {
-		(*f)()
+		(*f)(uint64(j.ID))
 	}
 	return nil
 }
@@ -57,7 +57,7 @@ type riverSystem struct {
 	driver  *riversqlite.Driver
 	workers *river.Workers
 	client  *river.Client[*sql.Tx] // an insert-only client until Start
-	started atomic.Pointer[func()]
+	started atomic.Pointer[func(uint64)]
 	args    []river.InsertManyParams // reused by EnqueueBatch, which the harness calls from one goroutine at a time
 
 	unsubscribe func()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -87,6 +88,9 @@ func Measure(ctx context.Context, cfg Config) (*Report, error) {
 		if !ok {
 			return nil, fmt.Errorf("sqlitecompare: no queue named %q", name)
 		}
+		if cfg.History > 0 || cfg.Retention {
+			q = withRetention(q)
+		}
 		queues = append(queues, q)
 	}
 	dir, err := os.MkdirTemp(cfg.Dir, "sqlitecompare-")
@@ -107,6 +111,13 @@ func Measure(ctx context.Context, cfg Config) (*Report, error) {
 		templates[i] = filepath.Join(dir, fmt.Sprintf("template-q%d.db", i))
 		if err := withSystem(ctx, cfg, q, templates[i], func(System) error { return nil }); err != nil {
 			return nil, fmt.Errorf("sqlitecompare: %s: %w", q.Name, err)
+		}
+		if cfg.History > 0 && q.FillHistory != nil {
+			d, err := loadHistory(ctx, cfg, q, templates[i], cfg.History)
+			if err != nil {
+				return nil, fmt.Errorf("sqlitecompare: %s: history: %w", q.Name, err)
+			}
+			cfg.progress("%s: %d finished items loaded in %s", q.Name, cfg.History, d)
 		}
 	}
 	for r := range cfg.Runs {
@@ -275,9 +286,10 @@ func burnDown(ctx context.Context, cfg Config, sys System, workers int) (rate, i
 	}
 	done := newCounter()
 	reached := done.await(int64(cfg.BurnDown))
+	ran := newTally(cfg.BurnDown)
 	tx0, _ := transactions(sys)
 	start := time.Now()
-	if err := sys.Start(ctx, workers, Observer{Started: func() {}, Completed: done.add}); err != nil {
+	if err := sys.Start(ctx, workers, Observer{Started: ran.add, Completed: done.add}); err != nil {
 		return 0, 0, fmt.Errorf("start: %w", err)
 	}
 	if err := wait(ctx, reached, cfg.Timeout, "burn-down"); err != nil {
@@ -287,7 +299,41 @@ func burnDown(ctx context.Context, cfg Config, sys System, workers int) (rate, i
 		return 0, 0, fmt.Errorf("settled: %w", err)
 	}
 	rate = float64(cfg.BurnDown) / time.Since(start).Seconds()
+	if err := ran.exactlyOnce(cfg.BurnDown); err != nil {
+		return 0, 0, fmt.Errorf("burn-down: %w", err)
+	}
 	return rate, perCommit(sys, tx0, cfg.BurnDown), nil
+}
+
+// tally counts the handler runs of each item, by ID.
+type tally struct {
+	mu   sync.Mutex
+	runs map[uint64]int
+}
+
+func newTally(n int) *tally { return &tally{runs: make(map[uint64]int, n)} }
+
+// add counts a run of item id.
+func (t *tally) add(id uint64) {
+	t.mu.Lock()
+	t.runs[id]++
+	t.mu.Unlock()
+}
+
+// exactlyOnce reports an error unless n distinct items ran, each once.
+func (t *tally) exactlyOnce(n int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	again := 0
+	for _, c := range t.runs {
+		if c != 1 {
+			again++
+		}
+	}
+	if len(t.runs) != n || again != 0 {
+		return fmt.Errorf("%d distinct items ran, want %d; %d of them more than once", len(t.runs), n, again)
+	}
+	return nil
 }
 
 // enqueueBatches adds cfg.Enqueue items, cfg.Batch per call, and returns

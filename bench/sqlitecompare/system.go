@@ -1,6 +1,9 @@
 package sqlitecompare
 
-import "context"
+import (
+	"context"
+	"database/sql"
+)
 
 // System is one work queue under test, opened on one SQLite file. Items
 // are no-ops: the harness measures the queue, not the work. An
@@ -39,7 +42,10 @@ type System interface {
 // Observer is what a System reports to the harness. Both functions are
 // safe for concurrent use; a System must not call them after Stop returns.
 type Observer struct {
-	Started   func() // a handler began an item
+	// Started is called as a handler begins an item, with the item's ID
+	// (unique within the file), so that the harness can check that every
+	// item ran exactly once.
+	Started   func(id uint64)
 	Completed func() // an item's completion was stored (see System.Settled)
 }
 
@@ -52,15 +58,24 @@ type Queue struct {
 	// synchronous setting sync, creating the file and its schema if they
 	// do not exist (so a second process may open the same file).
 	Open func(ctx context.Context, path string, sync Sync) (System, error)
+	// FillHistory, if not nil, bulk-loads n finished items, kept as the
+	// library keeps what it completed, into the file db is open on in one statement, whose
+	// schema Open made; nil for a library that keeps nothing finished.
+	FillHistory func(ctx context.Context, db *sql.DB, n int) error
+	// Keeps says what the library keeps of the items it finished.
+	Keeps string
 }
 
 // Queues are the libraries measured, in the report's order: this
 // repository's SQLite claim store, River on its SQLite driver, goqite.
 func Queues() []Queue {
 	return []Queue{
-		{Name: OursName, Open: openOurs},
-		{Name: RiverName, Open: openRiver},
-		{Name: GoqiteName, Open: openGoqite},
+		{Name: OursName, Open: openOurs, FillHistory: fillOurs,
+			Keeps: "nothing by default; with a retention (sqlite.WithRetention) completed items for it, as Completed rows"},
+		{Name: RiverName, Open: openRiver, FillHistory: fillRiver,
+			Keeps: "completed jobs, 24 hours by default (its job cleaner's CompletedJobRetentionPeriod)"},
+		{Name: GoqiteName, Open: openGoqite,
+			Keeps: "nothing: jobs.Runner deletes a message once its job returns"},
 	}
 }
 

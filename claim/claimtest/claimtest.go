@@ -93,6 +93,7 @@ var clauses = []clause{
 	{"SnoozeSpendsNoAttempt", testSnooze},
 	{"RequeueDead", testRequeueDead},
 	{"DeleteDead", testDeleteDead},
+	{"RetryNow", testRetryNow},
 	{"Keys", testKeys},
 	{"KeysByState", testKeysByState},
 	{"Cancel", testCancel},

@@ -128,6 +128,23 @@ func testBadInput(e *env) {
 			assert.NotEmpty(e, le.Field, "%s: Field names the bad input", tc.what)
 		}
 	}
+	// No item has ID 0: every store refuses it as bad input naming "id",
+	// whatever the call, rather than as an item it does not have.
+	for _, tc := range []struct {
+		what string
+		call func() error
+	}{
+		{"Lookup ID 0", func() error { _, err := e.s.Lookup(e.ctx, 0); return err }},
+		{"Cancel ID 0", func() error { return e.s.Cancel(e.ctx, q, 0) }},
+		{"RequeueDead ID 0", func() error { _, err := e.s.RequeueDead(e.ctx, qd, 0); return err }},
+		{"DeleteDead ID 0", func() error { return e.s.DeleteDead(e.ctx, qd, 0) }},
+	} {
+		err := tc.call()
+		var le *lease.Error
+		if assert.ErrorIs(e, err, lease.ErrInvalidArgument, tc.what) && assert.True(e, errors.As(err, &le), tc.what) {
+			assert.Equal(e, "id", le.Field, "%s: Field", tc.what)
+		}
+	}
 	// Nothing changed: the counts, the delayed and dead items, the claim.
 	for qq, want := range before {
 		assert.Equal(e, want, e.counts(qq), "Counts(%q) after bad input", qq)

@@ -367,6 +367,9 @@ func (s *memStore) Cancel(ctx context.Context, queue string, id claim.ItemID) er
 	if queue == "" {
 		return invalid("cancel", "queue")
 	}
+	if id == 0 {
+		return invalid("cancel", "id")
+	}
 	if err := s.begin(ctx, "cancel"); err != nil {
 		return err
 	}
@@ -387,6 +390,9 @@ func (s *memStore) Cancel(ctx context.Context, queue string, id claim.ItemID) er
 }
 
 func (s *memStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error) {
+	if id == 0 {
+		return claim.Item{}, invalid("lookup", "id")
+	}
 	if err := s.begin(ctx, "lookup"); err != nil {
 		return claim.Item{}, err
 	}
@@ -465,6 +471,9 @@ func (s *memStore) RequeueDead(ctx context.Context, queue string, id claim.ItemI
 	if queue == "" {
 		return claim.Item{}, invalid("requeue_dead", "queue")
 	}
+	if id == 0 {
+		return claim.Item{}, invalid("requeue_dead", "id")
+	}
 	if err := s.begin(ctx, "requeue_dead"); err != nil {
 		return claim.Item{}, err
 	}
@@ -482,6 +491,9 @@ func (s *memStore) DeleteDead(ctx context.Context, queue string, id claim.ItemID
 	if queue == "" {
 		return invalid("delete_dead", "queue")
 	}
+	if id == 0 {
+		return invalid("delete_dead", "id")
+	}
 	if err := s.begin(ctx, "delete_dead"); err != nil {
 		return err
 	}
@@ -491,6 +503,28 @@ func (s *memStore) DeleteDead(ctx context.Context, queue string, id claim.ItemID
 	}
 	delete(s.items, id)
 	return nil
+}
+
+func (s *memStore) RetryNow(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
+	if queue == "" {
+		return claim.Item{}, invalid("retry_now", "queue")
+	}
+	if id == 0 {
+		return claim.Item{}, invalid("retry_now", "id")
+	}
+	if err := s.begin(ctx, "retry_now"); err != nil {
+		return claim.Item{}, err
+	}
+	defer s.end()
+	it := s.items[id]
+	if it == nil || it.Queue != queue || (it.State != claim.Delayed && it.State != claim.Visible) {
+		return claim.Item{}, notFound("retry_now", queue, id)
+	}
+	if it.State == claim.Delayed {
+		it.State, it.VisibleAt = claim.Visible, s.clock.Now()
+		s.signal(queue)
+	}
+	return snapshot(it), nil
 }
 
 func (s *memStore) Notify(queue string) (<-chan struct{}, func()) {

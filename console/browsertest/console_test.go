@@ -65,8 +65,8 @@ func newSite(t *testing.T, mk storeMaker) *site {
 	s.operator.Store(true)
 	authorize := func(*http.Request) bool { return s.operator.Load() }
 	mux := http.NewServeMux()
-	mux.Handle("/ops/", http.StripPrefix("/ops", console.New(console.Config{Service: s.svc, Broker: s.broker,
-		Recorder: rec, Actions: true, Authorize: authorize})))
+	mux.Handle("/ops/", http.StripPrefix("/ops", lease.Must(console.New(console.Config{Service: s.svc, Broker: s.broker,
+		Recorder: rec, Actions: true, Authorize: authorize}))))
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		s.srv.Close()

@@ -103,9 +103,12 @@ func NewApp(clock lease.Clock) (*App, error) {
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	ops := console.New(console.Config{
+	ops, err := console.New(console.Config{
 		Service: svc, Locks: locks, Broker: broker, Recorder: recorder, Queues: []string{Queue},
 	})
+	if err != nil {
+		return nil, errors.Join(err, broker.Close(), svc.Close(), mp.Shutdown(context.Background()))
+	}
 	mux.Handle("/debug/lease/", http.StripPrefix("/debug/lease", ops))
 	return &App{Service: svc, Broker: broker, Locks: locks, Manager: manager, Handler: mux, tel: tel, mp: mp}, nil
 }

@@ -60,7 +60,10 @@ func run(w io.Writer) error {
 	clock.Advance(10 * time.Second)
 	_, err = svc.Use(ctx, l.ID, lease.StateWrite)
 	fmt.Fprintf(w, "use after expiry: %v (stale: %t)\n", lease.CodeOf(err), errors.Is(err, lease.ErrStaleUse))
-	_, _, found := svc.Get("jobs/42/owner")
+	_, _, found, err := svc.Get(ctx, "jobs/42/owner")
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "key still there: %t\n", found)
 
 	fmt.Fprintln(w, "audit trail:")

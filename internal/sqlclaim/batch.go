@@ -2,6 +2,7 @@ package sqlclaim
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -35,10 +36,11 @@ type Call[Req, Res any] struct {
 	done   chan struct{}
 }
 
-// Abandoned reports whether the caller gave up waiting (its context
-// ended). A batch may skip such a call: its caller reads nothing of it.
-// The caller's context is only read here; a batch never runs under it.
-func (c *Call[Req, Res]) Abandoned() bool { return c.caller.Err() != nil }
+// CallerErr returns the error of the caller's context once the caller gave
+// up waiting, nil before. A batch may skip such a call: its caller reads
+// nothing of it. The caller's context is only read here; a batch never
+// runs under it.
+func (c *Call[Req, Res]) CallerErr() error { return c.caller.Err() }
 
 // BatcherConfig configures a Batcher.
 type BatcherConfig struct {
@@ -52,6 +54,10 @@ type BatcherConfig struct {
 	// meanwhile queue for the flushers as usual. Leave it off when a batch
 	// must never run under a caller's context.
 	Inline bool
+	// Gather lets the goroutines that are ready run before a woken
+	// flusher takes its batch, so that calls sent at one moment (a
+	// worker's settlement and its next claim) share it.
+	Gather bool
 	// Closed is the error of a call on a closed batcher.
 	Closed func(op string) error
 }
@@ -100,6 +106,13 @@ func (b *Batcher[Req, Res]) Start(ctx context.Context, wg *sync.WaitGroup) {
 
 // Batches returns how many batches the batcher has sent.
 func (b *Batcher[Req, Res]) Batches() int64 { return b.batches.Load() }
+
+// Pending returns how many calls wait for a batch.
+func (b *Batcher[Req, Res]) Pending() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pending)
+}
 
 // Close makes later calls fail with the Closed error; the flushers fail
 // the pending ones once their context ends.
@@ -220,6 +233,9 @@ func (b *Batcher[Req, Res]) flush(ctx context.Context) {
 			}
 			return
 		case <-b.kick:
+		}
+		if b.cfg.Gather {
+			runtime.Gosched()
 		}
 		for {
 			batch := b.take()

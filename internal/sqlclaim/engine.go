@@ -535,4 +535,5 @@ type Store interface {
 	claim.Cleaner
 	claim.Pauser
 	claim.QueueLister
+	claim.Retrier
 }

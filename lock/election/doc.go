@@ -29,6 +29,6 @@
 //
 // Callbacks never run under a lock of this package. A callback that panics
 // is recovered and reported to the Election's panic handler
-// ([WithPanicHandler], lease.LogPanic by default), and the Election goes on
+// ([lease.WithPanicHandler]; logged by default), and the Election goes on
 // as if it had returned.
 package election

@@ -13,15 +13,18 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/lockkit"
+	"github.com/leasehold/lease/internal/optcore"
 	"github.com/leasehold/lease/internal/renewal"
+	"github.com/leasehold/lease/internal/sharedopt"
 	"github.com/leasehold/lease/lock"
 )
 
-// MaxValueSize is the largest value a candidate may attach: a host name,
-// an address, an identity. It is below lock.MaxValueSize because the value
-// also travels, base64-encoded, in the lock's execution ID, which every
-// provider must store (PostgreSQL's hold at most 1024 bytes).
-const MaxValueSize = 512
+// MaxCandidateValueSize is the largest value a candidate may attach: a host
+// name, an address, an identity. It is below lock.MaxValueSize, the largest
+// value of a holding, because the candidate's value also travels,
+// base64-encoded, in the lock's execution ID, which every provider must
+// store (PostgreSQL's hold at most 1024 bytes).
+const MaxCandidateValueSize = 512
 
 // Election is one leader election: the lock name it is fought over, on a
 // provider. It keeps no state between calls: every Campaign is a candidate
@@ -73,7 +76,7 @@ const opNew = "New"
 //     for the lock without polling) and a lock.Inspector (Leader and
 //     Observe ask it who holds the lock);
 //   - an empty name;
-//   - WithClock for a provider that has its own time base (lock.TimeBase);
+//   - lease.WithClock for a provider that has its own time base (lock.TimeBase);
 //   - a lease duration whose third rounds to zero, a safety margin or a
 //     retry interval that lock.NewManager would refuse (see its rules), and
 //     a poll interval that is not positive.
@@ -92,35 +95,36 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	if name == "" {
 		return nil, invalid(opNew, "name", "must not be empty")
 	}
-	o := options{duration: DefaultLeaseDuration, onPanic: lease.LogPanic}
-	for _, opt := range opts {
-		opt.apply(&o)
+	o := options{duration: DefaultLeaderLeaseDuration}
+	if r := optcore.Apply(&sharedopt.Target{Shared: &o.shared, Own: &o}, opts, Option.ApplyElection); r != nil {
+		return nil, invalid(opNew, r.Option, r.Detail)
 	}
-	if o.bad != nil {
-		return nil, o.bad
-	}
+	o.report = sharedopt.Reporter(&o.shared)
 	e := &Election{name: name, provider: provider, inspector: in}
 	e.valuer, _ = provider.(lock.ValueAcquirer)
 	tb, isTB := provider.(lock.TimeBase)
 	switch {
-	case isTB && o.clock != nil:
+	case isTB && o.shared.HasClock:
 		return nil, invalid(opNew, "WithClock",
 			"the provider has its own time base (it implements lock.TimeBase, as lock.Memory does), which the Election reads; a second clock would disagree with it")
 	case isTB:
 		if o.clock = tb.Clock(); o.clock == nil {
 			return nil, invalid(opNew, "provider", "its Clock (lock.TimeBase) returned nil")
 		}
-	case o.clock == nil:
-		o.clock = lease.MonotonicClock(lease.SystemClock())
+	case o.shared.HasClock:
+		o.clock = lease.MonotonicClock(o.shared.Clock)
 	default:
-		o.clock = lease.MonotonicClock(o.clock)
+		o.clock = lease.MonotonicClock(lease.SystemClock())
 	}
 	if err := o.check(); err != nil {
 		return nil, err
 	}
 	e.opts = o
 	e.held = e.bounded()
-	e.managerOpts = []lock.Option{lock.WithLeaseDuration(o.duration), lock.WithPanicHandler(o.onPanic)}
+	e.managerOpts = []lock.Option{lock.WithLeaseDuration(o.duration)}
+	for _, so := range sharedopt.Pass(&o.shared) {
+		e.managerOpts = append(e.managerOpts, so)
+	}
 	if o.set.margin {
 		e.managerOpts = append(e.managerOpts, lock.WithSafetyMargin(o.margin))
 	}
@@ -130,7 +134,7 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 		e.opts.retry = renewal.DefaultRetry(o.duration)
 	}
 	if !isTB {
-		e.managerOpts = append(e.managerOpts, lock.WithClock(o.clock))
+		e.managerOpts = append(e.managerOpts, lease.WithClock(o.clock))
 	}
 	// The schedule's rules are lock.NewManager's: ask it, and give its
 	// answer as New's.
@@ -177,7 +181,7 @@ func (e *Election) LeaseDuration() time.Duration { return e.opts.duration }
 // reportPanic reports a panic recovered from a callback to the panic
 // handler.
 func (e *Election) reportPanic(name string, value any, stack []byte) {
-	e.opts.onPanic(&lease.PanicError{Callback: name, Value: value, Stack: stack})
+	e.opts.report(name, value, stack)
 }
 
 // Campaign makes a candidate with value attached (a copy; nil for none)
@@ -195,16 +199,16 @@ func (e *Election) reportPanic(name string, value any, stack []byte) {
 // renewals stop. The release that ends every leadership is bounded by the
 // retry interval (see Leadership.Resign).
 //
-// A value longer than MaxValueSize or a nil ctx is refused with a
+// A value longer than MaxCandidateValueSize or a nil ctx is refused with a
 // *lease.Error (lease.ErrInvalidArgument) naming it; a failure of the
 // provider is returned as it is.
 func (e *Election) Campaign(ctx context.Context, value []byte) (*Leadership, error) {
 	if ctx == nil {
 		return nil, invalid("campaign", "ctx", "must not be nil")
 	}
-	if len(value) > MaxValueSize {
+	if len(value) > MaxCandidateValueSize {
 		return nil, invalid("campaign", "value",
-			strconv.Itoa(len(value))+" bytes is more than MaxValueSize ("+strconv.Itoa(MaxValueSize)+")")
+			strconv.Itoa(len(value))+" bytes is more than MaxCandidateValueSize ("+strconv.Itoa(MaxCandidateValueSize)+")")
 	}
 	value = bytes.Clone(value)
 	opts := append([]lock.Option{lock.WithExecutionID(executionID(value))}, e.managerOpts...)

@@ -54,8 +54,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{"WithSafetyMargin", func() election.Option { return election.WithSafetyMargin(-1) }},
 		{"WithRetryInterval", func() election.Option { return election.WithRetryInterval(0) }},
 		{"WithPollInterval", func() election.Option { return election.WithPollInterval(-1) }},
-		{"WithClock", func() election.Option { return election.WithClock(nil) }},
-		{"WithPanicHandler", func() election.Option { return election.WithPanicHandler(nil) }},
+		{"WithClock", func() election.Option { return lease.WithClock(nil) }},
+		{"WithPanicHandler", func() election.Option { return lease.WithPanicHandler(nil) }},
 		{"WithObserver", func() election.Option { return election.WithObserver(nil) }},
 	} {
 		var opt election.Option
@@ -109,7 +109,7 @@ func TestValueIsTheHoldingsOnAValueAcquirer(t *testing.T) {
 func TestRunReportsCallbackPanics(t *testing.T) {
 	m, clock := newFakeMemory(t)
 	var rec leasetest.PanicRecorder
-	el, err := election.New(m, "e", election.WithPanicHandler(rec.Handle), election.WithPollInterval(time.Second))
+	el, err := election.New(m, "e", lease.WithPanicHandler(rec.Handle), election.WithPollInterval(time.Second))
 	require.NoError(t, err)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -64,7 +64,7 @@ func TestJoinedObserverPanicIsReported(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	el, err := election.New(lease.Must(lock.NewMemory(svc)), "scheduler",
 		election.WithObserver(lease.Observers(bad, seen)),
-		election.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
+		lease.WithPanicHandler(func(p *lease.PanicError) { mu.Lock(); panics = append(panics, p); mu.Unlock() }))
 	require.NoError(t, err)
 
 	alice, err := el.Campaign(ctx, []byte("alice"))

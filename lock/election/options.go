@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/callback"
+	"github.com/leasehold/lease/internal/sharedopt"
 )
 
 // Option configures an Election. Options are plain values, safe to share
@@ -12,45 +14,48 @@ import (
 // configuration read from a file or a flag is refused, not a panic. A nil
 // clock, function or observer is refused by New too: option constructors
 // never panic.
+//
+// The clock, the panic handler and the logger are set by the options every
+// constructor of the module shares: lease.WithClock, lease.WithPanicHandler
+// and lease.WithLogger, which are Options too (see lease.SharedOption). The
+// method ApplyElection takes a type internal to the module: only the
+// module's options implement Option.
 type Option interface {
-	apply(*options)
+	ApplyElection(*sharedopt.Target)
 }
 
 type optionFunc func(*options)
 
-func (f optionFunc) apply(o *options) { f(o) }
+func (f optionFunc) ApplyElection(t *sharedopt.Target) { f(t.Own.(*options)) }
 
-// DefaultLeaseDuration is an Election's lease duration unless
+// DefaultLeaderLeaseDuration is an Election's lease duration unless
 // WithLeaseDuration says otherwise: a crashed leader is replaced within
-// about that long.
-const DefaultLeaseDuration = 15 * time.Second
+// about that long. It is shorter than lock.DefaultLeaseDuration, a lock
+// Manager's, because a crashed leader leaves a whole role unserved.
+const DefaultLeaderLeaseDuration = 15 * time.Second
 
 type options struct {
+	shared   sharedopt.Settings // lease.WithClock, WithPanicHandler, WithLogger
 	duration time.Duration
 	margin   time.Duration // unset: a tenth of duration
 	retry    time.Duration // unset: a tenth of duration
 	poll     time.Duration // unset: lockprovider.PollInterval(duration)
 	set      setFlags
-	clock    lease.Clock // nil: the provider's time base, or the system clock
-	onPanic  func(*lease.PanicError)
-	observer Observer // nil: none (WithObserver)
-	bad      error    // the first option refused for a nil, reported by New
+	clock    lease.Clock     // the provider's time base, or the shared clock, or the system's
+	report   callback.Report // to the panic handler, or the logger
+	observer Observer        // nil: none (WithObserver)
 }
 
 // refuse records that option was given nil, unless an earlier option was
 // refused already: New reports the first.
-func (o *options) refuse(option, detail string) {
-	if o.bad == nil {
-		o.bad = invalid(opNew, option, detail)
-	}
-}
+func (o *options) refuse(option, detail string) { o.shared.Refuse(option, detail) }
 
 // setFlags records which durations were given, so that a zero given is
 // refused rather than taken for the default.
 type setFlags struct{ margin, retry, poll bool }
 
 // WithLeaseDuration sets the duration of the leader's lease (default
-// DefaultLeaseDuration). The leader renews it every third of it, and a
+// DefaultLeaderLeaseDuration). The leader renews it every third of it, and a
 // leader that stops renewing is replaced within about d. New refuses a d
 // whose third rounds to zero.
 func WithLeaseDuration(d time.Duration) Option {
@@ -82,37 +87,4 @@ func WithRetryInterval(r time.Duration) Option {
 // that is not positive.
 func WithPollInterval(p time.Duration) Option {
 	return optionFunc(func(o *options) { o.poll, o.set.poll = p, true })
-}
-
-// WithClock sets the clock an Election over a provider without a time base
-// (one that is not a lock.TimeBase, such as a database) times renewals,
-// safety deadlines, retries and polls on; the default is
-// lease.SystemClock(), read through lease.MonotonicClock. A provider with
-// its own time base (lock.Memory) gives the Election that one, and New
-// refuses WithClock for it. New returns an error if c is nil.
-func WithClock(c lease.Clock) Option {
-	return optionFunc(func(o *options) {
-		if c == nil {
-			o.refuse("WithClock", "clock must not be nil")
-			return
-		}
-		o.clock = c
-	})
-}
-
-// WithPanicHandler sets the function that receives the panics the Election
-// recovers from the code it calls back (default lease.LogPanic): Run's
-// callbacks ("on started leading", "on stopped leading", "on new leader")
-// and the provider's Renew when a renewal timer calls it ("provider
-// renew"; the renewal then counts as failed). h runs on the goroutine of
-// the callback that panicked, with no lock of the Election held; it must
-// not panic itself. New returns an error if h is nil.
-func WithPanicHandler(h func(*lease.PanicError)) Option {
-	return optionFunc(func(o *options) {
-		if h == nil {
-			o.refuse("WithPanicHandler", "handler must not be nil")
-			return
-		}
-		o.onPanic = h
-	})
 }

@@ -12,7 +12,7 @@ import (
 
 // Callbacks are what Run calls as the election goes. Each may be nil. They run with no lock of
 // the Election held and may call back into it; a callback that panics is
-// recovered and reported to the panic handler (WithPanicHandler), and Run
+// recovered and reported to the panic handler (lease.WithPanicHandler), and Run
 // goes on as if it had returned. Callbacks is a plain value.
 type Callbacks struct {
 	// OnStartedLeading runs, on a goroutine of its own, when the candidate
@@ -54,12 +54,12 @@ type Callbacks struct {
 // returns that long after ctx is done, at the latest, and a waiting one as
 // soon as the provider's AcquireWait gives up, provided the provider's
 // calls return once their context is done. Bad input (a nil ctx, a value longer
-// than MaxValueSize) is refused at once with a *lease.Error naming it.
+// than MaxCandidateValueSize) is refused at once with a *lease.Error naming it.
 func (e *Election) Run(ctx context.Context, value []byte, cb Callbacks) error {
 	if ctx == nil {
 		return invalid("run", "ctx", "must not be nil")
 	}
-	if len(value) > MaxValueSize {
+	if len(value) > MaxCandidateValueSize {
 		_, err := e.Campaign(ctx, value) // the one place that words the error
 		return err
 	}

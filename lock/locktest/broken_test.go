@@ -55,7 +55,7 @@ type releasesByName struct {
 
 func (p releasesByName) Release(ctx context.Context, leases []lock.Lease) error {
 	for _, l := range leases {
-		if _, id, ok := p.svc.Get("lock/" + l.Name); ok {
+		if _, id, ok, err := p.svc.Get(ctx, "lock/"+l.Name); err == nil && ok {
 			_, _ = p.svc.Revoke(ctx, id)
 		}
 	}

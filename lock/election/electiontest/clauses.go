@@ -55,7 +55,7 @@ func testBadConfiguration(e *env) {
 		requireInvalid(e, err, c.field, c.what)
 	}
 	if _, ok := e.inner.(lock.TimeBase); ok {
-		_, err := election.New(e.p, electionName, e.options(d, election.WithClock(lease.SystemClock()))...)
+		_, err := election.New(e.p, electionName, e.options(d, lease.WithClock(lease.SystemClock()))...)
 		requireInvalid(e, err, "WithClock", "a second clock for a provider with a time base")
 	}
 
@@ -63,10 +63,10 @@ func testBadConfiguration(e *env) {
 	var nilCtx context.Context
 	_, err = el.Campaign(nilCtx, nil)
 	requireInvalid(e, err, "ctx", "Campaign with a nil ctx")
-	_, err = el.Campaign(background, make([]byte, election.MaxValueSize+1))
-	requireInvalid(e, err, "value", "Campaign with a value over MaxValueSize")
-	err = el.Run(background, make([]byte, election.MaxValueSize+1), election.Callbacks{})
-	requireInvalid(e, err, "value", "Run with a value over MaxValueSize")
+	_, err = el.Campaign(background, make([]byte, election.MaxCandidateValueSize+1))
+	requireInvalid(e, err, "value", "Campaign with a value over MaxCandidateValueSize")
+	err = el.Run(background, make([]byte, election.MaxCandidateValueSize+1), election.Callbacks{})
+	requireInvalid(e, err, "value", "Run with a value over MaxCandidateValueSize")
 	err = el.Run(nilCtx, nil, election.Callbacks{})
 	requireInvalid(e, err, "ctx", "Run with a nil ctx")
 	_, err = el.Leader(nilCtx)
@@ -77,7 +77,7 @@ func testBadConfiguration(e *env) {
 	require.ErrorIs(e, err, election.ErrNoLeader, "a refused campaign leads nothing")
 
 	// The largest value is fine.
-	big := string(make([]byte, election.MaxValueSize))
+	big := string(make([]byte, election.MaxCandidateValueSize))
 	ld := e.campaign(el, big)
 	l, err := el.Leader(background)
 	require.NoError(e, err)

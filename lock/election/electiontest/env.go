@@ -68,7 +68,7 @@ func (e *env) advance(d time.Duration) {
 func (e *env) options(d time.Duration, opts ...election.Option) []election.Option {
 	o := []election.Option{election.WithLeaseDuration(d), election.WithPollInterval(e.poll)}
 	if _, ok := e.inner.(lock.TimeBase); !ok {
-		o = append(o, election.WithClock(e.clock))
+		o = append(o, lease.WithClock(e.clock))
 	}
 	return append(o, opts...)
 }

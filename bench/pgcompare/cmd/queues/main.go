@@ -10,6 +10,12 @@
 // run (pgcompare.MeasureCleaner); -n 0 skips the queue comparison. With
 // -split it adds the claim store at 100 workers with kinds alone and with
 // retention alone (pgcompare.SplitSettings). With the environment variable
+// With -history N1,N2,... it measures instead pgcompare.HistorySettings
+// (River tuned beside the claim store with retention, both at 100
+// workers) on tables that first get N finished rows each (bulk-loaded,
+// then VACUUM ANALYZE), and on empty ones, and prints beside the table of
+// medians one table per setting of how each figure grows with the
+// history, with the claim store's Queues and Counts timed on it. With
 // PGCOMPARE_TRACE set, each claim store system writes the medians of its
 // pickups' steps to standard error as it stops (pgcompare.TraceEnv).
 //
@@ -19,6 +25,29 @@
 //
 //	../../scripts/with-postgres go run ./cmd/queues -n 100000 -runs 5 -svg /tmp/queues.svg
 //	../../scripts/with-postgres go run ./cmd/queues -features -clean 1000000
+//	../../scripts/with-postgres go run ./cmd/queues -n 100000 -history 10000,100000,1000000 -runs 3
+//	../../scripts/with-postgres go run ./cmd/queues -n 0 -clean 1000000 -clean-rate 5000
+//
+// Every burn-down checks that each item it enqueued ran exactly once.
+//
+// Flags:
+//
+//	-dsn          the server (default $LEASE_POSTGRES_DSN); the role needs CREATEDB
+//	-n            items enqueued and burnt down in each run (100000); 0 skips the queue comparison
+//	-batch        items per bulk enqueue call (5000)
+//	-pickup       items whose pickup latency each run measures (200), after -warmup (5)
+//	-runs         runs of each setting, interleaved round by round; tables show medians (3)
+//	-timeout      limit on each phase of a run (10m)
+//	-only         measure only the settings whose names contain this text
+//	-tx-items     items enqueued in one caller transaction (1000), -tx-rounds of them (5)
+//	-features     River tuned and bench beside the claim store plain and with kinds and retention
+//	-split        add the claim store with kinds alone and with retention alone
+//	-history      comma-separated finished-row counts to preload; an empty table is always measured too
+//	-clean        also measure the retention cleaner removing this many rows while claims run
+//	-clean-pause  the cleaner's pause between Clean calls (0: as long as the previous call took)
+//	-clean-rate   with -clean, a steady load of this many items/s (Broker.Work, -clean-workers handlers)
+//	              instead of claim loops: claim p99 and completions/s before and while the cleaner runs
+//	-svg          also write a bar chart of the medians to this file
 //
 // The server is LEASE_POSTGRES_DSN unless -dsn names one.
 package main
@@ -30,6 +59,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +81,7 @@ func run() error {
 
 		features bool
 		split    bool
+		history  string
 		clean    pgcompare.CleanConfig
 	)
 	flag.StringVar(&cfg.DSN, "dsn", os.Getenv("LEASE_POSTGRES_DSN"), "the PostgreSQL server (default $LEASE_POSTGRES_DSN); the role needs CREATEDB")
@@ -64,9 +95,12 @@ func run() error {
 	flag.IntVar(&cfg.TxItems, "tx-items", 1_000, "items enqueued in one caller transaction")
 	flag.IntVar(&cfg.TxRounds, "tx-rounds", 5, "caller transactions timed in each run")
 	flag.BoolVar(&features, "features", false, "measure River tuned and bench beside the claim store plain and with kinds and retention")
+	flag.StringVar(&history, "history", "", "comma-separated counts of finished rows to preload into each table, e.g. 10000,100000,1000000 (an empty table is measured too)")
 	flag.BoolVar(&split, "split", false, "also measure the claim store at 100 workers with kinds alone and with retention alone")
 	flag.DurationVar(&clean.Pause, "clean-pause", 0, "the cleaner's pause between Clean calls: 0 as long as the previous call took, negative none")
 	flag.IntVar(&clean.Rows, "clean", 0, "also measure the retention cleaner removing this many completed rows while claims run")
+	flag.IntVar(&clean.Rate, "clean-rate", 0, "with -clean, a steady load of this many items/s worked off by Broker.Work instead of one-at-a-time claim loops")
+	flag.IntVar(&clean.RateWorkers, "clean-workers", 100, "handlers of the -clean-rate load")
 	flag.StringVar(&svg, "svg", "", "also write a bar chart of the medians to this file (it must not exist)")
 	flag.Parse()
 	if flag.NArg() != 0 {
@@ -81,6 +115,21 @@ func run() error {
 	}
 	if split {
 		all = append(all, pgcompare.SplitSettings()...)
+	}
+	if history != "" {
+		cfg.History = []int{0}
+		for _, f := range strings.Split(history, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 0 {
+				return fmt.Errorf("-history %q: want counts separated by commas", history)
+			}
+			if n > 0 {
+				cfg.History = append(cfg.History, n)
+			}
+		}
+		if !features && !split {
+			all = pgcompare.HistorySettings()
+		}
 	}
 	var settings []pgcompare.Setting
 	for _, s := range all {
@@ -115,6 +164,12 @@ func run() error {
 		}
 		if err := rep.WriteMarkdown(os.Stdout); err != nil {
 			return err
+		}
+		if len(cfg.History) > 1 {
+			fmt.Println()
+			if err := rep.WriteHistoryMarkdown(os.Stdout); err != nil {
+				return err
+			}
 		}
 		if out != nil {
 			if err := errors.Join(rep.WriteSVG(out), out.Close()); err != nil {

@@ -9,6 +9,31 @@
 //
 //	go run ./cmd/sqlitequeues -sync FULL -runs 3
 //	go run ./cmd/sqlitequeues -memory 1000000   # the heap while 1M items pass through ours
+//	go run ./cmd/sqlitequeues -history 10000,100000,1000000 -runs 3
+//
+// With -history N1,N2,... it measures everything once on empty files and
+// once for each N on files that first hold N finished items where the
+// queue keeps them (our store then with claim.StandardRetention; River's
+// completed jobs; goqite keeps none), prints each measurement's table and
+// then one table per queue of how each figure grows with the history.
+// Every burn-down checks that each item it enqueued ran exactly once.
+//
+// Flags:
+//
+//	-dir          where to make the temporary files (the system's temporary directory)
+//	-sync         PRAGMA synchronous of every queue: FULL or NORMAL (FULL)
+//	-floor        how long to measure the commit floor each run (2s)
+//	-burndown     items worked off in each burn-down (10000)
+//	-workers      worker counts of the burn-downs (1,10,100)
+//	-enqueue      items enqueued in batches (100000), -batch per call (1000)
+//	-enqueue-one  items enqueued one per call by -goroutines goroutines (10000, 100)
+//	-pickup       items whose pickup latency each run measures (100)
+//	-runs         runs of each queue, interleaved round by round; tables show medians (3)
+//	-timeout      limit on each phase of a run (10m)
+//	-only         measure only the queues whose names contain this text
+//	-history      comma-separated counts of finished items to preload; empty files are measured too
+//	-memory       instead, pass this many items through ours and print the heap
+//	-cpuprofile   write a CPU profile of the whole measurement to this file
 package main
 
 import (
@@ -41,6 +66,7 @@ func run() (err error) {
 		workers string
 		only    string
 		memory  int
+		history string
 		cpuprof string
 	)
 	flag.StringVar(&cfg.Dir, "dir", "", "where to make the temporary files (default the system's temporary directory)")
@@ -56,6 +82,7 @@ func run() (err error) {
 	flag.IntVar(&cfg.Runs, "runs", 3, "runs of each queue; the table shows medians")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit on each phase of a run")
 	flag.StringVar(&only, "only", "", "measure only the queues whose names contain this text")
+	flag.StringVar(&history, "history", "", "comma-separated counts of finished items to preload into every file, e.g. 10000,100000,1000000 (empty files are measured too)")
 	flag.IntVar(&memory, "memory", 0, "instead, pass this many items through ours and print the heap ten times on the way")
 	flag.StringVar(&cpuprof, "cpuprofile", "", "write a CPU profile of the whole measurement to this file")
 	flag.Parse()
@@ -110,9 +137,37 @@ func run() (err error) {
 		}
 		return sqlitecompare.WriteMemory(os.Stdout, samples)
 	}
-	rep, err := sqlitecompare.Measure(ctx, cfg)
-	if err != nil {
-		return err
+	sizes := []int{0}
+	if history != "" {
+		for _, f := range strings.Split(history, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 0 {
+				return fmt.Errorf("-history %q: want counts separated by commas", history)
+			}
+			if n > 0 {
+				sizes = append(sizes, n)
+			}
+		}
 	}
-	return rep.WriteMarkdown(os.Stdout)
+	var reps []*sqlitecompare.Report
+	cfg.Retention = len(sizes) > 1 // the empty files too, so that only the history differs
+	for i, n := range sizes {
+		cfg.History = n
+		rep, err := sqlitecompare.Measure(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Println()
+		}
+		if err := rep.WriteMarkdown(os.Stdout); err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+	}
+	if len(reps) < 2 {
+		return nil
+	}
+	fmt.Println()
+	return sqlitecompare.WriteHistoryMarkdown(os.Stdout, reps)
 }

@@ -1,0 +1,4 @@
+package sqlite
+
+// PendingWrites returns how many writes wait for the store's next batch.
+func PendingWrites(s *ClaimStore) int { return s.d.commit.b.Pending() }
