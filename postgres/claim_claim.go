@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/claim/claimstore"
 	"github.com/leasehold/lease/internal/sqlclaim"
 )
 
@@ -72,18 +71,15 @@ func (d dialect) runClaim(ctx context.Context, calls []*sqlclaim.Call[claim.Clai
 		if state != sqlclaim.RowClaimed {
 			return nil // its lost claim was its last attempt: now dead
 		}
-		tagList, err := claimstore.ParseTagsJSON(tags)
-		if err != nil {
-			return fmt.Errorf("item %d: %w", id, err)
+		row := sqlclaim.ClaimedRow{
+			ID: id, Token: token, Queue: queue, Owner: owners[call-1], Kind: kind, Tags: tags,
+			Payload: payload, Metadata: metadata, Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
+			Timeout: time.Duration(tout) * time.Microsecond, Enqueued: enqueued, Expires: expires,
 		}
-		got = append(got, picked{call, rn, claim.Claim{
-			Queue: queue, Kind: kind, Tags: tagList, Metadata: metadata, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
-			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
-			Timeout: time.Duration(tout) * time.Microsecond, EnqueuedAt: enqueued, ExpiresAt: expires,
-			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
-		}})
 		payload, metadata = nil, nil // the next row gets its own
-		return nil
+		c, err := row.Claim()
+		got = append(got, picked{call, rn, c})
+		return err
 	})
 	if err != nil {
 		return err

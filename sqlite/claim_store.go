@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -62,8 +61,7 @@ func NewClaimStore(ctx context.Context, path string, opts ...Option) (*ClaimStor
 		return nil, err
 	}
 	s := &ClaimStore{d: d}
-	now := func() time.Time { return d.clock.Now() }
-	s.eng = sqlclaim.New(dialect{s}, sqlclaim.Config{Checks: checks, Closed: &d.closed, Now: now})
+	s.eng = sqlclaim.New(dialect{s}, sqlclaim.Config{Checks: checks, Closed: &d.closed, Now: d.clock.Now})
 	d.watch.mu.Lock()
 	d.watch.dueQuery = nextDue
 	d.watch.mu.Unlock()
@@ -244,21 +242,19 @@ func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Cla
 					}
 					continue
 				}
-				cl := claim.Claim{Queue: req.Queue, Item: claim.ItemID(c.id), Owner: req.Owner, ExpiresAt: at(due)}
-				var timeout, enqueued, token int64
-				var payload, metadata []byte
-				var tags string
+				// database/sql gives the row its own payload and metadata.
+				row := sqlclaim.ClaimedRow{ID: c.id, Queue: req.Queue, Owner: req.Owner, Expires: at(due)}
+				var timeout, enqueued int64
 				if err := take.QueryRowContext(ctx, sql.Named("owner", req.Owner), sql.Named("due", due),
-					sql.Named("id", c.id)).Scan(&cl.Attempt, &cl.MaxAttempts, &cl.Priority, &timeout,
-					&enqueued, &token, &payload, &cl.Kind, &tags, &metadata); err != nil {
+					sql.Named("id", c.id)).Scan(&row.Attempt, &row.MaxAttempts, &row.Priority, &timeout,
+					&enqueued, &row.Token, &row.Payload, &row.Kind, &row.Tags, &row.Metadata); err != nil {
 					return err
 				}
-				if cl.Tags, err = claimstore.ParseTagsJSON(tags); err != nil {
-					return fmt.Errorf("item %d: %w", c.id, err)
+				row.Timeout, row.Enqueued = time.Duration(timeout), at(enqueued)
+				cl, err := row.Claim()
+				if err != nil {
+					return err
 				}
-				cl.Timeout, cl.EnqueuedAt = time.Duration(timeout), at(enqueued)
-				cl.Payload, cl.Metadata = sqlclaim.ClonePayload(payload), sqlclaim.ClonePayload(metadata)
-				cl.Ref = claim.Ref{Item: cl.Item, Token: uint64(token)}
 				out = append(out, cl)
 			}
 		}

@@ -157,6 +157,34 @@ func (e *Engine) Close(stop func()) {
 	e.callbacks.Wait()
 }
 
+// call runs the flow of one call of op: the checks every call starts with
+// (Begin, then check, given the op's name as errors give it), then step,
+// whose error goes through fail.
+func call[T any](e *Engine, ctx context.Context, op string, check func(op string) error, step func() (T, error)) (T, error) {
+	var zero T
+	if err := e.Begin(ctx, op); err != nil {
+		return zero, err
+	}
+	if err := check("claims." + op); err != nil {
+		return zero, err
+	}
+	v, err := step()
+	if err != nil {
+		return zero, e.fail(ctx, op, err)
+	}
+	return v, nil
+}
+
+// fail is the error of a call of op for err, an error of the dialect's:
+// the caller's context's own error as it is, any other through the
+// dialect's Fail.
+func (e *Engine) fail(ctx context.Context, op string, err error) error {
+	if err == ctx.Err() {
+		return err
+	}
+	return e.d.Fail(op, err)
+}
+
 // Enqueue is claim.Store's Enqueue over the dialect.
 func (e *Engine) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
 	return e.EnqueueWith(ctx, items, e.d.Enqueue)
@@ -165,57 +193,36 @@ func (e *Engine) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.It
 // EnqueueWith is Enqueue storing the items with store rather than the
 // dialect's Enqueue: in a caller's transaction, say.
 func (e *Engine) EnqueueWith(ctx context.Context, items []claim.NewItem, store func(ctx context.Context, items []claim.NewItem, out []claim.Item) error) ([]claim.Item, error) {
-	const op = "enqueue"
-	if err := e.Begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := e.checks.NewItems("claims."+op, items); err != nil {
-		return nil, err
-	}
-	out := make([]claim.Item, len(items))
-	if len(items) == 0 {
-		return out, nil
-	}
-	if err := store(ctx, items, out); err != nil {
-		return nil, e.fail(ctx, op, err)
-	}
-	return out, nil
+	check := func(op string) error { return e.checks.NewItems(op, items) }
+	return call(e, ctx, "enqueue", check, func() ([]claim.Item, error) {
+		out := make([]claim.Item, len(items))
+		if len(items) == 0 {
+			return out, nil
+		}
+		return out, store(ctx, items, out)
+	})
 }
 
 // Claim is claim.Store's Claim: the dialect's, and the Lost function
 // tracked.
 func (e *Engine) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
-	const op = "claim"
-	if err := e.Begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := e.checks.ClaimRequest("claims."+op, req); err != nil {
-		return nil, err
-	}
-	out, err := e.d.Claim(ctx, req)
-	if err != nil {
-		return nil, e.fail(ctx, op, err)
-	}
-	if req.Lost != nil && len(out) > 0 {
+	check := func(op string) error { return e.checks.ClaimRequest(op, req) }
+	out, err := call(e, ctx, "claim", check, func() ([]claim.Claim, error) { return e.d.Claim(ctx, req) })
+	if err == nil && req.Lost != nil && len(out) > 0 {
 		e.track(out, req.Lost)
 	}
-	return out, nil
+	return out, err
 }
 
 // Extend is claim.Store's Extend.
 func (e *Engine) Extend(ctx context.Context, r claim.Ref, d time.Duration) (time.Time, error) {
 	const op = "extend"
-	if err := e.Begin(ctx, op); err != nil {
+	check := func(op string) error { return e.checks.Extend(op, r, d) }
+	expires, err := call(e, ctx, op, check, func() (time.Time, error) { return e.d.Extend(ctx, r, d) })
+	switch {
+	case err != nil:
 		return time.Time{}, err
-	}
-	if err := e.checks.Extend("claims."+op, r, d); err != nil {
-		return time.Time{}, err
-	}
-	expires, err := e.d.Extend(ctx, r, d)
-	if err != nil {
-		return time.Time{}, e.fail(ctx, op, err)
-	}
-	if expires.IsZero() {
+	case expires.IsZero():
 		e.untrack(r)
 		return time.Time{}, e.Stale(op, r)
 	}
@@ -226,17 +233,14 @@ func (e *Engine) Extend(ctx context.Context, r claim.Ref, d time.Duration) (time
 // Settle is claim.Store's Settle.
 func (e *Engine) Settle(ctx context.Context, st claim.Settlement) error {
 	const op = "settle"
-	if err := e.Begin(ctx, op); err != nil {
-		return err
-	}
-	if err := e.checks.Settlement("claims."+op, st); err != nil {
-		return err
-	}
-	e.settling(st.Ref, 1)
-	settled, err := e.d.Settle(ctx, st)
-	e.settling(st.Ref, -1)
+	check := func(op string) error { return e.checks.Settlement(op, st) }
+	settled, err := call(e, ctx, op, check, func() (bool, error) {
+		e.settling(st.Ref, 1)
+		defer e.settling(st.Ref, -1)
+		return e.d.Settle(ctx, st)
+	})
 	if err != nil {
-		return e.fail(ctx, op, err)
+		return err
 	}
 	e.untrack(st.Ref)
 	if !settled {
@@ -249,20 +253,14 @@ func (e *Engine) Settle(ctx context.Context, st claim.Settlement) error {
 // it, has its Lost function called.
 func (e *Engine) Cancel(ctx context.Context, queue string, id claim.ItemID) error {
 	const op = "cancel"
-	if err := e.Begin(ctx, op); err != nil {
+	check := func(op string) error { return e.checks.Item(op, queue, id) }
+	c, err := call(e, ctx, op, check, func() (Cancelled, error) { return e.d.Cancel(ctx, queue, id) })
+	switch {
+	case err != nil:
 		return err
-	}
-	if err := e.checks.Item("claims."+op, queue, id); err != nil {
-		return err
-	}
-	c, err := e.d.Cancel(ctx, queue, id)
-	if err != nil {
-		return e.fail(ctx, op, err)
-	}
-	if !c.Found {
+	case !c.Found:
 		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	if c.Live {
+	case c.Live:
 		e.Lose(claim.Ref{Item: id, Token: c.Token}, op)
 	}
 	return nil
@@ -278,91 +276,59 @@ func (e *Engine) RetryNow(ctx context.Context, queue string, id claim.ItemID) (c
 	return e.change(ctx, "retry_now", RetryNow, queue, id)
 }
 
+// found is an item a dialect's step looked for, and whether it was there.
+type found struct {
+	it claim.Item
+	ok bool
+}
+
 func (e *Engine) change(ctx context.Context, op string, ch Change, queue string, id claim.ItemID) (claim.Item, error) {
-	if err := e.Begin(ctx, op); err != nil {
-		return claim.Item{}, err
+	check := func(op string) error { return e.checks.Item(op, queue, id) }
+	f, err := call(e, ctx, op, check, func() (found, error) {
+		it, ok, err := e.d.Change(ctx, ch, queue, id)
+		return found{it, ok}, err
+	})
+	if err == nil && !f.ok {
+		err = &claim.NotFoundError{Op: op, Queue: queue, Item: id}
 	}
-	if err := e.checks.Item("claims."+op, queue, id); err != nil {
-		return claim.Item{}, err
-	}
-	it, found, err := e.d.Change(ctx, ch, queue, id)
-	if err != nil {
-		return claim.Item{}, e.fail(ctx, op, err)
-	}
-	if !found {
-		return claim.Item{}, &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	return it, nil
+	return f.it, err
 }
 
 // DeleteDead is claim.Store's DeleteDead.
 func (e *Engine) DeleteDead(ctx context.Context, queue string, id claim.ItemID) error {
 	const op = "delete_dead"
-	if err := e.Begin(ctx, op); err != nil {
-		return err
+	check := func(op string) error { return e.checks.Item(op, queue, id) }
+	ok, err := call(e, ctx, op, check, func() (bool, error) { return e.d.DeleteDead(ctx, queue, id) })
+	if err == nil && !ok {
+		err = &claim.NotFoundError{Op: op, Queue: queue, Item: id}
 	}
-	if err := e.checks.Item("claims."+op, queue, id); err != nil {
-		return err
-	}
-	found, err := e.d.DeleteDead(ctx, queue, id)
-	if err != nil {
-		return e.fail(ctx, op, err)
-	}
-	if !found {
-		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	return nil
+	return err
 }
 
 // Lookup is claim.Store's Lookup.
 func (e *Engine) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error) {
 	const op = "lookup"
-	if err := e.Begin(ctx, op); err != nil {
-		return claim.Item{}, err
+	check := func(op string) error { return e.checks.ID(op, id) }
+	f, err := call(e, ctx, op, check, func() (found, error) {
+		it, ok, err := e.d.Lookup(ctx, id)
+		return found{it, ok}, err
+	})
+	if err == nil && !f.ok {
+		err = &claim.NotFoundError{Op: op, Item: id}
 	}
-	if err := e.checks.ID("claims."+op, id); err != nil {
-		return claim.Item{}, err
-	}
-	it, found, err := e.d.Lookup(ctx, id)
-	if err != nil {
-		return claim.Item{}, e.fail(ctx, op, err)
-	}
-	if !found {
-		return claim.Item{}, &claim.NotFoundError{Op: op, Item: id}
-	}
-	return it, nil
+	return f.it, err
 }
 
 // List is claim.Store's List.
 func (e *Engine) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
-	const op = "list"
-	if err := e.Begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := e.checks.Query("claims."+op, q); err != nil {
-		return nil, err
-	}
-	out, err := e.d.List(ctx, q)
-	if err != nil {
-		return nil, e.fail(ctx, op, err)
-	}
-	return out, nil
+	check := func(op string) error { return e.checks.Query(op, q) }
+	return call(e, ctx, "list", check, func() ([]claim.Item, error) { return e.d.List(ctx, q) })
 }
 
 // Counts is claim.Store's Counts.
 func (e *Engine) Counts(ctx context.Context, queue string) (claim.Counts, error) {
-	const op = "counts"
-	if err := e.Begin(ctx, op); err != nil {
-		return claim.Counts{}, err
-	}
-	if err := e.checks.Name("claims."+op, "queue", queue); err != nil {
-		return claim.Counts{}, err
-	}
-	c, err := e.d.Counts(ctx, queue)
-	if err != nil {
-		return claim.Counts{}, e.fail(ctx, op, err)
-	}
-	return c, nil
+	check := func(op string) error { return e.checks.Name(op, "queue", queue) }
+	return call(e, ctx, "counts", check, func() (claim.Counts, error) { return e.d.Counts(ctx, queue) })
 }
 
 // Pause is claim.Pauser's Pause.
@@ -376,58 +342,21 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 }
 
 func (e *Engine) pause(ctx context.Context, op, queue string, paused bool) error {
-	if err := e.Begin(ctx, op); err != nil {
-		return err
-	}
-	if err := e.checks.Name("claims."+op, "queue", queue); err != nil {
-		return err
-	}
-	if err := e.d.Pause(ctx, queue, paused); err != nil {
-		return e.fail(ctx, op, err)
-	}
-	return nil
+	check := func(op string) error { return e.checks.Name(op, "queue", queue) }
+	_, err := call(e, ctx, op, check, func() (struct{}, error) { return struct{}{}, e.d.Pause(ctx, queue, paused) })
+	return err
 }
 
 // Queues is claim.QueueLister's Queues.
 func (e *Engine) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
-	const op = "queues"
-	if err := e.Begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := e.checks.QueueQuery("claims."+op, q); err != nil {
-		return nil, err
-	}
-	out, err := e.d.Queues(ctx, q)
-	if err != nil {
-		return nil, e.fail(ctx, op, err)
-	}
-	return out, nil
+	check := func(op string) error { return e.checks.QueueQuery(op, q) }
+	return call(e, ctx, "queues", check, func() ([]claim.QueueInfo, error) { return e.d.Queues(ctx, q) })
 }
 
 // Clean is claim.Cleaner's Clean.
 func (e *Engine) Clean(ctx context.Context, limit int) (int, error) {
-	const op = "clean"
-	if err := e.Begin(ctx, op); err != nil {
-		return 0, err
-	}
-	if err := e.checks.Limit("claims."+op, limit); err != nil {
-		return 0, err
-	}
-	n, err := e.d.Clean(ctx, limit)
-	if err != nil {
-		return 0, e.fail(ctx, op, err)
-	}
-	return n, nil
-}
-
-// fail is the error of a call of op for err, an error of the dialect's:
-// the caller's context's own error as it is, any other through the
-// dialect's Fail.
-func (e *Engine) fail(ctx context.Context, op string, err error) error {
-	if err == ctx.Err() {
-		return err
-	}
-	return e.d.Fail(op, err)
+	check := func(op string) error { return e.checks.Limit(op, limit) }
+	return call(e, ctx, "clean", check, func() (int, error) { return e.d.Clean(ctx, limit) })
 }
 
 // track records the Lost function of claims.

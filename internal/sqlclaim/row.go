@@ -107,3 +107,28 @@ func ClonePayload(b []byte) []byte {
 	}
 	return append(make([]byte, 0, len(b)), b...)
 }
+
+// ClaimedRow is a row as a Claim statement returns it, in Go's types.
+type ClaimedRow struct {
+	ID, Token                      int64
+	Queue, Owner, Kind             string
+	Tags                           string // JSON, as claimstore.TagsJSON writes them
+	Payload, Metadata              []byte
+	Attempt, MaxAttempts, Priority int
+	Timeout                        time.Duration
+	Enqueued, Expires              time.Time
+}
+
+// Claim is the row as a claim.Claim, which holds the row's slices.
+func (r *ClaimedRow) Claim() (claim.Claim, error) {
+	tags, err := claimstore.ParseTagsJSON(r.Tags)
+	if err != nil {
+		return claim.Claim{}, fmt.Errorf("item %d: %w", r.ID, err)
+	}
+	return claim.Claim{
+		Queue: r.Queue, Kind: r.Kind, Tags: tags, Metadata: r.Metadata, Item: claim.ItemID(r.ID), Owner: r.Owner,
+		Payload: r.Payload, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, Priority: r.Priority,
+		Timeout: r.Timeout, EnqueuedAt: r.Enqueued, ExpiresAt: r.Expires,
+		Ref: claim.Ref{Item: claim.ItemID(r.ID), Token: uint64(r.Token)},
+	}, nil
+}
