@@ -39,9 +39,11 @@ import (
 // tells the two apart.
 //
 // Errors are those of claim.Memory with the replicated package's prefix
-// (*lease.Error, Package "replicated"), and the Node's: ErrNotLeader with
-// no leader to forward to, an error wrapping raft.ErrLeadershipLost when a
-// write's outcome is uncertain, lease.ErrClosed after Close or the node's
+// (*lease.Error, Package "replicated"); one about an item that does not
+// exist also matches the *claim.NotFoundError the Memory returns
+// (errors.As), through a follower too. Then the Node's: ErrNotLeader with
+// no leader to forward to, ErrOutcomeUnknown for a write whose outcome the
+// node could not settle, lease.ErrClosed after Close or the node's
 // Close. A ClaimStore is safe for concurrent use.
 type ClaimStore struct {
 	fsm      *fsm                                                   // the node's, whose queues Notify watches
@@ -128,7 +130,18 @@ func (s *ClaimStore) call(ctx context.Context, c *claimCall) (*claimReply, error
 
 // ownError gives an error of the Memory (Package "claim", or none after
 // forwarding) the package's prefix; other errors are returned as they are.
+// A *claim.NotFoundError keeps its type: the error returned is a
+// *lease.Error with the prefix that also matches it (errors.As).
 func ownError(err error) error {
+	var nf *claim.NotFoundError
+	if errors.As(err, &nf) {
+		var le *lease.Error
+		if errors.As(nf.Unwrap(), &le) {
+			e := *le
+			e.Package = "replicated"
+			return &causedError{le: &e, cause: nf}
+		}
+	}
 	var le *lease.Error
 	if !errors.As(err, &le) || le.Package == "replicated" {
 		return err

@@ -104,6 +104,50 @@ func TestClaimStoreErrors(t *testing.T) {
 	woken(t, ready, "closed store")
 }
 
+// The operations on an item that does not exist answer, on the leader and
+// through a follower, the *claim.NotFoundError claim.Memory answers, under
+// the package's prefix.
+func TestClaimStoreNotFoundKeepsItsType(t *testing.T) {
+	c, stores := newClaimCluster(t, 3, memStores)
+	ctx := ctxT(t)
+	svc, err := lease.New()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, svc.Close()) }()
+	mem, err := claim.NewMemory(svc)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, mem.Close()) }()
+	calls := map[string]func(claim.Store) error{
+		"Lookup": func(s claim.Store) error { _, err := s.Lookup(ctx, 42); return err },
+		"Cancel": func(s claim.Store) error { return s.Cancel(ctx, "q", 42) },
+		"RequeueDead": func(s claim.Store) error {
+			_, err := s.RequeueDead(ctx, "q", 42)
+			return err
+		},
+		"DeleteDead": func(s claim.Store) error { return s.DeleteDead(ctx, "q", 42) },
+		"RetryNow": func(s claim.Store) error {
+			_, err := s.(claim.Retrier).RetryNow(ctx, "q", 42)
+			return err
+		},
+	}
+	l := c.leader()
+	for name, call := range calls {
+		var want *claim.NotFoundError
+		require.ErrorAs(t, call(mem), &want, name)
+		for _, i := range []int{l, (l + 1) % 3} {
+			err := call(stores[i])
+			var nf *claim.NotFoundError
+			require.ErrorAs(t, err, &nf, "%s on node %d: %v", name, i, err)
+			assert.Equal(t, *want, *nf, name)
+			require.ErrorIs(t, err, claim.ErrNotFound, name)
+			var le *lease.Error
+			require.ErrorAs(t, err, &le, name)
+			assert.Equal(t, "replicated", le.Package, name)
+			assert.Equal(t, lease.CodeNotFound, le.Code, name)
+			assert.Contains(t, err.Error(), "replicated: ", name)
+		}
+	}
+}
+
 // claimRecord is one claim a worker got.
 type claimRecord struct {
 	item    claim.ItemID

@@ -74,6 +74,10 @@ type result struct {
 	ok    bool        // Delete: whether the key was present
 	claim *claimReply // opClaim: the call's answer
 	err   error
+	// prop, in an answer of the responder only, is the proposal whose
+	// outcome the command's caller settles, the command at pos of it.
+	prop *proposal
+	pos  int
 }
 
 var errCorrupt = errors.New("replicated: corrupt log entry")

@@ -45,6 +45,11 @@ type fsm struct {
 	mu        sync.Mutex
 	applied   uint64        // last log index applied (commands and configurations)
 	appliedCh chan struct{} // closed when applied moves; nil when nobody waits
+	// proposals are the entries of commands this node proposed whose
+	// outcome someone may still need, by key (see outcome.go); tracking
+	// counts them, so that applying needs no lock when there are none.
+	proposals map[string]*proposal
+	tracking  atomic.Int64
 }
 
 func newFSM(opts []lease.Option, onEnd func(lease.Lease, lease.EndReason), changed func()) *fsm {
@@ -86,6 +91,15 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		if l.Type == raft.LogCommand {
 			out[i] = f.applyEntry(l.Data)
 		}
+	}
+	if f.tracking.Load() > 0 {
+		f.mu.Lock()
+		for i, l := range logs {
+			if l.Type == raft.LogCommand && len(l.Extensions) > 0 {
+				f.matchLocked(l.Extensions, out[i])
+			}
+		}
+		f.mu.Unlock()
 	}
 	if len(logs) > 0 {
 		f.setApplied(logs[len(logs)-1].Index)

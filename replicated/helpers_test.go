@@ -83,6 +83,8 @@ type clusterOpts struct {
 	dirs, binds []string
 	// insecure runs a TCP cluster on plain TCP instead of mutual TLS.
 	insecure bool
+	// wrapLog, when set with memStores, wraps node i's log store.
+	wrapLog func(i int, s raft.LogStore) raft.LogStore
 }
 
 func newCluster(t testing.TB, o clusterOpts) *cluster {
@@ -129,8 +131,12 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 			require.NoError(t, err)
 			ms := memStore{store: raft.NewInmemStore(), snaps: snaps}
 			c.mem = append(c.mem, ms)
+			var logs raft.LogStore = ms.store
+			if o.wrapLog != nil {
+				logs = o.wrapLog(i, ms.store)
+			}
 			cfg.stores = func() (raft.LogStore, raft.StableStore, raft.SnapshotStore) {
-				return ms.store, ms.store, ms.snaps
+				return logs, ms.store, ms.snaps
 			}
 		}
 		c.cfgs = append(c.cfgs, cfg)

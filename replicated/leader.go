@@ -45,6 +45,7 @@ func (r *request) opName() string {
 // flight is one proposed entry.
 type flight struct {
 	future raft.ApplyFuture
+	prop   *proposal // the entry's tracking, when it carries commands
 	reqs   []*request
 	tick   *term // the term whose tick the entry carries, if any
 	slot   bool  // the entry holds one of the batcher's pipeline slots
@@ -266,8 +267,29 @@ func (n *Node) submit(ctx context.Context, c command) result {
 	return n.send(ctx, req)
 }
 
-// send queues req for the batcher and waits for its result.
+// send queues req for the batcher and waits for its result. A command
+// whose entry's outcome is uncertain is settled (see outcome.go): its
+// result when the entry was committed, and sent again when it was not,
+// while this node leads (NotLeaderError otherwise: nothing was applied).
 func (n *Node) send(ctx context.Context, req *request) result {
+	for {
+		r := n.sendOnce(ctx, req)
+		if r.prop == nil {
+			return r
+		}
+		res, drop := n.settleOutcome(ctx, req.opName(), r.prop, r.pos)
+		if !drop {
+			return res
+		}
+		if n.raft.State() != raft.Leader {
+			return result{err: n.notLeader(req.opName())}
+		}
+		req.reply = make(chan result, 1)
+	}
+}
+
+// sendOnce queues req for the batcher and waits for its answer.
+func (n *Node) sendOnce(ctx context.Context, req *request) result {
 	select {
 	case n.queue <- req:
 	case <-ctx.Done():
@@ -410,7 +432,14 @@ func (n *Node) propose(reqs []*request, tick time.Time, slot bool) {
 	for _, r := range reqs {
 		data = append(data, r.enc...)
 	}
-	fl := &flight{future: n.raft.Apply(data, 0), reqs: reqs, slot: slot}
+	fl := &flight{reqs: reqs, slot: slot}
+	if cmds > 0 {
+		key := n.keys.next()
+		fl.prop = n.fsm.track(key)
+		fl.future = n.raft.ApplyLog(raft.Log{Data: data, Extensions: key}, 0)
+	} else {
+		fl.future = n.raft.Apply(data, 0)
+	}
 	if !tick.IsZero() {
 		fl.tick = t
 	}
@@ -467,11 +496,31 @@ func (n *Node) responder() {
 			default:
 			}
 		}
+		// An entry of commands whose outcome is uncertain is settled by
+		// each of its callers (see outcome.go).
+		settling := false
+		if fl.prop != nil {
+			if errors.Is(err, raft.ErrLeadershipLost) {
+				cmds := 0
+				for _, r := range fl.reqs {
+					if r.enc != nil {
+						cmds++
+					}
+				}
+				settling = n.fsm.uncertain(fl.prop, fl.future.Index(), cmds)
+				n.uncertainEntries.Add(1)
+			} else {
+				n.fsm.forget(fl.prop)
+			}
+		}
 		i := 0
 		for _, r := range fl.reqs {
 			switch {
 			case err != nil && r.read != "" && errors.Is(err, raft.ErrLeadershipLost):
 				r.reply <- result{err: n.notLeader(r.read)} // nothing of a read's was in the entry
+			case settling && r.enc != nil:
+				r.reply <- result{err: uncertain(r.opName()), prop: fl.prop, pos: i}
+				i++
 			case err != nil:
 				r.reply <- result{err: n.raftError(r.opName(), err)}
 			case r.enc == nil:

@@ -46,8 +46,9 @@ import (
 // how a lock's last lease ended would live in one process, and a lock
 // taken through another node would escape it.
 //
-// A write whose leader lost its place while committing it fails with an
-// error wrapping raft.ErrLeadershipLost: an Acquire that fails so may have
+// A write whose leader lost its place while committing it is settled by
+// the node (see Node); one it could not settle before the caller's context
+// ended fails with ErrOutcomeUnknown: an Acquire that fails so may have
 // been granted, and the lock is then held by a lease nobody renews until
 // it expires, d after the grant. After the node is closed every call fails
 // with an error matching lease.ErrClosed, and waiters stop waiting.

@@ -46,20 +46,21 @@ func openLog(dir string, old *raftboltdb.BoltStore, logger hclog.Logger) (*walLo
 	return openWAL(path, logger)
 }
 
-// walLog is a raft-wal log whose Close also closes its metadata store,
-// which wal.WAL.Close leaves open, and locked.
+// walLog is a raft-wal log that hides the entries a head truncation
+// deleted (see GetLog).
 type walLog struct {
 	*wal.WAL
-	meta *metadb.BoltMetaDB
 }
 
+// openWAL opens the write-ahead log in dir. Its metadata store is closed
+// with it.
 func openWAL(dir string, logger hclog.Logger) (*walLog, error) {
 	meta := &metadb.BoltMetaDB{}
 	w, err := wal.Open(dir, wal.WithLogger(logger), wal.WithMetaStore(meta))
 	if err != nil {
 		return nil, errors.Join(err, meta.Close())
 	}
-	return &walLog{WAL: w, meta: meta}, nil
+	return &walLog{WAL: w}, nil
 }
 
 // GetLog implements raft.LogStore. wal.WAL answers for entries a head
@@ -75,11 +76,6 @@ func (l *walLog) GetLog(index uint64, log *raft.Log) error {
 		return raft.ErrLogNotFound
 	}
 	return l.WAL.GetLog(index, log)
-}
-
-// Close closes the log, then its metadata store.
-func (l *walLog) Close() error {
-	return errors.Join(l.WAL.Close(), l.meta.Close())
 }
 
 // migrateLog makes dir/wal, with a copy of old's entries if it has any.

@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -109,4 +111,130 @@ func TestClusterOpensDirectoriesWithTheLogInBolt(t *testing.T) {
 	}
 	_, err = c.nodes[li].Renew(ctx, list[0].ID)
 	require.NoError(t, err, "the cluster commits on the moved log")
+}
+
+// grantOnSolo opens a one-node cluster on dir and bind, grants count
+// leases, each with a key holding a value of size bytes when size is not
+// 0, closes the node and returns the leases' IDs.
+func grantOnSolo(t *testing.T, dir, bind string, count, size int) []lease.ID {
+	t.Helper()
+	ctx := ctxT(t)
+	n, err := Open(ctx, singleConfig(dir, bind))
+	require.NoError(t, err)
+	require.NoError(t, n.Ready(ctx))
+	var ids []lease.ID
+	for i := range count {
+		var l lease.Lease
+		if size == 0 {
+			l, err = n.Grant(ctx, "h", lease.Operation, time.Hour)
+		} else {
+			l, err = n.GrantWithKey(ctx, "h", lease.Operation, time.Hour, "k"+strconv.Itoa(i), make([]byte, size))
+		}
+		require.NoError(t, err)
+		ids = append(ids, l.ID)
+	}
+	require.NoError(t, n.Close())
+	return ids
+}
+
+// A node whose process is killed after raft cut a suffix off its log (as
+// on a follower whose uncommitted entries a new leader overwrites) opens
+// again with every lease it had.
+func TestOpenAfterSuffixTruncationAndKill(t *testing.T) {
+	dir, bind := t.TempDir(), freeAddr(t)
+	ctx := ctxT(t)
+	ids := grantOnSolo(t, dir, bind, 5, 0)
+
+	c := startChild(t, "truncate", helperDirs+"="+dir)
+	c.ready(t)
+	c.kill()
+
+	n, err := Open(ctx, singleConfig(dir, bind))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, n.Close()) }()
+	require.NoError(t, n.Ready(ctx))
+	for _, id := range ids {
+		_, err := n.Renew(ctx, id)
+		require.NoError(t, err, "lease %d survives", id)
+	}
+}
+
+// A write-ahead log closed in this process opens again at once: its Close
+// also closed its metadata store and let go of that store's file lock.
+func TestWALCloseReleasesItsMetadata(t *testing.T) {
+	dir := t.TempDir()
+	w, err := openWAL(dir, hclog.NewNullLogger())
+	require.NoError(t, err)
+	require.NoError(t, w.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Type: raft.LogCommand, Data: []byte("x")}}))
+	require.NoError(t, w.Close())
+	opened := make(chan error, 1)
+	go func() {
+		w, err := openWAL(dir, hclog.NewNullLogger())
+		if err == nil {
+			err = w.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		require.NoError(t, err)
+	case <-time.After(waitLimit):
+		t.Fatal("the log's metadata store is still locked after Close")
+	}
+}
+
+// A node whose log has an entry raft cannot read (a damaged frame in a
+// sealed segment, which raft reads as it starts and panics on) does not
+// open: Open returns a storage error naming the directory, and the
+// process goes on.
+func TestOpenDamagedLogIsAStorageError(t *testing.T) {
+	dir, bind := t.TempDir(), freeAddr(t)
+	ctx := ctxT(t)
+	grantOnSolo(t, dir, bind, 40, 512)
+
+	// Lay the log out again in small segments, so that its first entries
+	// are in a sealed one, and damage the first entry's frame there.
+	path := filepath.Join(dir, walDir)
+	w, err := openWAL(path, hclog.NewNullLogger())
+	require.NoError(t, err)
+	var logs []*raft.Log
+	first, last, err := logRange(w)
+	require.NoError(t, err)
+	for i := first; i <= last; i++ {
+		l := new(raft.Log)
+		require.NoError(t, w.GetLog(i, l))
+		logs = append(logs, l)
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, os.RemoveAll(path))
+	require.NoError(t, os.Mkdir(path, 0o700))
+	meta := &metadb.BoltMetaDB{}
+	small, err := wal.Open(path, wal.WithMetaStore(meta), wal.WithSegmentSize(8<<10))
+	require.NoError(t, err)
+	for _, l := range logs {
+		require.NoError(t, small.StoreLogs([]*raft.Log{l}))
+	}
+	require.NoError(t, small.Close())
+	segs, err := filepath.Glob(filepath.Join(path, "*.wal"))
+	require.NoError(t, err)
+	require.Greater(t, len(segs), 1, "the log spans several segments")
+	f, err := os.OpenFile(segs[0], os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte{0x7f}, 32) // the type of the first frame, after the file header
+	require.NoError(t, errors.Join(err, f.Close()))
+
+	_, err = Open(ctx, singleConfig(dir, bind))
+	require.Error(t, err)
+	var le *lease.Error
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, lease.CodeStorage, le.Code)
+	assert.Equal(t, "replicated", le.Package)
+	assert.Contains(t, err.Error(), dir)
+	require.ErrorIs(t, err, lease.ErrStorage)
+
+	// The directory is free again: the failed Open closed what it opened.
+	require.NoError(t, os.RemoveAll(dir))
+	n, err := Open(ctx, singleConfig(dir, bind))
+	require.NoError(t, err)
+	require.NoError(t, n.Close())
 }

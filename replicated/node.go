@@ -116,7 +116,10 @@ func (e *NotLeaderError) Error() string {
 func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 
 // Node is one member of a replicated lease service. It implements
-// lease.Backend. Writes go to the leader; reads are linearizable (served by
+// lease.Backend. Writes go to the leader; a write whose leader lost its
+// place while committing it is settled before it returns (its result, or
+// sent again when it was not committed), and fails with ErrOutcomeUnknown
+// only when the context ends first. Reads are linearizable (served by
 // the leader) unless made through Stale. A linearizable read
 // that finds a lease's expiry passed by the leader's clock first commits
 // an entry that ends it, so it never shows a lease past its expiry. A Node is safe for
@@ -134,6 +137,11 @@ type Node struct {
 	inflight  chan *flight
 	slots     chan struct{} // the batcher's pipeline slots: one per entry of commands in flight
 	clockMove chan struct{} // the earliest deadline may have moved; capacity 1
+
+	keys *proposalKeys // the keys of the entries the batcher proposes
+	// uncertainEntries counts the entries of commands raft answered with
+	// ErrLeadershipLost, whose callers settled their outcome (tests read it).
+	uncertainEntries atomic.Int64
 
 	term        atomic.Pointer[term] // the leadership term under way; nil when not leader
 	termMu      sync.Mutex           // orders term starts with currentTerm's waits
@@ -193,10 +201,13 @@ const (
 // node turns raft's BatchApplyCh on (its batcher is the only proposer).
 // Without a Logger, raft, the transport and the snapshot store log to
 // LogOutput (stderr when nil) at LogLevel (warnings and errors when both
-// are empty).
+// are empty, or Raft is nil).
 // The raft log is a write-ahead log in Dir/wal that syncs every append;
 // raft.db (bolt) keeps raft's term and vote. A log an earlier release kept
-// in raft.db is moved to Dir/wal when the node opens.
+// in raft.db is moved to Dir/wal when the node opens. Stores in Dir that
+// cannot be opened or read, a damaged log included, get a *lease.Error
+// with lease.CodeStorage whose Detail names Dir; Open does not panic on
+// them.
 func Open(ctx context.Context, cfg Config) (*Node, error) {
 	if ctx == nil {
 		return nil, invalid("ctx", "must not be nil")
@@ -212,6 +223,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		queue:     make(chan *request, queueCap),
 		tickCh:    make(chan time.Time, 1),
 		inflight:  make(chan *flight, inflightCap),
+		keys:      newProposalKeys(),
 		slots:     make(chan struct{}, pipelineDepth),
 		clockMove: make(chan struct{}, 1),
 		closing:   make(chan struct{}),
@@ -258,12 +270,12 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 			return invalid("Dir", "in use by another node: "+path+" is locked by another process, or by a node of this one that is still open")
 		}
 		if err != nil {
-			return fmt.Errorf("replicated: open: stable store: %w", err)
+			return storageError(cfg.Dir, "stable store", err)
 		}
 		n.closers = append(n.closers, bolt)
 		log, err := openLog(cfg.Dir, bolt, rc.Logger)
 		if err != nil {
-			return fmt.Errorf("replicated: open: log store: %w", err)
+			return storageError(cfg.Dir, "log store", err)
 		}
 		n.closers = append(n.closers, log)
 		// Raft reads back every entry it sends a follower; the cache
@@ -275,7 +287,7 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 		logs, stable = cache, bolt
 		fss, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rc.Logger)
 		if err != nil {
-			return fmt.Errorf("replicated: open: snapshot store: %w", err)
+			return storageError(cfg.Dir, "snapshot store", err)
 		}
 		snaps = fss
 	}
@@ -301,22 +313,9 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 		trans = net
 	}
 	n.fsm = newFSM(cfg.Options, n.dispatchEnd, n.clockMoved)
-	existing, err := raft.HasExistingState(logs, stable, snaps)
+	r, err := startRaft(cfg, rc, n.fsm, logs, stable, snaps, trans)
 	if err != nil {
-		return fmt.Errorf("replicated: open: %w", err)
-	}
-	if !existing && len(cfg.Bootstrap) > 0 {
-		var conf raft.Configuration
-		for _, s := range cfg.Bootstrap {
-			conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(s.ID), Address: raft.ServerAddress(s.Address)})
-		}
-		if err := raft.BootstrapCluster(rc, logs, stable, snaps, trans, conf); err != nil {
-			return fmt.Errorf("replicated: open: bootstrap: %w", err)
-		}
-	}
-	r, err := raft.NewRaft(rc, n.fsm, logs, stable, snaps, trans)
-	if err != nil {
-		return fmt.Errorf("replicated: open: %w", err)
+		return err
 	}
 	n.raft = r
 	if n.stream != nil {
@@ -327,6 +326,66 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 	}
 	return nil
 }
+
+// startRaft bootstraps the cluster when cfg asks for it and the stores
+// hold no state, then starts raft on the stores. raft reads the whole log
+// as it starts and panics on an entry it cannot read; that panic, and every
+// failure of the stores, becomes a storage error naming cfg.Dir. raft
+// starts its goroutines only after that read, so nothing of it runs after
+// a panic.
+func startRaft(cfg Config, rc *raft.Config, f raft.FSM, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore, trans raft.Transport) (r *raft.Raft, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r, err = nil, storageError(cfg.Dir, "raft log", fmt.Errorf("reading it: %v", v))
+		}
+	}()
+	existing, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil {
+		return nil, storageError(cfg.Dir, "raft stores", err)
+	}
+	if !existing && len(cfg.Bootstrap) > 0 {
+		var conf raft.Configuration
+		for _, s := range cfg.Bootstrap {
+			conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(s.ID), Address: raft.ServerAddress(s.Address)})
+		}
+		if err := raft.BootstrapCluster(rc, logs, stable, snaps, trans, conf); err != nil {
+			return nil, storageError(cfg.Dir, "bootstrap", err)
+		}
+	}
+	// Open validated the configuration, so what raft refuses now is what
+	// it read from the stores.
+	r, err = raft.NewRaft(rc, f, logs, stable, snaps, trans)
+	if err != nil {
+		return nil, storageError(cfg.Dir, "raft stores", err)
+	}
+	return r, nil
+}
+
+// storageError reports stores in dir (what names which) that the node
+// cannot open or read: a *lease.Error with lease.CodeStorage, Op "open",
+// whose Detail names dir and says what failed; it also matches cause.
+// With test stores (no Dir) it names none.
+func storageError(dir, what string, cause error) error {
+	detail := what + ": " + cause.Error()
+	if dir != "" {
+		detail = "directory " + dir + ": " + detail
+	}
+	return &causedError{le: &lease.Error{Package: "replicated", Code: lease.CodeStorage, Op: "open", Detail: detail}, cause: cause}
+}
+
+// causedError is a *lease.Error that also matches the error that caused
+// it (errors.Is and errors.As see both, the *lease.Error first). It is
+// read-only once made.
+type causedError struct {
+	le    *lease.Error
+	cause error
+}
+
+// Error is the *lease.Error's text.
+func (e *causedError) Error() string { return e.le.Error() }
+
+// Unwrap returns the *lease.Error, then the cause.
+func (e *causedError) Unwrap() []error { return []error{e.le, e.cause} }
 
 // boltOptions are bbolt's defaults except that the freelist is not written
 // on every commit (it is rebuilt when the file is opened) and is kept as a
@@ -594,7 +653,9 @@ func (n *Node) notLeader(op string) error {
 // raftError maps an error of raft for operation op.
 func (n *Node) raftError(op string, err error) error {
 	switch {
-	case errors.Is(err, raft.ErrNotLeader):
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		// Refused before entering the log: safe to send to the leader,
+		// which a transfer under way is about to change.
 		return n.notLeader(op)
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return closedError(op)
@@ -605,9 +666,3 @@ func (n *Node) raftError(op string, err error) error {
 }
 
 var _ lease.Backend = (*Node)(nil)
-
-// uncertain is the error of a command whose leader lost its place while
-// committing it: it may or may not have been committed.
-func uncertain(op string) error {
-	return fmt.Errorf("replicated: %s: leadership lost; the command may or may not have been committed: %w", op, raft.ErrLeadershipLost)
-}

@@ -8,11 +8,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
@@ -44,6 +47,10 @@ func TestHelperProcess(t *testing.T) {
 		helperCluster(t)
 	case "solo":
 		helperSolo(t)
+	case "truncate":
+		helperTruncate(t)
+	case "defaults":
+		helperDefaults(t)
 	default:
 		t.Fatalf("unknown helper %q", mode)
 	}
@@ -57,6 +64,44 @@ func helperHold(t *testing.T) {
 	os.Stdout.WriteString("ready\n")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	require.NoError(t, n.Close())
+}
+
+// helperTruncate opens the log of the node in its directory, as raft does
+// on a follower whose uncommitted entries a new leader overwrites: it
+// deletes the log's last two entries and writes them again. It then waits
+// to be killed, the log left open.
+func helperTruncate(t *testing.T) {
+	w, err := openWAL(filepath.Join(os.Getenv(helperDirs), walDir), hclog.NewNullLogger())
+	require.NoError(t, err)
+	last, err := w.LastIndex()
+	require.NoError(t, err)
+	require.Greater(t, last, uint64(2))
+	var again []*raft.Log
+	for i := last - 1; i <= last; i++ {
+		l := new(raft.Log)
+		require.NoError(t, w.GetLog(i, l))
+		again = append(again, l)
+	}
+	require.NoError(t, w.DeleteRange(last-1, last))
+	require.NoError(t, w.StoreLogs(again))
+	os.Stdout.WriteString("ready\n")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// helperDefaults runs one node configured with no Raft (raft's defaults
+// and the node's own logger on stderr) until it has committed a write.
+func helperDefaults(t *testing.T) {
+	cfg := singleConfig(os.Getenv(helperDirs), os.Getenv(helperBinds))
+	cfg.Raft = nil
+	ctx := context.Background()
+	n, err := Open(ctx, cfg)
+	require.NoError(t, err)
+	require.NoError(t, n.Ready(ctx))
+	_, err = n.Grant(ctx, "h", lease.Operation, time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, n.Close())
+	os.Stdout.WriteString("ready\n")
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }
 
 // heldLease is what the cluster child reports of the lease it granted.

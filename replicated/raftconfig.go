@@ -33,8 +33,10 @@ import (
 //   - Logger, LogOutput, LogLevel: without a Logger the node builds one
 //     that writes to LogOutput (stderr when nil) at LogLevel (warnings and
 //     errors when empty without LogOutput, raft's default with it), and
-//     hands it to its transport and snapshot store too. A LogLevel hclog
-//     does not know is refused.
+//     hands it to its transport and snapshot store too. A nil Raft counts
+//     as both empty, although raft.DefaultConfig sets LogLevel "DEBUG"; a
+//     Config built from raft.DefaultConfig keeps that level unless it sets
+//     LogLevel. A LogLevel hclog does not know is refused.
 //   - NoSnapshotRestoreOnStart: refused: the node's state lives in memory
 //     and is rebuilt from the latest snapshot when it starts; without the
 //     restore it would come up empty and issue lease IDs again.
@@ -42,6 +44,9 @@ import (
 //     commits, and the node's log store does not.
 func raftConfig(cfg *Config) (*raft.Config, error) {
 	rc := raft.DefaultConfig()
+	// raft's defaults log at DEBUG; a node configured with no Raft logs
+	// warnings and errors, as when LogLevel is left empty.
+	rc.LogLevel = ""
 	if cfg.Raft != nil {
 		c := *cfg.Raft
 		rc = &c

@@ -170,3 +170,20 @@ func TestRestartFromSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, last.ID+1, next.ID)
 }
+
+// A node configured with no Raft logs only warnings and errors: raft's
+// start, its election and the node's first commit write nothing at DEBUG
+// or INFO to stderr.
+func TestNilRaftLogsOnlyWarningsAndErrors(t *testing.T) {
+	got, err := raftConfig(&Config{ID: "a"})
+	require.NoError(t, err)
+	assert.Equal(t, hclog.Warn, got.Logger.GetLevel())
+
+	c := startChild(t, "defaults", helperDirs+"="+t.TempDir(), helperBinds+"="+freeAddr(t))
+	c.ready(t)
+	c.kill()
+	out := c.stderr.String()
+	for _, level := range []string{"[TRACE]", "[DEBUG]", "[INFO]"} {
+		assert.NotContains(t, out, level, "stderr:\n%s", out)
+	}
+}

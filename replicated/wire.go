@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
 )
 
 // The forwarding wire format. Both directions carry frames: a uvarint
@@ -27,7 +28,9 @@ import (
 //	status byte | body
 //
 // with status respOK followed by the result's fields, or one of the error
-// statuses below followed by what the caller needs to rebuild the error.
+// statuses below followed by what the caller needs to rebuild the error
+// (respLease: the *lease.Error's fields, then, for an error of the claim
+// package that is more than its *lease.Error, its kind and fields).
 
 const (
 	reqWrite  byte = 'W'
@@ -43,6 +46,11 @@ const (
 	respClosed                // the node closed while serving the call
 	respContext               // the call's timeout passed at the leader
 	respOther                 // any other failure, as text
+)
+
+// The kinds of error that may follow a respLease's *lease.Error.
+const (
+	errClaimNotFound byte = 1 // a *claim.NotFoundError: its queue and item
 )
 
 // maxFrame bounds a frame either side reads; a larger one ends the
@@ -227,6 +235,8 @@ func decodeAnswer(d *decoder) answer {
 func appendError(buf []byte, err error) []byte {
 	var le *lease.Error
 	switch {
+	case errors.Is(err, raft.ErrLeadershipLost): // ErrOutcomeUnknown's *lease.Error included
+		return append(buf, respUncertain)
 	case errors.As(err, &le) && le.Code == lease.CodeClosed:
 		return append(buf, respClosed)
 	case errors.As(err, &le):
@@ -238,11 +248,19 @@ func appendError(buf []byte, err error) []byte {
 		buf = binary.AppendUvarint(buf, uint64(le.Expected))
 		buf = binary.AppendUvarint(buf, uint64(le.Actual))
 		buf = appendString(buf, le.Key)
-		return appendString(buf, le.Detail)
+		buf = appendString(buf, le.Detail)
+		// What follows the *lease.Error says which error of the claim
+		// package it stands for, if any; a node of an earlier release
+		// reads the *lease.Error alone.
+		var nf *claim.NotFoundError
+		if errors.As(err, &nf) {
+			buf = append(buf, errClaimNotFound)
+			buf = appendString(buf, nf.Queue)
+			buf = binary.AppendUvarint(buf, uint64(nf.Item))
+		}
+		return buf
 	case errors.Is(err, ErrNotLeader):
 		return append(buf, respNotLeader)
-	case errors.Is(err, raft.ErrLeadershipLost):
-		return append(buf, respUncertain)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return append(buf, respContext)
 	}
@@ -257,7 +275,13 @@ func decodeError(d *decoder, status byte, op string) error {
 		le := &lease.Error{Code: lease.Code(d.string()), Op: d.string(), LeaseID: lease.ID(d.uvarint()), Field: d.string()}
 		le.Expected, le.Actual = lease.Purpose(d.uvarint()), lease.Purpose(d.uvarint())
 		le.Key, le.Detail = d.string(), d.string()
-		return le
+		if len(d.buf) == 0 || d.err != nil {
+			return le
+		}
+		if d.byte() == errClaimNotFound {
+			return &claim.NotFoundError{Op: le.Op, Queue: d.string(), Item: claim.ItemID(d.uvarint())}
+		}
+		return le // a kind of a later release: the *lease.Error stands
 	case respNotLeader:
 		return errRemoteNotLeader
 	case respUncertain:

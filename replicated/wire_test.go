@@ -1,6 +1,7 @@
 package replicated
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
 )
 
 // Answers and errors cross the forwarding wire unchanged: nil and empty
@@ -42,7 +44,17 @@ func TestWireRoundTrip(t *testing.T) {
 	}{
 		{le, func(e error) bool { var got *lease.Error; return errors.As(e, &got) && *got == *le }},
 		{&NotLeaderError{Op: "grant"}, func(e error) bool { return errors.Is(e, errRemoteNotLeader) }},
-		{uncertain("grant"), func(e error) bool { return errors.Is(e, raft.ErrLeadershipLost) }},
+		{uncertain("grant"), func(e error) bool {
+			return errors.Is(e, raft.ErrLeadershipLost) && errors.Is(e, ErrOutcomeUnknown)
+		}},
+		{outcomeUnknown("grant", context.DeadlineExceeded), func(e error) bool {
+			var got *lease.Error
+			return errors.Is(e, ErrOutcomeUnknown) && errors.As(e, &got) && got.Code == CodeOutcomeUnknown
+		}},
+		{&claim.NotFoundError{Op: "cancel", Queue: "q", Item: 7}, func(e error) bool {
+			var got *claim.NotFoundError
+			return errors.As(e, &got) && *got == claim.NotFoundError{Op: "cancel", Queue: "q", Item: 7}
+		}},
 		{closedError("grant"), func(e error) bool { return errors.Is(e, errRemoteClosed) }},
 		{errors.New("disk on fire"), func(e error) bool { return e != nil && !errors.Is(e, lease.ErrClosed) }},
 	} {

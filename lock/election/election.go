@@ -228,8 +228,11 @@ func (e *Election) Campaign(ctx context.Context, value []byte) (*Leadership, err
 		lockErr = m.Lock(ctx, e.name, func(hctx context.Context, l lock.Lease) error {
 			ld.token = l.Token
 			ld.ctx, ld.cancel = context.WithCancelCause(hctx)
-			close(won)
+			// Told before Campaign returns, as the deposed event is
+			// before Resign returns: an observer never sees a leader
+			// act before it sees the leader elected.
 			e.observe(EventElected, value, l.Token, ld.ctx)
+			close(won)
 			<-ld.ctx.Done()
 			e.observe(EventDeposed, value, l.Token, ld.ctx)
 			return nil

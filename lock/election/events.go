@@ -15,10 +15,12 @@ type EventKind uint8
 
 // The kinds of Event.
 const (
-	// EventElected reports a Campaign of this Election that won.
+	// EventElected reports a Campaign of this Election that won; it is
+	// told before that Campaign returns.
 	EventElected EventKind = iota + 1
 	// EventDeposed reports the end of a leadership won by a Campaign of
-	// this Election: resigned, cancelled or lost (see Cause).
+	// this Election: resigned, cancelled or lost (see Cause); a Resign
+	// that returns nil has seen it told.
 	EventDeposed
 )
 

@@ -1,8 +1,10 @@
 package election_test
 
 import (
+	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -78,4 +80,39 @@ func TestJoinedObserverPanicIsReported(t *testing.T) {
 	for _, p := range panics {
 		assert.Equal(t, "observer", p.Callback)
 	}
+}
+
+// TestCampaignReturnsAfterTheElectedEvent: the elected event is told
+// before Campaign returns, so an observer never learns of a leader after
+// the leader began to act. The observer holds the event until released;
+// while it does, Campaign has not returned.
+func TestCampaignReturnsAfterTheElectedEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		obs := election.ObserverFunc(func(e election.Event) {
+			if e.Kind == election.EventElected {
+				<-release
+			}
+		})
+		svc := lease.Must(lease.New())
+		defer svc.Close()
+		el, err := election.New(lease.Must(lock.NewMemory(svc)), "scheduler", election.WithObserver(obs))
+		require.NoError(t, err)
+
+		returned := make(chan *election.Leadership)
+		go func() {
+			ld, err := el.Campaign(context.Background(), []byte("alice"))
+			assert.NoError(t, err)
+			returned <- ld
+		}()
+		synctest.Wait()
+		select {
+		case <-returned:
+			t.Fatal("Campaign returned before its elected event was told")
+		default:
+		}
+		close(release)
+		ld := <-returned
+		require.NoError(t, ld.Resign(context.Background()))
+	})
 }
