@@ -112,6 +112,9 @@ type Engine struct {
 	// last pruning.
 	lost      map[claim.Ref]lostClaim
 	lostPrune int
+	// tracked is len(lost), set under mu: a store whose callers set no
+	// Lost function settles and extends without taking mu.
+	tracked   atomic.Int64
 	callbacks sync.WaitGroup // Lost functions running
 }
 
@@ -378,19 +381,27 @@ func (e *Engine) track(claims []claim.Claim, fn func(claim.Ref, error)) {
 		}
 		e.lostPrune = max(64, len(e.lost))
 	}
+	e.tracked.Store(int64(len(e.lost)))
 	e.mu.Unlock()
 	e.d.Tracking()
 }
 
 // untrack forgets the Lost function of r, if any.
 func (e *Engine) untrack(r claim.Ref) {
+	if e.tracked.Load() == 0 {
+		return
+	}
 	e.mu.Lock()
 	delete(e.lost, r)
+	e.tracked.Store(int64(len(e.lost)))
 	e.mu.Unlock()
 }
 
 // retrack updates the expiry of a tracked claim.
 func (e *Engine) retrack(r claim.Ref, expires time.Time) {
+	if e.tracked.Load() == 0 {
+		return
+	}
 	e.mu.Lock()
 	if l, ok := e.lost[r]; ok {
 		l.expires = expires
@@ -402,6 +413,9 @@ func (e *Engine) retrack(r claim.Ref, expires time.Time) {
 // settling counts a Settle of the tracked claim r starting (1) or ending
 // (-1); a claim that is not tracked is left alone.
 func (e *Engine) settling(r claim.Ref, d int) {
+	if e.tracked.Load() == 0 {
+		return
+	}
 	e.mu.Lock()
 	if l, ok := e.lost[r]; ok {
 		l.settling += d
@@ -449,6 +463,7 @@ func (e *Engine) Lose(r claim.Ref, op string) {
 		return
 	}
 	delete(e.lost, r)
+	e.tracked.Store(int64(len(e.lost)))
 	e.callbacks.Add(1)
 	e.mu.Unlock()
 	defer e.callbacks.Done()
