@@ -3,9 +3,7 @@ package lease
 // Read leases: Use, Info, List and the counters; none changes a lease.
 
 import (
-	"cmp"
 	"context"
-	"slices"
 )
 
 // Use checks that the lease is active and was granted for purpose, and
@@ -57,25 +55,7 @@ func (s *Service) Info(ctx context.Context, id ID) (Lease, error) {
 // List returns the active leases ordered by ID. A done ctx gets its error,
 // a closed service LS_CLOSED.
 func (s *Service) List(ctx context.Context) ([]Lease, error) {
-	if err := checkContext(ctx, "list", 0); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.unlock()
-	if _, err := s.begin("list", 0); err != nil {
-		return nil, err
-	}
-	live := make([]*entry, 0, s.heap.Len())
-	s.heap.Each(func(e *entry) bool {
-		live = append(live, e)
-		return true
-	})
-	slices.SortFunc(live, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
-	out := make([]Lease, len(live))
-	for i, e := range live {
-		out[i] = s.snapshot(e)
-	}
-	return out, nil
+	return s.list(ctx, 0, -1)
 }
 
 // ActiveCount returns the number of active leases (0 after Close).

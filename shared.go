@@ -59,8 +59,8 @@ func (o SharedOption) applyShared(s *shared) {
 // a lock.Manager, a claim.Broker and an Election.
 //
 // A component over something that has a clock of its own (a lock.Manager
-// or an Election over a lock.TimeBase such as lock.Memory, a claim.Broker
-// over a store with a Clock method such as claim.Memory) reads that one:
+// or an Election over a lockprovider.TimeBase such as lock.Memory, a claim.Broker
+// over a claimstore.TimeBase such as claim.Memory) reads that one:
 // its constructor returns an error if WithClock is given too, since a
 // second clock would disagree with it. Every constructor returns an error
 // if c is nil.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/suite"
+	"github.com/leasehold/lease/leasetest"
 )
 
 // Durations of the clauses. With a fake clock they are arbitrary; on a real
@@ -25,16 +26,10 @@ const (
 	guardLimit = 60 * time.Second
 )
 
-// Advancer is a clock whose time moves only when told, such as
-// *leasetest.FakeClock. Clauses that depend on time use it when the clock
-// the factory returns implements it, and wait in real time otherwise.
-type Advancer interface {
-	Advance(d time.Duration)
-}
-
 // TestBackend runs the lease contract against the backends newBackend
 // returns, one fresh backend per clause, each clause a subtest. newBackend
-// also returns the clock the backend's leases expire on. With an Advancer
+// also returns the clock the backend's leases expire on. With a
+// leasetest.Advancer
 // the suite drives time and runs at once; with a real clock it uses leases
 // of 1s and waits them out, about 10 s of waiting in all.
 //
@@ -53,7 +48,7 @@ func TestBackend(t *testing.T, newBackend func(t *testing.T) (lease.Backend, lea
 				t.Fatal("backendtest: newBackend returned a nil backend or clock")
 			}
 			e := &env{T: t, b: b, clock: clock, ctx: context.Background(), prefix: "backendtest/" + c.name + "/"}
-			e.adv, _ = clock.(Advancer)
+			e.adv, _ = clock.(leasetest.Advancer)
 			e.ttl = realTTL
 			if e.adv != nil {
 				e.ttl = fakeTTL
@@ -88,7 +83,7 @@ type env struct {
 	*testing.T
 	b     lease.Backend
 	clock lease.Clock
-	adv   Advancer // nil on a real clock
+	adv   leasetest.Advancer // nil on a real clock
 	ctx   context.Context
 	ttl   time.Duration
 	// prefix starts every holder and key of the clause.

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim/claimstore"
 	"github.com/leasehold/lease/internal/optcore"
 	"github.com/leasehold/lease/internal/sharedopt"
 )
@@ -27,13 +28,9 @@ type Broker struct {
 	done   chan struct{}     // closed by Close, for loops such as RunCleaner
 }
 
-// clocked is a store that measures time on a lease.Clock the Broker can
-// share, as Memory does.
-type clocked interface{ Clock() lease.Clock }
-
 // New returns a Broker over store, which it owns from then on: Close
 // closes it. Work runs its heartbeats and timers on the store's clock if
-// the store has a Clock method returning a lease.Clock (Memory has), else
+// the store is a claimstore.TimeBase (Memory is), else
 // on the clock of lease.WithClock, else on lease.SystemClock; New refuses
 // lease.WithClock for a store with a clock of its own. A nil store or a
 // bad option (see Option) gets a *lease.Error with Code
@@ -50,9 +47,9 @@ func New(store Store, opts ...Option) (*Broker, error) {
 	}
 	o.report = sharedopt.Reporter(&o.shared)
 	clock := lease.SystemClock()
-	if c, ok := store.(clocked); ok {
+	if c, ok := store.(claimstore.TimeBase); ok {
 		if o.shared.HasClock {
-			return nil, invalid("New", "WithClock", "the store has its own clock (a Clock method, as Memory has), which the Broker reads; a second clock would disagree with it")
+			return nil, invalid("New", "WithClock", "the store has its own clock (it is a claimstore.TimeBase, as Memory is), which the Broker reads; a second clock would disagree with it")
 		}
 		clock = c.Clock()
 	} else if o.shared.HasClock {

@@ -2,23 +2,19 @@ package claim
 
 import (
 	"context"
-	"strconv"
 	"time"
 
-	"github.com/leasehold/lease/internal/claimkit"
-	"github.com/leasehold/lease/internal/inputcheck"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
-// The checks of a Store's input, which Memory applies and the Broker
-// applies before it calls any store. Each names the offending field. They
-// are the checks package claim/claimstore gives other stores
-// (internal/claimkit), with no limits of a store's own.
+// A Store checks its own input (claimstore.Checker), once, whichever door
+// it came through; the Broker checks only what no store sees: a nil
+// context, the arguments of its own policy (backoff delays, options), and
+// what it must read before it calls the store. Memory checks its input as
+// claimstore's contract says, naming its errors "claim".
 
-// limits are this package's limits on an item, which every store applies.
-var limits = claimkit.Limits{MaxPriority: MaxPriority, MaxTimeout: MaxTimeout, MaxTags: MaxTags, MaxTagLen: MaxTagLen, MaxState: int(Cancelled)}
-
-// checks raises this package's errors.
-var checks = claimkit.Checker{Names: inputcheck.Names{Package: "claim"}, Limits: limits}
+// checks are Memory's checks: the contract's, with no limits of its own.
+var checks = claimstore.Checker{Package: "claim"}
 
 func checkContext(ctx context.Context, op string) error {
 	if ctx == nil {
@@ -27,39 +23,29 @@ func checkContext(ctx context.Context, op string) error {
 	return ctx.Err()
 }
 
-// kitItem is what the checks read of n.
-func kitItem(n *NewItem) claimkit.Item {
-	return claimkit.Item{Queue: n.Queue, Key: n.Key, Kind: n.Kind, Tags: n.Tags, Delay: n.Delay, Timeout: n.Timeout,
-		MaxAttempts: n.MaxAttempts, Priority: n.Priority, KeyStates: claimkit.States(n.KeyStates)}
-}
-
 // checkItem checks the fields of an item to enqueue, naming them with
 // prefix ("" for Broker.Enqueue, "items[i]." for a batch).
 func checkItem(prefix string, n *NewItem) error {
-	return checks.Item("enqueue", prefix, kitItem(n))
+	return checks.NewItemNamed("enqueue", prefix, *n)
 }
 
 // checkNewItem checks items[i] of a batch.
 func checkNewItem(items []NewItem, i int) error {
-	return checkItem("items["+strconv.Itoa(i)+"].", &items[i])
+	return checks.NewItem("enqueue", i, items[i])
 }
 
 func checkClaimRequest(ctx context.Context, req ClaimRequest) error {
-	return checkClaimArgs(ctx, req.Queue, req.Owner, req.Limit, req.Lease)
-}
-
-func checkClaimArgs(ctx context.Context, queue, owner string, limit int, d time.Duration) error {
 	if err := checkContext(ctx, "claim"); err != nil {
 		return err
 	}
-	return checks.Claim("claim", queue, owner, limit, d)
+	return checks.ClaimRequest("claim", req)
 }
 
 func checkExtend(ctx context.Context, op string, r Ref, d time.Duration) error {
 	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
-	return checks.Extend(op, uint64(r.Item), r.Token, d)
+	return checks.Extend(op, r, d)
 }
 
 // checkLimit checks the context and the limit of a page or a batch.
@@ -75,7 +61,7 @@ func checkSettlement(ctx context.Context, s Settlement) error {
 	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
-	return checks.Settlement(op, uint64(s.Ref.Item), s.Ref.Token, s.How, s.How >= SettleComplete && s.How <= SettleSnooze, s.After, s.Reason)
+	return checks.Settlement(op, s)
 }
 
 func checkQuery(ctx context.Context, q Query) error {
@@ -83,7 +69,7 @@ func checkQuery(ctx context.Context, q Query) error {
 	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
-	return checks.Query(op, q.Queue, q.State, q.State <= Cancelled, q.Limit, q.Kind, q.Tag)
+	return checks.Query(op, q)
 }
 
 // checkQueue checks the context and queue of an operation on one queue.
@@ -92,4 +78,12 @@ func checkQueue(ctx context.Context, op, queue string) error {
 		return err
 	}
 	return checks.Name(op, "queue", queue)
+}
+
+func checkQueueQuery(ctx context.Context, q QueueQuery) error {
+	const op = "queues"
+	if err := checkContext(ctx, op); err != nil {
+		return err
+	}
+	return checks.QueueQuery(op, q)
 }

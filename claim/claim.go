@@ -5,27 +5,6 @@ import (
 	"time"
 )
 
-// Claim is one owner's hold on one item. It is a plain value, safe to copy
-// and to use from several goroutines; the Broker reads only its Ref,
-// Attempt and MaxAttempts, so changing the other fields changes nothing.
-// ExpiresAt is on the store's clock.
-type Claim struct {
-	Queue       string
-	Kind        string   // the item's Kind
-	Tags        []string // the item's tags
-	Metadata    []byte   // the item's metadata
-	Item        ItemID
-	Owner       string
-	Payload     []byte // a copy of the item's payload
-	Attempt     int    // 1 for the first claim of the item
-	MaxAttempts int    // the item's attempts in all
-	Priority    int
-	Timeout     time.Duration // the item's handler timeout, 0 for none
-	EnqueuedAt  time.Time     // when the item was enqueued, on the store's clock
-	ExpiresAt   time.Time
-	Ref         Ref
-}
-
 // Claim claims up to limit claimable items of queue for owner, each for
 // leaseDuration, and returns the claims: lower Priority first, then the
 // earliest visible, then the lowest ID. It returns an empty slice, not an
@@ -34,7 +13,7 @@ type Claim struct {
 // that names the field; on any error nothing is claimed. With Memory each
 // claim is a lease of its service, so the service's TTL bounds apply.
 func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leaseDuration time.Duration) ([]Claim, error) {
-	if err := checkClaimArgs(ctx, queue, owner, limit, leaseDuration); err != nil {
+	if err := checkContext(ctx, "claim"); err != nil {
 		return nil, err
 	}
 	claims, err := b.store.Claim(ctx, ClaimRequest{Queue: queue, Owner: owner, Limit: limit, Lease: leaseDuration})
@@ -47,11 +26,8 @@ func (b *Broker) Claim(ctx context.Context, queue, owner string, limit int, leas
 // gets an error matching lease.ErrStaleUse and nothing changes.
 func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Duration) (Claim, error) {
 	const op = "heartbeat"
-	if err := checkClaim(ctx, op, c); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return Claim{}, err
-	}
-	if leaseDuration <= 0 {
-		return Claim{}, invalid(op, "lease_duration", leaseDuration.String()+" is not positive")
 	}
 	exp, err := b.store.Extend(ctx, c.Ref, leaseDuration)
 	if err != nil {
@@ -66,7 +42,7 @@ func (b *Broker) Heartbeat(ctx context.Context, c Claim, leaseDuration time.Dura
 // live gets an error matching lease.ErrStaleUse and nothing changes.
 func (b *Broker) Complete(ctx context.Context, c Claim) error {
 	const op = "complete"
-	if err := checkClaim(ctx, op, c); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
 	return b.observeSettled(c, EventCompleted, b.store.Settle(ctx, Settlement{Ref: c.Ref, How: SettleComplete}))
@@ -81,7 +57,7 @@ func (b *Broker) Complete(ctx context.Context, c Claim) error {
 // longer live gets an error matching lease.ErrStaleUse and nothing changes.
 func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, maxDelay time.Duration) (Outcome, error) {
 	const op = "fail"
-	if err := checkClaim(ctx, op, c); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return 0, err
 	}
 	switch {
@@ -110,11 +86,8 @@ func (b *Broker) Fail(ctx context.Context, c Claim, reason string, baseDelay, ma
 // nothing changes.
 func (b *Broker) Snooze(ctx context.Context, c Claim, after time.Duration) error {
 	const op = "snooze"
-	if err := checkClaim(ctx, op, c); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return err
-	}
-	if after < 0 {
-		return invalid(op, "after", after.String()+" is negative")
 	}
 	return b.observeSettled(c, EventSnoozed, b.store.Settle(ctx, Settlement{Ref: c.Ref, How: SettleSnooze, After: after}))
 }
@@ -128,7 +101,7 @@ func (b *Broker) Snooze(ctx context.Context, c Claim, after time.Duration) error
 // does not exist in queue gets an error matching ErrNotFound.
 func (b *Broker) Cancel(ctx context.Context, queue string, id ItemID) error {
 	const op = "cancel"
-	if err := checkQueue(ctx, op, queue); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
 	return b.observeCancel(queue, id, b.store.Cancel(ctx, queue, id))
@@ -146,15 +119,4 @@ func (b *Broker) delay(attempt int, base, maxDelay time.Duration) time.Duration 
 		return d
 	}
 	return min(max(jittered, 0), maxDelay)
-}
-
-// checkClaim validates the arguments common to the calls on a claim.
-func checkClaim(ctx context.Context, op string, c Claim) error {
-	if err := checkContext(ctx, op); err != nil {
-		return err
-	}
-	if c.Ref.Token == 0 {
-		return invalid(op, "claim", "is the zero Claim")
-	}
-	return nil
 }

@@ -1,8 +1,8 @@
 // Package claim is a work queue whose claims are leases, in two halves: a
 // [Broker], the policy, over a [Store], the storage.
 //
-// The Broker checks arguments (bad input gets a *lease.Error naming the
-// field), fills defaults ([WithMaxAttempts]), computes backoff with
+// The store checks its input (bad input gets a *lease.Error naming the
+// field) and the Broker its own arguments; the Broker fills defaults ([WithMaxAttempts]), computes backoff with
 // optional jitter ([Backoff], [WithJitter]), decides when a failed item is
 // dead (its claim was its last attempt), applies the panic policy
 // ([lease.WithPanicHandler]) and runs handlers ([Broker.Work]). The Store keeps
@@ -63,14 +63,14 @@
 //
 // # Implementing a Store
 //
-// Most programs use Memory or a store of another module (postgres, sqlite)
-// and need no more than the Broker. A new store implements [Store] (and, as
-// it can, [Pauser], [QueueLister], [Cleaner], [Retrier]); the types its
-// methods take, [ClaimRequest] and [Settlement] with [Settle], are here
-// because Store names them, and are for store implementations only.
-// Package claim/claimstore holds what else a store needs: the checks of
-// its input, which make every store refuse bad input with the same errors.
-// Package claim/claimtest checks a store against the contract.
+// Most programs use Memory or a store of another module (postgres, sqlite,
+// replicated) and need no more than the Broker. A new store implements
+// claimstore.Store, and as it can the optional capabilities of package
+// claim/claimstore (Pauser, QueueLister, Retrier, Cleaner, TimeBase): that
+// package is the seam, with the types a store takes and returns (which
+// this package names by aliases: [Item] is claimstore.Item) and the checks
+// of its input, which every store makes, once, for every caller. Package
+// claim/claimtest checks a store against the contract.
 //
 // docs/claims.md has the state diagram, the backoff formula, the Store
 // contract and the design choices.

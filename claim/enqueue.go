@@ -24,7 +24,7 @@ func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte
 	if err := checkContext(ctx, "enqueue"); err != nil {
 		return Item{}, err
 	}
-	n, err := b.newItem("", queue, kind, payload, opts)
+	n, err := b.fillItem("", queue, kind, payload, opts)
 	if err != nil {
 		return Item{}, err
 	}
@@ -39,11 +39,26 @@ func (b *Broker) enqueue(ctx context.Context, queue, kind string, payload []byte
 	return items[0], nil
 }
 
-// newItem is the item Enqueue adds to queue, of kind and carrying
-// payload, with opts: filled with the defaults and checked as every
-// enqueue checks an item, its fields named with prefix. It is the one
-// reading of EnqueueOptions, which NewPeriodic checks a job's with.
+// newItem is the item Enqueue adds to queue, as fillItem makes it, and
+// checked as its store will check it, its fields named with prefix: for
+// NewPeriodic, which checks a job's options before any tick is enqueued.
 func (b *Broker) newItem(prefix, queue, kind string, payload []byte, opts []EnqueueOption) (NewItem, error) {
+	n, err := b.fillItem(prefix, queue, kind, payload, opts)
+	if err != nil {
+		return NewItem{}, err
+	}
+	if err := checkItem(prefix, &n); err != nil {
+		return NewItem{}, err
+	}
+	return n, nil
+}
+
+// fillItem is the item Enqueue adds to queue, of kind and carrying
+// payload, with opts: filled with the defaults, and with the options' own
+// arguments checked (an empty Key, Key with Unique), its fields named with
+// prefix. It is the one reading of EnqueueOptions. The item itself its
+// store checks.
+func (b *Broker) fillItem(prefix, queue, kind string, payload []byte, opts []EnqueueOption) (NewItem, error) {
 	var o enqueueOptions
 	for _, opt := range opts {
 		o = opt.applyEnqueue(o)
@@ -68,27 +83,7 @@ func (b *Broker) newItem(prefix, queue, kind string, payload []byte, opts []Enqu
 		n.Key = UniqueKey(n.Kind, n.Payload, *o.unique, b.clock.Now())
 		n.KeyStates = o.unique.ByState
 	}
-	if err := checkItem(prefix, &n); err != nil {
-		return NewItem{}, err
-	}
 	return n, nil
-}
-
-// WithDefaults returns n with the defaults of an enqueue filled in, the
-// same whichever way the item is enqueued (Broker.Enqueue, EnqueueMany, or
-// a store's enqueue in the caller's transaction such as the postgres
-// ClaimStore's EnqueueTx): a MaxAttempts of 0 becomes maxAttempts, the
-// Broker's default (WithMaxAttempts), or DefaultMaxAttempts when
-// maxAttempts is not positive (a store has no Broker). The other fields'
-// zero values are their defaults. n's slices are shared, not copied.
-func (n NewItem) WithDefaults(maxAttempts int) NewItem {
-	if n.MaxAttempts == 0 {
-		n.MaxAttempts = maxAttempts
-		if maxAttempts <= 0 {
-			n.MaxAttempts = DefaultMaxAttempts
-		}
-	}
-	return n
 }
 
 // unbatched names a field of the one item Enqueue sends to its store as
@@ -119,9 +114,6 @@ func (b *Broker) EnqueueMany(ctx context.Context, items []NewItem) ([]Item, erro
 	filled := make([]NewItem, len(items))
 	for i, n := range items {
 		filled[i] = n.WithDefaults(b.opts.maxAttempts)
-		if err := checkNewItem(filled, i); err != nil {
-			return nil, err
-		}
 	}
 	if len(filled) == 0 {
 		return []Item{}, nil

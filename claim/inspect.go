@@ -6,7 +6,7 @@ import "context"
 // unknown queue has zero counts.
 func (b *Broker) Counts(ctx context.Context, queue string) (Counts, error) {
 	const op = "counts"
-	if err := checkQueue(ctx, op, queue); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return Counts{}, err
 	}
 	return b.store.Counts(ctx, queue)
@@ -27,7 +27,7 @@ func (b *Broker) Lookup(ctx context.Context, id ItemID) (Item, error) {
 // next page, set After to the last ID of this one. List with State Dead
 // lists the dead letters, with their failure history.
 func (b *Broker) List(ctx context.Context, q Query) ([]Item, error) {
-	if err := checkQuery(ctx, q); err != nil {
+	if err := checkContext(ctx, "list"); err != nil {
 		return nil, err
 	}
 	return b.store.List(ctx, q)
@@ -38,7 +38,7 @@ func (b *Broker) List(ctx context.Context, q Query) ([]Item, error) {
 // queue gets an error matching ErrNotFound and nothing changes.
 func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item, error) {
 	const op = "requeue_dead"
-	if err := checkQueue(ctx, op, queue); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return Item{}, err
 	}
 	return b.store.RequeueDead(ctx, queue, id)
@@ -49,7 +49,7 @@ func (b *Broker) RequeueDead(ctx context.Context, queue string, id ItemID) (Item
 // matching ErrNotFound and nothing changes.
 func (b *Broker) DeleteDead(ctx context.Context, queue string, id ItemID) error {
 	const op = "delete_dead"
-	if err := checkQueue(ctx, op, queue); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return err
 	}
 	return b.store.DeleteDead(ctx, queue, id)

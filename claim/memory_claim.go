@@ -48,6 +48,9 @@ func (m *Memory) Enqueue(ctx context.Context, items []NewItem) ([]Item, error) {
 
 // enqueueOne is Enqueue of one valid item, for the Broker.
 func (m *Memory) enqueueOne(ctx context.Context, n *NewItem) (Item, error) {
+	if err := checkItem("", n); err != nil {
+		return Item{}, err
+	}
 	payload := clone(n.Payload)
 	m.mu.Lock()
 	defer m.unlock()

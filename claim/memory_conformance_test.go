@@ -7,6 +7,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimtest"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/leasetest"
 )
 
@@ -24,29 +25,18 @@ func newConformanceMemory(t *testing.T) (*claim.Memory, *leasetest.FakeClock) {
 }
 
 func TestMemoryConformance(t *testing.T) {
-	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
-		return newConformanceMemory(t)
-	})
-}
-
-func FuzzMemoryConformance(f *testing.F) {
-	claimtest.FuzzStore(f, func(t *testing.T) (claim.Store, *leasetest.FakeClock) {
-		return newConformanceMemory(t)
-	})
-}
-
-func TestMemoryCleanerConformance(t *testing.T) {
-	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+	exercised := claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
 		m, clock := newConformanceMemory(t)
 		if err := m.SetRetention(r); err != nil {
 			t.Fatal(err)
 		}
 		return m, clock
 	})
+	captable.CheckClaimStore(t, "claim.Memory", (*claim.Memory)(nil), exercised)
 }
 
-func TestMemoryQueuesConformance(t *testing.T) {
-	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
+func FuzzMemoryConformance(f *testing.F) {
+	claimtest.FuzzStore(f, func(t *testing.T) (claim.Store, *leasetest.FakeClock) {
 		return newConformanceMemory(t)
 	})
 }

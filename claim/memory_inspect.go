@@ -33,7 +33,7 @@ func (m *Memory) Lookup(ctx context.Context, id ItemID) (Item, error) {
 	if err := checkContext(ctx, op); err != nil {
 		return Item{}, err
 	}
-	if err := checks.ID(op, uint64(id)); err != nil {
+	if err := checks.ID(op, id); err != nil {
 		return Item{}, err
 	}
 	m.mu.Lock()
@@ -201,5 +201,5 @@ func checkItemID(ctx context.Context, op, queue string, id ItemID) error {
 	if err := checkQueue(ctx, op, queue); err != nil {
 		return err
 	}
-	return checks.ID(op, uint64(id))
+	return checks.ID(op, id)
 }

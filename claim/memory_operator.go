@@ -1,11 +1,15 @@
 package claim
 
-import "context"
+import (
+	"context"
 
-var _ Retrier = (*Memory)(nil)
+	"github.com/leasehold/lease/claim/claimstore"
+)
+
+var _ claimstore.Retrier = (*Memory)(nil)
 
 // RetryNow makes the delayed item id of queue visible now and wakes the
-// queue's waiters; see Retrier.
+// queue's waiters; see claimstore.Retrier.
 func (m *Memory) RetryNow(ctx context.Context, queue string, id ItemID) (Item, error) {
 	const op = "retry_now"
 	if err := checkItemID(ctx, op, queue, id); err != nil {

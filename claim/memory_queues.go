@@ -4,14 +4,16 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 var (
-	_ Pauser      = (*Memory)(nil)
-	_ QueueLister = (*Memory)(nil)
+	_ claimstore.Pauser      = (*Memory)(nil)
+	_ claimstore.QueueLister = (*Memory)(nil)
 )
 
-// Pause pauses queue; see Pauser.
+// Pause pauses queue; see claimstore.Pauser.
 func (m *Memory) Pause(ctx context.Context, queue string) error {
 	const op = "pause"
 	if err := checkQueue(ctx, op, queue); err != nil {
@@ -36,7 +38,7 @@ func (m *Memory) Pause(ctx context.Context, queue string) error {
 	return nil
 }
 
-// Resume resumes queue and wakes its waiters; see Pauser.
+// Resume resumes queue and wakes its waiters; see claimstore.Pauser.
 func (m *Memory) Resume(ctx context.Context, queue string) error {
 	const op = "resume"
 	if err := checkQueue(ctx, op, queue); err != nil {
@@ -60,7 +62,7 @@ func (m *Memory) Resume(ctx context.Context, queue string) error {
 }
 
 // Queues lists the queues with items in any state, and the paused ones,
-// in name order; see QueueLister. It costs the number of queues.
+// in name order; see claimstore.QueueLister. It costs the number of queues.
 func (m *Memory) Queues(ctx context.Context, q QueueQuery) ([]QueueInfo, error) {
 	if err := checkQueueQuery(ctx, q); err != nil {
 		return nil, err

@@ -103,7 +103,7 @@ func (m *Memory) retire(it *item, state State, now int64) {
 }
 
 // Clean removes up to limit finished items whose retention has passed on
-// the Memory's clock and returns how many; see Cleaner. limit below 1 gets
+// the Memory's clock and returns how many; see claimstore.Cleaner. limit below 1 gets
 // an error matching lease.ErrInvalidArgument.
 func (m *Memory) Clean(ctx context.Context, limit int) (int, error) {
 	const op = "clean"

@@ -121,12 +121,9 @@ type ObserverFunc = lease.ObserverFunc[Event]
 // it an event costs a nil check. New returns an error if o is nil.
 func WithObserver(o Observer) Option {
 	return optionFunc(func(opts *options) {
-		if o == nil {
-			opts.refuse("WithObserver", "observer must not be nil")
-			return
+		if observers.Set(opts.refuse, &opts.observer, o) {
+			opts.tracers = observers.Find[HandlerTracer](o)
 		}
-		opts.observer = o
-		opts.tracers = observers.Find[HandlerTracer](o)
 	})
 }
 

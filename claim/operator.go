@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // ErrUnsupported is matched by the error of a Broker operation that its
@@ -13,50 +14,36 @@ import (
 // names the field "store", as PauseQueue's is.
 var ErrUnsupported = errors.New("claim: operation not supported by the store")
 
-// Retrier is a Store that can make a waiting item claimable at once: an
-// operator's "retry now" of an item delayed by a backoff or by its
-// enqueue's Delay. Memory is a Retrier.
-//
-// RetryNow makes the delayed item id of queue visible now, keeping its
-// attempts and history, and returns it; a visible item is returned as it
-// is. An item of queue in any other state (claimed, dead, finished), or
-// of no such queue, gets an error matching ErrNotFound and nothing
-// changes: a dead letter is requeued with RequeueDead.
-type Retrier interface {
-	Store
-	RetryNow(ctx context.Context, queue string, id ItemID) (Item, error)
-}
-
 // Capabilities says which optional operations a Broker's store has. It is
 // a plain value, safe to copy and share.
 type Capabilities struct {
-	Pause    bool // PauseQueue and ResumeQueue (a Pauser)
-	Queues   bool // Queues (a QueueLister)
-	RetryNow bool // RetryNow (a Retrier)
-	Clean    bool // Clean and RunCleaner (a Cleaner)
+	Pause    bool // PauseQueue and ResumeQueue (a claimstore.Pauser)
+	Queues   bool // Queues (a claimstore.QueueLister)
+	RetryNow bool // RetryNow (a claimstore.Retrier)
+	Clean    bool // Clean and RunCleaner (a claimstore.Cleaner)
 }
 
 // Capabilities reports which optional operations the Broker's store has, so
 // that a tool can offer only those.
 func (b *Broker) Capabilities() Capabilities {
-	_, pause := b.store.(Pauser)
-	_, queues := b.store.(QueueLister)
-	_, retry := b.store.(Retrier)
-	_, clean := b.store.(Cleaner)
+	_, pause := b.store.(claimstore.Pauser)
+	_, queues := b.store.(claimstore.QueueLister)
+	_, retry := b.store.(claimstore.Retrier)
+	_, clean := b.store.(claimstore.Cleaner)
 	return Capabilities{Pause: pause, Queues: queues, RetryNow: retry, Clean: clean}
 }
 
 // RetryNow makes the delayed item id of queue claimable at once (see
-// Retrier) and wakes the queue's workers. A store that is not a Retrier
+// claimstore.Retrier) and wakes the queue's workers. A store that is not a claimstore.Retrier
 // gets an error matching ErrUnsupported and lease.ErrInvalidArgument.
 func (b *Broker) RetryNow(ctx context.Context, queue string, id ItemID) (Item, error) {
 	const op = "retry_now"
-	if err := checkQueue(ctx, op, queue); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return Item{}, err
 	}
-	r, ok := b.store.(Retrier)
+	r, ok := b.store.(claimstore.Retrier)
 	if !ok {
-		return Item{}, unsupported(op, "cannot retry items now (not a claim.Retrier)")
+		return Item{}, unsupported(op, "cannot retry items now (not a claimstore.Retrier)")
 	}
 	return r.RetryNow(ctx, queue, id)
 }

@@ -5,13 +5,15 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leasehold/lease/claim/claimstore"
 	"github.com/leasehold/lease/internal/callback"
 	"github.com/leasehold/lease/internal/sharedopt"
 )
 
 // DefaultMaxAttempts is the number of claims an item gets before a failure
-// or a lost claim dead-letters it, unless New or Enqueue says otherwise.
-const DefaultMaxAttempts = 25
+// or a lost claim dead-letters it, unless New or Enqueue says otherwise;
+// see claimstore.DefaultMaxAttempts.
+const DefaultMaxAttempts = claimstore.DefaultMaxAttempts
 
 // Option configures a Broker. Options are applied in order by New. An
 // Option holds only the setting it applies, so it may be shared between

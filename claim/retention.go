@@ -2,67 +2,10 @@ package claim
 
 import (
 	"context"
+	"github.com/leasehold/lease/claim/claimstore"
 	"strconv"
 	"time"
 )
-
-// Retention says how long a store keeps the items that finished, per state,
-// counted from when each finished (FinishedAt, or DeadAt for a dead
-// letter). A kept item stays visible to Lookup, List and Counts, and keeps
-// its Key (an Enqueue with it returns the kept item) until a Clean removes
-// it. It is a plain value, safe to copy and share.
-//
-// The zero Retention keeps no completed or cancelled item (they are removed
-// when they finish) and keeps dead letters until DeleteDead: a store's
-// behaviour unless told otherwise. StandardRetention is the retention of a
-// queue that keeps its history for a while, as River's does by default.
-type Retention struct {
-	// Completed is how long a completed item is kept; 0 removes it when
-	// it completes.
-	Completed time.Duration
-	// Cancelled is how long a cancelled item is kept; 0 removes it when
-	// it is cancelled.
-	Cancelled time.Duration
-	// Dead is how long a dead letter is kept before a Clean may remove
-	// it; 0 keeps dead letters until DeleteDead.
-	Dead time.Duration
-}
-
-// StandardRetention keeps completed and cancelled items for a day and dead
-// letters for a week: enough to look at what ran yesterday without the
-// table growing with all history.
-var StandardRetention = Retention{Completed: 24 * time.Hour, Cancelled: 24 * time.Hour, Dead: 7 * 24 * time.Hour}
-
-// Check returns an error matching lease.ErrInvalidArgument naming the
-// first negative field ("retention.completed", "retention.cancelled",
-// "retention.dead"), or nil.
-func (r Retention) Check() error {
-	for _, f := range []struct {
-		name string
-		d    time.Duration
-	}{{"completed", r.Completed}, {"cancelled", r.Cancelled}, {"dead", r.Dead}} {
-		if f.d < 0 {
-			return invalid("retention", "retention."+f.name, f.d.String()+" is negative")
-		}
-	}
-	return nil
-}
-
-// Cleaner is a Store that keeps finished items for a Retention and removes
-// them once it has passed. Memory and the PostgreSQL store are Cleaners.
-//
-// Clean removes up to limit items whose retention has passed, on the
-// store's clock, oldest first within each state, and returns how many it
-// removed; fewer than limit means it found no more. It never removes an
-// item before its retention has passed, nor an item in any other state.
-// Calls may come from several processes at once: a store lets one clean at
-// a time and returns 0 at once to the others (Memory under its lock, the
-// PostgreSQL store under a transaction-scoped advisory lock), so no two
-// cleaners fight over the same rows. limit below 1 is bad input.
-type Cleaner interface {
-	Store
-	Clean(ctx context.Context, limit int) (int, error)
-}
 
 // DefaultCleanBatch is the batch of Clean that RunCleaner uses unless
 // told otherwise.
@@ -99,16 +42,16 @@ func isClosed(done <-chan struct{}) bool {
 }
 
 // Clean removes up to limit finished items whose retention has passed (see
-// Cleaner) and returns how many. A store that is not a Cleaner gets an
+// claimstore.Cleaner) and returns how many. A store that is not a claimstore.Cleaner gets an
 // error matching lease.ErrInvalidArgument naming "store".
 func (b *Broker) Clean(ctx context.Context, limit int) (int, error) {
 	const op = "clean"
-	if err := checkLimit(ctx, op, limit); err != nil {
+	if err := checkContext(ctx, op); err != nil {
 		return 0, err
 	}
-	c, ok := b.store.(Cleaner)
+	c, ok := b.store.(claimstore.Cleaner)
 	if !ok {
-		return 0, invalid(op, "store", "does not keep finished items (not a claim.Cleaner)")
+		return 0, invalid(op, "store", "does not keep finished items (not a claimstore.Cleaner)")
 	}
 	return c.Clean(ctx, limit)
 }
@@ -120,7 +63,7 @@ func (b *Broker) Clean(ctx context.Context, limit int) (int, error) {
 // (or in several processes: the store lets one clean at a time). It
 // returns nil when ctx ends or the Broker closes, the first error of Clean
 // other than those, and an error matching lease.ErrInvalidArgument for a
-// negative Interval, Batch or Pause or a store that is not a Cleaner.
+// negative Interval, Batch or Pause or a store that is not a claimstore.Cleaner.
 func (b *Broker) RunCleaner(ctx context.Context, cfg CleanerConfig) error {
 	const op = "run_cleaner"
 	if ctx == nil {
@@ -140,9 +83,9 @@ func (b *Broker) RunCleaner(ctx context.Context, cfg CleanerConfig) error {
 	if cfg.Batch == 0 {
 		cfg.Batch = DefaultCleanBatch
 	}
-	c, ok := b.store.(Cleaner)
+	c, ok := b.store.(claimstore.Cleaner)
 	if !ok {
-		return invalid(op, "store", "does not keep finished items (not a claim.Cleaner)")
+		return invalid(op, "store", "does not keep finished items (not a claimstore.Cleaner)")
 	}
 	for {
 		for {

@@ -2,15 +2,6 @@ package claim
 
 import "slices"
 
-// The limits on an item's tags, which every store applies: at most MaxTags
-// tags, each 1 to MaxTagLen bytes. A tag beyond them is refused with an
-// error matching lease.ErrInvalidArgument whose Field names it
-// ("tags", or "tags[2]"; "items[i].tags[2]" in a batch).
-const (
-	MaxTags   = 20
-	MaxTagLen = 255
-)
-
 // Tags labels the item with tags, returned with it and its claims and a
 // filter of List (Query.Tag). See MaxTags and MaxTagLen.
 func Tags(tags ...string) EnqueueOption {

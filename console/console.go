@@ -14,8 +14,8 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Defaults and bounds for Config's limits.
@@ -51,11 +51,11 @@ type Config struct {
 	// lease.Observers.
 	Recorder *Recorder
 	// Locks lists the locks held (lock.Memory and the PostgreSQL and etcd
-	// providers are Inspectors). If it is also a lock.WaitInspector
+	// providers are Inspectors). If it is also a lockprovider.WaitInspector
 	// (lock.Memory is), each lock's waiters are shown too.
-	Locks lock.Inspector
+	Locks lockprovider.Inspector
 	// Elections are shown with their leaders, and their candidates when
-	// their provider is a lock.WaitInspector.
+	// their provider is a lockprovider.WaitInspector.
 	Elections []*election.Election
 	// Actions switches the actions on. Without it the console is read-only
 	// and refuses every POST with 403.

@@ -156,8 +156,8 @@ func TestHostileStringsAreInert(t *testing.T) {
 // POST only.
 func TestActionsRefused(t *testing.T) {
 	for name, cfg := range map[string]console.Config{
-		"off":          {Authorize: allow},
-		"refused":      {Actions: true, Authorize: func(*http.Request) bool { return false }},
+		"off":     {Authorize: allow},
+		"refused": {Actions: true, Authorize: func(*http.Request) bool { return false }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, cfg)

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/leasehold/lease"
-	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // LocksPage is the locks page: the locks held, a page in name order from a
@@ -38,7 +38,7 @@ type LockRow struct {
 	Remaining   time.Duration `json:"remaining_ns"`
 	Value       string        `json:"value,omitempty"`
 	// Waiters are the first callers waiting for the lock, next in line
-	// first, when the source is a lock.WaitInspector; WaitersKnown says
+	// first, when the source is a lockprovider.WaitInspector; WaitersKnown says
 	// whether it is.
 	Waiters      []WaiterRow `json:"waiters,omitempty"`
 	WaitersKnown bool        `json:"waiters_known"`
@@ -89,7 +89,7 @@ func (h *Handler) locksPage(ctx context.Context, r *http.Request) LocksPage {
 		if err != nil {
 			p.Error = err.Error()
 		}
-		waits, _ := h.cfg.Locks.(lock.WaitInspector)
+		waits, _ := h.cfg.Locks.(lockprovider.WaitInspector)
 		for _, l := range held {
 			row := LockRow{Name: l.Name, ExecutionID: l.ExecutionID, Token: l.Token,
 				ExpiresAt: l.ExpiresAt, Remaining: l.ExpiresAt.Sub(p.Now), Value: text(l.Value)}

@@ -35,7 +35,7 @@ func TestLocksPageShowsWaitersAndCandidates(t *testing.T) {
 		waitCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{}, 2)
 		go func() {
-			_, _ = locks.AcquireWait(waitCtx, "nightly", "exec-2", time.Minute, nil)
+			_, _ = locks.AcquireWait(waitCtx, "nightly", "exec-2", time.Minute)
 			done <- struct{}{}
 		}()
 		go func() {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/locktest"
 )
@@ -12,7 +13,8 @@ import (
 // expire on the server, and ExpiresAt is on the client's system clock, so
 // the suite runs its real-time variants (1 s leases that it waits out).
 func TestConformance(t *testing.T) {
-	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
+	exercised := locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		return newTestProvider(t), lease.SystemClock()
 	})
+	captable.CheckLockProvider(t, "etcd.Provider", (*Provider)(nil), exercised)
 }

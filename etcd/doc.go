@@ -17,12 +17,12 @@
 //     execution ID.
 //   - Release deletes the key if it still has the lease's create revision,
 //     and revokes the etcd lease.
-//   - AcquireWait (lock.Waiter) serves the waiters of a name in order of
+//   - AcquireWait (lockprovider.Waiter) serves the waiters of a name in order of
 //     arrival: each queues a key of its own, on an etcd lease it keeps
 //     alive, next to the lock's key, and watches the waiter ahead of it,
-//     then the lock's key; Holder and Held (lock.Inspector) read the keys;
-//     AcquireValue (lock.ValueAcquirer) records a small value in the key
-//     with the execution ID; WatchHolder (election.HolderWatcher) watches
+//     then the lock's key; Holder and Held (lockprovider.Inspector) read the keys;
+//     AcquireValue (lockprovider.ValueAcquirer) records a small value in the key
+//     with the execution ID; WatchHolder (lockprovider.HolderWatcher) watches
 //     the lock's key, so that an election's Observe sees a new leader at
 //     once.
 //   - The calls that clean up after a caller whose context is done (the

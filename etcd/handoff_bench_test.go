@@ -43,7 +43,7 @@ func (o ourLock) hold(ctx context.Context) (func(context.Context) error, error) 
 }
 
 func (o ourLock) wait(ctx context.Context) (func(context.Context) error, error) {
-	l, err := o.p.AcquireWait(ctx, o.name, "waiter", 10*time.Second, nil)
+	l, err := o.p.AcquireWait(ctx, o.name, "waiter", 10*time.Second)
 	return o.take(l, err)
 }
 

@@ -16,7 +16,7 @@ import (
 // Holder returns who holds the lock name, read from its key in one Get: the
 // execution ID and value its holder recorded, the key's create revision as
 // the Token, and the ExpiresAt the holder recorded, on the holder's clock.
-// It makes Provider a lock.Inspector.
+// It makes Provider a lockprovider.Inspector.
 //
 // A key whose recorded ExpiresAt has passed on the caller's clock is not
 // reported, though etcd may keep it up to half a second longer (Renew
@@ -45,7 +45,7 @@ func (p *Provider) Holder(ctx context.Context, name string) (lock.Holding, bool,
 // limit, page after page at the revision of the first, until it has limit
 // holdings or no more keys: the answer is one snapshot of the store, and
 // keys that are left out (expired, foreign) do not make it shorter than
-// limit while more locks are held. It makes Provider a lock.Inspector.
+// limit while more locks are held. It makes Provider a lockprovider.Inspector.
 func (p *Provider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	if err := lockprovider.CheckHeld(ctx, limit); err != nil {
 		return nil, err

@@ -12,7 +12,6 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
-	"github.com/leasehold/lease/lock/election"
 	"github.com/leasehold/lease/lock/lockprovider"
 )
 
@@ -51,12 +50,12 @@ type Provider struct {
 }
 
 var (
-	_ lock.Provider      = (*Provider)(nil)
-	_ lock.ValueAcquirer = (*Provider)(nil)
-	_ lock.Waiter        = (*Provider)(nil)
-	_ lock.Inspector     = (*Provider)(nil)
+	_ lock.Provider              = (*Provider)(nil)
+	_ lockprovider.ValueAcquirer = (*Provider)(nil)
+	_ lockprovider.ValueWaiter   = (*Provider)(nil)
+	_ lockprovider.Inspector     = (*Provider)(nil)
 
-	_ election.HolderWatcher = (*Provider)(nil)
+	_ lockprovider.HolderWatcher = (*Provider)(nil)
 )
 
 // New returns a Provider that keeps its locks in the cluster client talks
@@ -104,7 +103,7 @@ func (p *Provider) Acquire(ctx context.Context, name, executionID string, d time
 
 // AcquireValue is Acquire that also records value (a copy) in the lock's
 // key, for Holder and Held to report; Renew keeps it. It makes Provider a
-// lock.ValueAcquirer. A value longer than lock.MaxValueSize is refused with
+// lockprovider.ValueAcquirer. A value longer than lock.MaxValueSize is refused with
 // an error matching lease.ErrInvalidArgument.
 func (p *Provider) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
 	if err := checkAcquire(ctx, name, executionID, d, value); err != nil {

@@ -32,9 +32,16 @@ const queueTag = "waiting "
 // queuePrefix is the common prefix of the keys of name's waiters.
 func (p *Provider) queuePrefix(name string) string { return p.key(name) + queueSep }
 
-// AcquireWait acquires the lock name for executionID with a lease of d and
-// value attached, as AcquireValue does, waiting while someone holds it,
-// until ctx is done. It makes Provider a lock.Waiter.
+// AcquireWait acquires the lock name for executionID with a lease of d,
+// waiting while someone holds it, until ctx is done: AcquireWaitValue with
+// no value. It makes Provider a lockprovider.Waiter.
+func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return p.AcquireWaitValue(ctx, name, executionID, d, nil)
+}
+
+// AcquireWaitValue acquires the lock name for executionID with a lease of
+// d and value attached, as AcquireValue does, waiting while someone holds
+// it, until ctx is done. It makes Provider a lockprovider.ValueWaiter.
 //
 // Waiters of a name are served in order of arrival (FIFO), across every
 // process that shares the cluster and the prefix. An AcquireWait that finds
@@ -64,7 +71,7 @@ func (p *Provider) queuePrefix(name string) string { return p.key(name) + queueS
 // the waiters behind it wait. The lock's holder is unaffected by the queue:
 // a holder's key whose recorded ExpiresAt has passed is waited out with no
 // ExpiryWait limit, until etcd deletes it.
-func (p *Provider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+func (p *Provider) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
 	if err := checkAcquire(ctx, name, executionID, d, value); err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func TestAcquireWaitOutlastsASkewedExpiry(t *testing.T) {
 	ctx := context.Background()
 	_, rev := putSkewed(t, p, "x", 2)
 	start := time.Now()
-	l, err := p.AcquireWait(ctx, "x", "b", time.Minute, []byte("b's"))
+	l, err := p.AcquireWaitValue(ctx, "x", "b", time.Minute, []byte("b's"))
 	require.NoError(t, err)
 	require.NotNil(t, l)
 	assert.Greater(t, time.Since(start), ExpiryWait, "it waited for etcd's expiry, not for ExpiryWait")
@@ -47,7 +47,7 @@ type waitResult struct {
 func startWaiter(ctx context.Context, p *Provider, name, exec string) <-chan waitResult {
 	ch := make(chan waitResult, 1)
 	go func() {
-		l, err := p.AcquireWait(ctx, name, exec, time.Minute, []byte(exec))
+		l, err := p.AcquireWaitValue(ctx, name, exec, time.Minute, []byte(exec))
 		ch <- waitResult{l, err}
 	}()
 	return ch
@@ -264,7 +264,7 @@ func TestAcquireWaitUnderContention(t *testing.T) {
 				if (w+r)%4 == 3 {
 					cancel() // a waiter that gives up at once
 				}
-				l, err := p.AcquireWait(ctx, "x", fmt.Sprintf("w%d-%d", w, r), time.Minute, nil)
+				l, err := p.AcquireWait(ctx, "x", fmt.Sprintf("w%d-%d", w, r), time.Minute)
 				cancel()
 				if err != nil {
 					if !errors.Is(err, context.Canceled) {

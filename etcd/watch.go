@@ -22,7 +22,7 @@ var errWatchEnded = errors.New("the watch ended")
 // same one), as Holder would report it, in the order etcd wrote them,
 // until ctx is done or the watch fails. It returns ctx.Err() in the first
 // case and the failure in the second. It makes Provider an
-// election.HolderWatcher, so that an election's Observe follows a watch,
+// lockprovider.HolderWatcher, so that an election's Observe follows a watch,
 // as etcd's own election does, instead of polling.
 //
 // It opens the watch first, from the present, and then reads the key, so

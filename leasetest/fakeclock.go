@@ -156,3 +156,16 @@ func (w *waiter) Stop() bool {
 	c.waiters.Remove(w.index)
 	return true
 }
+
+// Advancer is a clock whose time moves only when told, as FakeClock's does:
+// the one interface by which the conformance suites (claimtest, locktest,
+// lock/election/electiontest, backendtest) drive a fake clock. A suite
+// given a clock that implements it moves time with Advance and checks
+// times exactly; given any other clock it waits in real time. Only the
+// suite may move the clock while it runs, from one goroutine at a time,
+// and the implementation under test must read its time from that clock.
+type Advancer interface {
+	Advance(d time.Duration)
+}
+
+var _ Advancer = (*FakeClock)(nil)

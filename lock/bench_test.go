@@ -113,7 +113,7 @@ func BenchmarkHandOff(b *testing.B) {
 	go func() {
 		defer close(exited)
 		for range turn {
-			l, err := mem.AcquireWait(ctx, "x", "waiter", time.Minute, nil)
+			l, err := mem.AcquireWait(ctx, "x", "waiter", time.Minute)
 			if err != nil {
 				b.Error(err)
 				return

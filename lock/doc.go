@@ -12,8 +12,9 @@
 // [Memory] is the in-process provider, built on a [lease.Service]: each lock
 // is a key attached to a lease, so an expiring lease frees its lock
 // atomically. Other providers (a database, say) implement the same contract;
-// package lock/lockprovider holds what their authors need (the checks of
-// the contract's arguments) and package lock/locktest checks them.
+// package lock/lockprovider is their seam (the Provider interface, its
+// value types, the optional capabilities and the checks of the contract's
+// arguments) and package lock/locktest checks them.
 //
 // A [Manager] runs a function under a lock: [Manager.TryLock] and [Do]
 // acquire, renew in the background while the function runs, cancel its
@@ -21,15 +22,15 @@
 // and release when it returns or panics. [NewManager] checks its schedule
 // (lease duration, safety margin, retry interval) and returns an error for
 // one that cannot hold a lock. [Manager.Lock] and [DoWait] wait for a held
-// lock instead of giving up: a [Waiter] (Memory) wakes its waiters, first
+// lock instead of giving up: a waiting provider (lockprovider.Waiter; Memory is one) wakes its waiters, first
 // come first served, when the lock is freed; other providers are polled.
 // For a lock held across calls rather than around one function,
 // [Manager.NewMutex] gives a [Mutex]: Lock, Unlock, and a Context that
 // ends when the lock is lost.
-// An [Inspector] (Memory) says who holds a lock, with the small value the
+// An inspecting provider (lockprovider.Inspector; Memory is one) says who holds a lock, with the small value the
 // holder attached ([WithValue]).
 //
-// Time: a Manager over a provider with a time base ([TimeBase], such as
+// Time: a Manager over a provider with a time base (lockprovider.TimeBase, such as
 // Memory, whose time is its service's) counts on that time base, so the
 // Manager and the leases agree on every instant even when the wall clock
 // steps back. A Manager over another provider counts on the clock given

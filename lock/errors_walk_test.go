@@ -61,7 +61,7 @@ func TestEveryErrorIsALeaseError(t *testing.T) {
 	closed := lease.Must(lock.NewMemory(svc))
 	require.NoError(t, svc.Close())
 	calls["Acquire closed"] = func() error { _, err := closed.Acquire(ctx, "a", "me", time.Second); return err }
-	calls["AcquireWait closed"] = func() error { _, err := closed.AcquireWait(ctx, "a", "me", time.Second, nil); return err }
+	calls["AcquireWait closed"] = func() error { _, err := closed.AcquireWait(ctx, "a", "me", time.Second); return err }
 	calls["Renew closed"] = func() error {
 		_, err := closed.Renew(ctx, []lock.Lease{{Name: "a", ExecutionID: "me", Token: 1}}, time.Second)
 		return err

@@ -10,9 +10,10 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
-var _ lock.Inspector = (*lock.Memory)(nil)
+var _ lockprovider.Inspector = (*lock.Memory)(nil)
 
 func TestMemoryHolderAndHeld(t *testing.T) {
 	ctx := context.Background()
@@ -114,7 +115,7 @@ func TestLockReentrantFromOnEnd(t *testing.T) {
 						_, err = e.mem.Held(ctx, "", 0)
 					case "AcquireWait":
 						var l *lock.Lease
-						l, err = e.mem.AcquireWait(ctx, "x", "sub", time.Minute, nil)
+						l, err = e.mem.AcquireWait(ctx, "x", "sub", time.Minute)
 						if err == nil {
 							err = e.mem.Release(ctx, []lock.Lease{*l})
 						}

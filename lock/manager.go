@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
-	"github.com/leasehold/lease/internal/lockkit"
 	"github.com/leasehold/lease/internal/optcore"
 	"github.com/leasehold/lease/internal/renewal"
 	"github.com/leasehold/lease/internal/sharedopt"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Manager runs functions under locks of a Provider, holding them as one
@@ -38,7 +38,7 @@ type Manager struct {
 // values. It refuses
 //
 //   - a nil provider;
-//   - lease.WithClock for a provider that has its own time base (a TimeBase,
+//   - lease.WithClock for a provider that has its own time base (a lockprovider.TimeBase,
 //     such as Memory): the Manager must count on the time the leases
 //     expire on, not on a second clock;
 //   - a lease so short that its renewal interval, a third of it, rounds to
@@ -47,7 +47,7 @@ type Manager struct {
 //     at its first renewal, duration - duration/3, which would give a
 //     healthy lock up there (WithSafetyMargin);
 //   - a value (WithValue) longer than MaxValueSize, or for a provider that
-//     cannot store one (not a ValueAcquirer);
+//     cannot store one (not a lockprovider.ValueAcquirer);
 //   - a retry interval that is not shorter than the time from the first
 //     renewal to the safety deadline, duration - duration/3 - margin, so
 //     that a failed renewal could never be retried (WithRetryInterval).
@@ -85,8 +85,8 @@ func NewManager(provider Provider, opts ...Option) (*Manager, error) {
 		return nil, invalid(opNewManager, optionOf[bad.Param], detail)
 	}
 	if o.value != nil {
-		if _, ok := provider.(ValueAcquirer); !ok {
-			return nil, invalid(opNewManager, "WithValue", "the provider cannot store a value: it does not implement ValueAcquirer")
+		if _, ok := provider.(lockprovider.ValueAcquirer); !ok {
+			return nil, invalid(opNewManager, "WithValue", "the provider cannot store a value: it does not implement lockprovider.ValueAcquirer")
 		}
 		if len(o.value) > MaxValueSize {
 			return nil, invalid(opNewManager, "WithValue", strconv.Itoa(len(o.value))+" bytes is more than MaxValueSize ("+strconv.Itoa(MaxValueSize)+")")
@@ -104,11 +104,11 @@ const opNewManager = "NewManager"
 // p's time base if it has one, and otherwise a never-backwards view of the
 // clock given with lease.WithClock (nil if none was), by default the system's.
 func managerClock(p Provider, given lease.Clock) (lease.Clock, error) {
-	tb, ok := p.(TimeBase)
+	tb, ok := p.(lockprovider.TimeBase)
 	switch {
 	case ok && given != nil:
 		return nil, invalid(opNewManager, "WithClock",
-			"the provider has its own time base (it implements TimeBase, as Memory does), which the Manager reads; a second clock would disagree with it")
+			"the provider has its own time base (it implements lockprovider.TimeBase, as Memory does), which the Manager reads; a second clock would disagree with it")
 	case ok:
 		c := tb.Clock()
 		if c == nil {
@@ -199,7 +199,7 @@ func (m *Manager) Lock(ctx context.Context, name string, fn func(ctx context.Con
 // first, with a zero Result and ctx.Err(), holding nothing. Once acquired,
 // the lock is renewed, lost and released exactly as in Do.
 //
-// Over a provider that is a Waiter (Memory, and the PostgreSQL and etcd
+// Over a provider that is a lockprovider.Waiter (Memory, and the PostgreSQL and etcd
 // providers) the wait is woken by the lock's release or expiry, or the end
 // of its lock-delay, and the provider's waiters are served first come,
 // first served. Over another provider the Manager tries again every
@@ -214,9 +214,6 @@ func run[T any](ctx context.Context, m *Manager, op, name string, wait bool, fn 
 	var none Result[T]
 	if fn == nil {
 		return none, invalid(op, "fn", "must not be nil")
-	}
-	if err := lockkit.CheckAcquire(ctx, name, m.opts.executionID, m.opts.duration); err != nil {
-		return none, err
 	}
 	acquire := m.acquire
 	if wait {
@@ -243,7 +240,7 @@ func (m *Manager) acquire(ctx context.Context, name string) (*Lease, time.Time, 
 	sent := m.opts.clock.Now()
 	var l *Lease
 	var err error
-	if va, ok := m.provider.(ValueAcquirer); ok && m.opts.value != nil {
+	if va, ok := m.provider.(lockprovider.ValueAcquirer); ok && m.opts.value != nil {
 		l, err = va.AcquireValue(ctx, name, m.opts.executionID, m.opts.duration, m.opts.value)
 	} else {
 		l, err = m.provider.Acquire(ctx, name, m.opts.executionID, m.opts.duration)
@@ -255,19 +252,29 @@ func (m *Manager) acquire(ctx context.Context, name string) (*Lease, time.Time, 
 // the lease with the instant its lifetime counts from on the Manager's
 // clock.
 func (m *Manager) acquireWait(ctx context.Context, name string) (*Lease, time.Time, error) {
-	w, ok := m.provider.(Waiter)
-	if !ok {
+	var wait func() (*Lease, error)
+	switch w := m.provider.(type) {
+	case lockprovider.ValueWaiter:
+		wait = func() (*Lease, error) {
+			return w.AcquireWaitValue(ctx, name, m.opts.executionID, m.opts.duration, m.opts.value)
+		}
+	case lockprovider.Waiter:
+		if m.opts.value != nil { // it cannot wait with the value: poll
+			return m.poll(ctx, name)
+		}
+		wait = func() (*Lease, error) { return w.AcquireWait(ctx, name, m.opts.executionID, m.opts.duration) }
+	default:
 		return m.poll(ctx, name)
 	}
 	start := m.opts.clock.Now()
-	l, err := w.AcquireWait(ctx, name, m.opts.executionID, m.opts.duration, m.opts.value)
+	l, err := wait()
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	if l == nil { // a broken Waiter: never run fn without a lease
 		return nil, time.Time{}, errNoLease
 	}
-	if _, ok := m.provider.(TimeBase); ok {
+	if _, ok := m.provider.(lockprovider.TimeBase); ok {
 		// Granted at ExpiresAt - d on the Manager's own clock, and not
 		// before the call was made.
 		return l, later(start, l.ExpiresAt.Add(-m.opts.duration)), nil
@@ -292,8 +299,8 @@ func (m *Manager) acquireWait(ctx context.Context, name string) (*Lease, time.Ti
 // got but will not use, after its caller's context ended.
 const giveUpReleaseTimeout = 5 * time.Second
 
-// poll acquires name by trying every lockkit.PollInterval, for a provider that is
-// not a Waiter.
+// poll acquires name by trying every lockprovider.PollInterval, for a provider that is
+// not a lockprovider.Waiter.
 func (m *Manager) poll(ctx context.Context, name string) (*Lease, time.Time, error) {
 	wake := make(chan struct{}, 1)
 	for {
@@ -301,7 +308,7 @@ func (m *Manager) poll(ctx context.Context, name string) (*Lease, time.Time, err
 		if err != nil || l != nil {
 			return l, sent, err
 		}
-		t := m.opts.clock.AfterFunc(lockkit.PollInterval(m.opts.duration), func() {
+		t := m.opts.clock.AfterFunc(lockprovider.PollInterval(m.opts.duration), func() {
 			select {
 			case wake <- struct{}{}:
 			default:

@@ -6,7 +6,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/keylock"
-	"github.com/leasehold/lease/internal/lockkit"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Memory is the in-process Provider. Each lock is a key (the prefix, "lock/"
@@ -15,14 +15,14 @@ import (
 // holder attached (AcquireValue). The service is the only record of who
 // holds what: an expiring lease deletes its key, and so frees the lock,
 // atomically. Callers of AcquireWait queue per name and are woken when the
-// lock is freed (Waiter).
+// lock is freed (lockprovider.Waiter).
 //
 // The fencing token is the lease's ID: the service issues IDs in increasing
 // order and never reuses one, so tokens grow across expiry and take-over,
 // and an ID names exactly one grant, which makes Renew and Release by ID
 // immune to a take-over racing them.
 //
-// A Memory reads time only from its service (its Clock), and is a TimeBase
+// A Memory reads time only from its service (its Clock), and is a lockprovider.TimeBase
 // for a Manager over it. Once the service is closed, Acquire, Renew and
 // Release fail with an error matching lease.ErrClosed.
 //
@@ -67,7 +67,7 @@ func NewMemory(svc *lease.Service, opts ...MemoryOption) (*Memory, error) {
 const opNewMemory = "NewMemory"
 
 // Clock returns the time base the Memory's locks expire on: its service's
-// Clock. It makes Memory a TimeBase, so a Manager over it counts on the
+// Clock. It makes Memory a lockprovider.TimeBase, so a Manager over it counts on the
 // service's time.
 func (m *Memory) Clock() lease.Clock { return m.svc.Clock() }
 
@@ -80,14 +80,15 @@ func (m *Memory) Acquire(ctx context.Context, name, executionID string, d time.D
 }
 
 // AcquireValue is Acquire that also stores value (a copy) with the
-// holding, for Holder and Held to report; it makes Memory a ValueAcquirer.
+// holding, for Holder and Held to report; it makes Memory a
+// lockprovider.ValueAcquirer.
 // A value longer than MaxValueSize is refused with an error matching
 // lease.ErrInvalidArgument.
 func (m *Memory) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
-	if err := lockkit.CheckAcquire(ctx, name, executionID, d); err != nil {
+	if err := lockprovider.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := lockkit.CheckValue(value, MaxValueSize); err != nil {
+	if err := lockprovider.CheckValue(value); err != nil {
 		return nil, err
 	}
 	l, err := m.locks.Acquire(ctx, name, executionID, d, value)
@@ -101,7 +102,7 @@ func (m *Memory) AcquireValue(ctx context.Context, name, executionID string, d t
 // error matching lease.ErrClosed, whatever the leases: a closed service
 // cannot say whether they are held.
 func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]Lease, error) {
-	if err := checkRenew(ctx, leases, d); err != nil {
+	if err := lockprovider.CheckRenew(ctx, leases, d); err != nil {
 		return nil, err
 	}
 	got, err := m.locks.Renew(ctx, keylock.ToLeases(leases), d)
@@ -114,7 +115,7 @@ func (m *Memory) Renew(ctx context.Context, leases []Lease, d time.Duration) ([]
 // service it fails with an error matching lease.ErrClosed, whatever the
 // leases: nothing can be released there.
 func (m *Memory) Release(ctx context.Context, leases []Lease) error {
-	if err := checkRelease(ctx, leases); err != nil {
+	if err := lockprovider.CheckRelease(ctx, leases); err != nil {
 		return err
 	}
 	return m.locks.Release(ctx, keylock.ToLeases(leases))

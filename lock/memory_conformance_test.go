@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/locktest"
@@ -22,10 +23,11 @@ func newFakeService(t *testing.T, opts ...lease.Option) (*lease.Service, *leaset
 }
 
 func TestMemoryConformance(t *testing.T) {
-	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
+	exercised := locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		svc, clock := newFakeService(t)
 		return lease.Must(lock.NewMemory(svc)), clock
 	})
+	captable.CheckLockProvider(t, "lock.Memory", (*lock.Memory)(nil), exercised)
 }
 
 func TestMemoryConformanceRealClock(t *testing.T) {

@@ -3,8 +3,6 @@ package lock
 import (
 	"context"
 	"sync"
-
-	"github.com/leasehold/lease/internal/lockkit"
 )
 
 // Mutex is one named lock of a Manager held across calls: Lock acquires
@@ -53,9 +51,6 @@ func (mx *Mutex) TryLock(ctx context.Context) (bool, error) {
 }
 
 func (mx *Mutex) lock(ctx context.Context, op string, wait bool) (bool, error) {
-	if err := lockkit.CheckAcquire(ctx, mx.name, mx.m.opts.executionID, mx.m.opts.duration); err != nil {
-		return false, err
-	}
 	mx.mu.Lock()
 	if mx.acquiring || mx.h != nil {
 		mx.mu.Unlock()

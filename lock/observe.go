@@ -94,12 +94,9 @@ type ObserverFunc = lease.ObserverFunc[Event]
 // it an event costs a nil check. NewManager returns an error if o is nil.
 func WithObserver(o Observer) Option {
 	return optionFunc(func(opts *managerOptions) {
-		if o == nil {
-			opts.refuse("WithObserver", "observer must not be nil")
-			return
+		if observers.Set(opts.refuse, &opts.observer, o) {
+			opts.tracers = observers.Find[HoldTracer](o)
 		}
-		opts.observer = o
-		opts.tracers = observers.Find[HoldTracer](o)
 	})
 }
 

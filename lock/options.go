@@ -129,10 +129,10 @@ func WithReleaseErrorHandler(f func(Lease, error)) Option {
 }
 
 // WithValue attaches a small value to every lock the Manager holds (a copy
-// of v; default none), which an Inspector reports as Holding.Value: who the
+// of v; default none), which a lockprovider.Inspector reports as Holding.Value: who the
 // holder is, where to reach it. NewManager returns an error if v is longer
 // than MaxValueSize or the provider cannot store values (it is not a
-// ValueAcquirer; Memory is). An empty v is no value.
+// lockprovider.ValueAcquirer; Memory is). An empty v is no value.
 func WithValue(v []byte) Option {
 	var c []byte
 	if len(v) > 0 {

@@ -4,33 +4,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/leasehold/lease/internal/lockkit"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
-// Waiter is implemented by a Provider that can wait for a lock without
-// polling: it learns when a lock is freed and offers it to its waiters at
-// once. Manager.Lock uses it when the provider has it, and polls otherwise.
-// Implementations must be safe for concurrent use and keep this contract:
-//
-//   - AcquireWait acquires name as Acquire (or AcquireValue, with value)
-//     would, waiting while the lock is held or in its lock-delay. It returns
-//     a new Lease, never nil, nil.
-//   - When ctx is done first it returns ctx.Err() and the caller holds
-//     nothing: a lease acquired as ctx ended is released before returning.
-//   - Bad input is refused as Acquire and lockprovider.CheckValue refuse it; a failure of
-//     the provider is an error.
-//
-// A Manager over a Waiter that is also a TimeBase counts the lease's safety
-// deadline from its grant, ExpiresAt - d on the provider's clock (which is
-// the Manager's); over any other Waiter it confirms the lease with a Renew,
-// timed on its own clock, before running the function.
-type Waiter interface {
-	AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error)
-}
-
-// AcquireWait acquires the lock name for executionID with a lease of d and
-// value attached (as AcquireValue), waiting while it is held or in its
-// lock-delay, until ctx is done. It makes Memory a Waiter.
+// AcquireWait acquires the lock name for executionID with a lease of d,
+// waiting while it is held or in its lock-delay, until ctx is done. It
+// makes Memory a lockprovider.Waiter; AcquireWaitValue is the same wait
+// with a value attached.
 //
 // Waiting is not polling. The Memory's waiters for a name form a queue, and
 // only the first of them tries to acquire: when the lock is freed (a
@@ -50,11 +30,19 @@ type Waiter interface {
 // free waits until its ctx ends; Release wakes waiters directly.
 //
 // On a closed service it fails with an error matching lease.ErrClosed.
-func (m *Memory) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
-	if err := lockkit.CheckAcquire(ctx, name, executionID, d); err != nil {
+func (m *Memory) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*Lease, error) {
+	return m.AcquireWaitValue(ctx, name, executionID, d, nil)
+}
+
+// AcquireWaitValue is AcquireWait with value attached to the holding (a
+// copy), as AcquireValue attaches it; it makes Memory a
+// lockprovider.ValueWaiter. A value longer than MaxValueSize is refused
+// with an error matching lease.ErrInvalidArgument.
+func (m *Memory) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*Lease, error) {
+	if err := lockprovider.CheckAcquire(ctx, name, executionID, d); err != nil {
 		return nil, err
 	}
-	if err := lockkit.CheckValue(value, MaxValueSize); err != nil {
+	if err := lockprovider.CheckValue(value); err != nil {
 		return nil, err
 	}
 	l, err := m.locks.AcquireWait(ctx, name, executionID, d, value)

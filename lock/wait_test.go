@@ -200,7 +200,7 @@ func TestLockFirstWaiterLeavingPassesTheTurn(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		first := make(chan error, 1)
 		go func() {
-			_, err := e.mem.AcquireWait(ctx, "x", "w1", time.Minute, nil)
+			_, err := e.mem.AcquireWait(ctx, "x", "w1", time.Minute)
 			first <- err
 		}()
 		synctest.Wait()
@@ -308,11 +308,11 @@ func TestLockBadInput(t *testing.T) {
 		{"nil fn", "fn", m.Lock(ctx, "x", nil)},
 		{"empty name", "name", m.Lock(ctx, "", func(context.Context, lock.Lease) error { return nil })},
 		{"value too long", "value", func() error {
-			_, err := e.mem.AcquireWait(ctx, "x", "w", time.Minute, make([]byte, lock.MaxValueSize+1))
+			_, err := e.mem.AcquireWaitValue(ctx, "x", "w", time.Minute, make([]byte, lock.MaxValueSize+1))
 			return err
 		}()},
 		{"empty executionID", "executionID", func() error {
-			_, err := e.mem.AcquireWait(ctx, "x", "", time.Minute, nil)
+			_, err := e.mem.AcquireWait(ctx, "x", "", time.Minute)
 			return err
 		}()},
 	} {

@@ -28,7 +28,7 @@ func TestMemoryWaiting(t *testing.T) {
 		done := make(chan error, 2)
 		for i, id := range []string{"first", "second"} {
 			go func() {
-				_, err := m.AcquireWait(waitCtx, "job", id, time.Minute, nil)
+				_, err := m.AcquireWait(waitCtx, "job", id, time.Minute)
 				done <- err
 			}()
 			synctest.Wait()

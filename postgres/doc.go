@@ -17,12 +17,12 @@
 //   - Renew and Release take one round trip for a whole list, matching each
 //     lease by name, execution ID and token. Release notifies the freed
 //     names (pg_notify) from the same statement.
-//   - [LockProvider.AcquireWait] (a [lock.Waiter]) waits for a held lock,
+//   - [LockProvider.AcquireWait] (a [lockprovider.Waiter]) waits for a held lock,
 //     first come, first served across processes (a ticket per waiter in a
 //     second table), woken by a release's notification, heard on one
 //     LISTEN connection per LockProvider outside the pool, or at the holder's
 //     expiry as the database reads it; [LockProvider.Holder] and
-//     [LockProvider.Held] (a [lock.Inspector]) read who holds what in one
+//     [LockProvider.Held] (a [lockprovider.Inspector]) read who holds what in one
 //     SELECT. The provider stores no values with a lock.
 //
 // The package also holds [ClaimStore], a [claim.Store] over one table (by

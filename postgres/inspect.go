@@ -13,8 +13,8 @@ import (
 
 // Holder returns who holds the lock name, read in one SELECT of its row: the
 // lock is held when its lease has not expired on the database's clock. It
-// makes LockProvider a [lock.Inspector]. The Holding's Value is always nil: the
-// provider stores no values (it is not a [lock.ValueAcquirer]). A name the
+// makes LockProvider a [lockprovider.Inspector]. The Holding's Value is always nil: the
+// provider stores no values (it is not a [lockprovider.ValueAcquirer]). A name the
 // provider would refuse to Acquire is bad input.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	if err := lockChecks.Holder(ctx, name); err != nil {
@@ -35,7 +35,7 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 
 // Held returns the locks held whose names start with prefix (all of them
 // for ""), in byte order of their names, at most limit of them when
-// limit > 0, from one SELECT: it makes LockProvider a [lock.Inspector]. The
+// limit > 0, from one SELECT: it makes LockProvider a [lockprovider.Inspector]. The
 // prefix is plain text (% and _ are not patterns). The SELECT reads every
 // row of the table that is held, so it is meant for operators and
 // dashboards, not for a hot path. Values are always nil, as in

@@ -36,7 +36,7 @@ func TestWaitCounts(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			_, err := p.AcquireWait(c, "job", fmt.Sprintf("w%d", i), long, nil)
+			_, err := p.AcquireWait(c, "job", fmt.Sprintf("w%d", i), long)
 			assert.ErrorIs(t, err, context.Canceled)
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // LockProvider is a [lock.Provider] that keeps locks in a PostgreSQL table.
@@ -35,9 +36,9 @@ type LockProvider struct {
 }
 
 var (
-	_ lock.Provider  = (*LockProvider)(nil)
-	_ lock.Waiter    = (*LockProvider)(nil)
-	_ lock.Inspector = (*LockProvider)(nil)
+	_ lock.Provider          = (*LockProvider)(nil)
+	_ lockprovider.Waiter    = (*LockProvider)(nil)
+	_ lockprovider.Inspector = (*LockProvider)(nil)
 )
 
 // NewLockProvider returns a LockProvider that runs its statements on pool.

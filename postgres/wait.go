@@ -22,8 +22,8 @@ const giveUpTimeout = 5 * time.Second
 
 // AcquireWait acquires the lock name for executionID for d, as Acquire
 // does, waiting while it is held, until ctx is done: it makes LockProvider a
-// [lock.Waiter], so [lock.Manager.Lock] and [lock.DoWait] wait without
-// polling. value must be empty: the provider stores no values.
+// [lockprovider.Waiter], so [lock.Manager.Lock] and [lock.DoWait] wait without
+// polling.
 //
 // Waiters are served first come, first served, per name, across every
 // process that shares the table. A call first tries to acquire as Acquire
@@ -60,15 +60,9 @@ const giveUpTimeout = 5 * time.Second
 //
 // Notifications need a session: behind a transaction-mode pooler such as
 // PgBouncer they are not delivered, and waiters fall back on the poll.
-func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
 	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
-	}
-	if err := lockprovider.CheckValue(value); err != nil {
-		return nil, err
-	}
-	if len(value) > 0 {
-		return nil, invalid("acquire", "value", "this provider cannot store a value: it is not a lock.ValueAcquirer")
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

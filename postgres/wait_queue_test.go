@@ -44,7 +44,7 @@ func TestWaitersLeaveTheHolderItsConnections(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				l, err := p.AcquireWait(c, "job", fmt.Sprintf("w%d", i), long, nil)
+				l, err := p.AcquireWait(c, "job", fmt.Sprintf("w%d", i), long)
 				if assert.NoError(t, err) && assert.NotNil(t, l) {
 					mu.Lock()
 					order = append(order, l.Token)
@@ -99,7 +99,7 @@ func TestWaitersAreServedInOrderAcrossProcesses(t *testing.T) {
 		ch := make(chan waitResult, 1)
 		done[i] = ch
 		go func() {
-			l, err := p.AcquireWait(c, "job", fmt.Sprintf("w%d", i), long, nil)
+			l, err := p.AcquireWait(c, "job", fmt.Sprintf("w%d", i), long)
 			if err == nil {
 				mu.Lock()
 				order = append(order, i)

@@ -61,7 +61,7 @@ type waitResult struct {
 func goWait(c context.Context, p *LockProvider, name, exec string, d time.Duration) <-chan waitResult {
 	ch := make(chan waitResult, 1)
 	go func() {
-		l, err := p.AcquireWait(c, name, exec, d, nil)
+		l, err := p.AcquireWait(c, name, exec, d)
 		ch <- waitResult{l, err, time.Now()}
 	}()
 	return ch
@@ -80,7 +80,7 @@ func receive(t *testing.T, ch <-chan waitResult) waitResult {
 
 func TestAcquireWaitFreeLockAtOnce(t *testing.T) {
 	p := newTestProvider(t)
-	l, err := p.AcquireWait(ctx, "free", "a", long, nil)
+	l, err := p.AcquireWait(ctx, "free", "a", long)
 	require.NoError(t, err)
 	require.NotNil(t, l)
 	assert.Equal(t, "a", rows(t, p)["free"].ExecutionID)
@@ -198,7 +198,7 @@ func TestAcquireWaitContextEnds(t *testing.T) {
 	t.Run("done before", func(t *testing.T) {
 		c, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err := p.AcquireWait(c, "other", "waiter", long, nil)
+		_, err := p.AcquireWait(c, "other", "waiter", long)
 		assert.Equal(t, context.Canceled, err)
 		assert.NotContains(t, rows(t, p), "other", "nothing was sent")
 	})
@@ -235,7 +235,7 @@ func TestAcquireWaitManyWaiters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			exec := "w" + string(rune('a'+i))
-			l, err := p.AcquireWait(c, "job", exec, long, nil)
+			l, err := p.AcquireWait(c, "job", exec, long)
 			if !assert.NoError(t, err) || !assert.NotNil(t, l) {
 				return
 			}
@@ -288,15 +288,11 @@ func TestAcquireWaitBadInput(t *testing.T) {
 		field string
 		call  func() (*lock.Lease, error)
 	}{
-		{"ctx", func() (*lock.Lease, error) { return p.AcquireWait(nilCtx, "n", "x", long, nil) }},
-		{"name", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "", "x", long, nil) }},
-		{"executionID", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "n", "", long, nil) }},
-		{"d", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "n", "x", 0, nil) }},
-		{"name", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "bad\x00", "x", long, nil) }},
-		{"value", func() (*lock.Lease, error) {
-			return p.AcquireWait(ctx, "n", "x", long, make([]byte, lock.MaxValueSize+1))
-		}},
-		{"value", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "n", "x", long, []byte("v")) }},
+		{"ctx", func() (*lock.Lease, error) { return p.AcquireWait(nilCtx, "n", "x", long) }},
+		{"name", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "", "x", long) }},
+		{"executionID", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "n", "", long) }},
+		{"d", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "n", "x", 0) }},
+		{"name", func() (*lock.Lease, error) { return p.AcquireWait(ctx, "bad\x00", "x", long) }},
 	} {
 		l, err := tc.call()
 		assert.Nil(t, l)
@@ -308,7 +304,7 @@ func TestAcquireWaitBadInput(t *testing.T) {
 func TestAcquireWaitDatabaseErrors(t *testing.T) {
 	p, err := NewLockProvider(newPool(t, "lease-test"), WithLockTable(uniqueTable()))
 	require.NoError(t, err)
-	_, err = p.AcquireWait(ctx, "n", "x", long, nil)
+	_, err = p.AcquireWait(ctx, "n", "x", long)
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr)
 	assert.Equal(t, "42P01", pgErr.Code, "undefined_table, got %v", err)

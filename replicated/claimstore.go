@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // ClaimStore is a claim.Store whose queues live in the cluster: a work
@@ -72,11 +73,11 @@ type ClaimStore struct {
 const recentLosses = 1024
 
 var (
-	_ claim.Store       = (*ClaimStore)(nil)
-	_ claim.Cleaner     = (*ClaimStore)(nil)
-	_ claim.Pauser      = (*ClaimStore)(nil)
-	_ claim.QueueLister = (*ClaimStore)(nil)
-	_ claim.Retrier     = (*ClaimStore)(nil)
+	_ claim.Store            = (*ClaimStore)(nil)
+	_ claimstore.Cleaner     = (*ClaimStore)(nil)
+	_ claimstore.Pauser      = (*ClaimStore)(nil)
+	_ claimstore.QueueLister = (*ClaimStore)(nil)
+	_ claimstore.Retrier     = (*ClaimStore)(nil)
 )
 
 // NewClaimStore returns a claim store on n's cluster. A nil n gets a
@@ -244,7 +245,7 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 	return rep.Counts, nil
 }
 
-// Queues lists the queues, as a linearizable read; see claim.QueueLister.
+// Queues lists the queues, as a linearizable read; see claimstore.QueueLister.
 func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
 	rep, err := s.call(ctx, &claimCall{Op: callQueues, QueueQuery: &q})
 	if err != nil {
@@ -273,7 +274,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 }
 
 // RetryNow makes the delayed item id of queue visible now; see
-// claim.Retrier.
+// claimstore.Retrier.
 func (s *ClaimStore) RetryNow(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
 	rep, err := s.call(ctx, &claimCall{Op: callRetryNow, Queue: queue, ID: id})
 	if err != nil {
@@ -282,21 +283,21 @@ func (s *ClaimStore) RetryNow(ctx context.Context, queue string, id claim.ItemID
 	return *rep.Item, nil
 }
 
-// Pause pauses queue on every node; see claim.Pauser.
+// Pause pauses queue on every node; see claimstore.Pauser.
 func (s *ClaimStore) Pause(ctx context.Context, queue string) error {
 	_, err := s.call(ctx, &claimCall{Op: callPause, Queue: queue})
 	return err
 }
 
 // Resume resumes queue on every node, waking its workers; see
-// claim.Pauser.
+// claimstore.Pauser.
 func (s *ClaimStore) Resume(ctx context.Context, queue string) error {
 	_, err := s.call(ctx, &claimCall{Op: callResume, Queue: queue})
 	return err
 }
 
 // Clean removes up to limit finished items whose retention has passed, in
-// one log entry; see claim.Cleaner.
+// one log entry; see claimstore.Cleaner.
 func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
 	rep, err := s.call(ctx, &claimCall{Op: callClean, Limit: limit})
 	if err != nil {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 	"github.com/leasehold/lease/claim/claimtest"
+	"github.com/leasehold/lease/internal/captable"
 )
 
 // newClaimCluster starts a cluster of size nodes on TCP over loopback and
@@ -106,7 +108,7 @@ func (s *spread) Close() error {
 	return nil
 }
 
-var _ claim.Cleaner = (*spread)(nil)
+var _ claimstore.Cleaner = (*spread)(nil)
 
 // newSpread is a fresh cluster of size nodes as one store, on the
 // system clock (the log's time is the leader's).
@@ -118,31 +120,12 @@ func newSpread(t *testing.T, size int) *spread {
 func TestClaimStoreConformance(t *testing.T) {
 	for _, size := range []int{1, 3} {
 		t.Run(clusterName(size), func(t *testing.T) {
-			claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
-				return newSpread(t, size), lease.SystemClock()
-			})
-		})
-	}
-}
-
-func TestClaimStoreCleanerConformance(t *testing.T) {
-	for _, size := range []int{1, 3} {
-		t.Run(clusterName(size), func(t *testing.T) {
-			claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+			exercised := claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
 				s := newSpread(t, size)
 				require.NoError(t, s.stores[0].SetRetention(context.Background(), r))
 				return s, lease.SystemClock()
 			})
-		})
-	}
-}
-
-func TestClaimStoreQueuesConformance(t *testing.T) {
-	for _, size := range []int{1, 3} {
-		t.Run(clusterName(size), func(t *testing.T) {
-			claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
-				return newSpread(t, size), lease.SystemClock()
-			})
+			captable.CheckClaimStore(t, "replicated.ClaimStore", (*ClaimStore)(nil), exercised)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimtest"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/leasetest"
 )
 
@@ -81,23 +82,12 @@ func (l *fsmLog) rearm() {
 }
 
 func TestClaimStoreOnTheLogConformance(t *testing.T) {
-	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
-		return newFSMClaimStore(t)
-	})
-}
-
-func TestClaimStoreOnTheLogCleanerConformance(t *testing.T) {
-	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+	exercised := claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
 		s, clock := newFSMClaimStore(t)
 		require.NoError(t, s.SetRetention(context.Background(), r))
 		return s, clock
 	})
-}
-
-func TestClaimStoreOnTheLogQueuesConformance(t *testing.T) {
-	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
-		return newFSMClaimStore(t)
-	})
+	captable.CheckClaimStore(t, "replicated.ClaimStore", (*ClaimStore)(nil), exercised)
 }
 
 func FuzzClaimStoreOnTheLog(f *testing.F) {

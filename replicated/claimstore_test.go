@@ -14,6 +14,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // woken waits for ch to close.
@@ -125,7 +126,7 @@ func TestClaimStoreNotFoundKeepsItsType(t *testing.T) {
 		},
 		"DeleteDead": func(s claim.Store) error { return s.DeleteDead(ctx, "q", 42) },
 		"RetryNow": func(s claim.Store) error {
-			_, err := s.(claim.Retrier).RetryNow(ctx, "q", 42)
+			_, err := s.(claimstore.Retrier).RetryNow(ctx, "q", 42)
 			return err
 		},
 	}

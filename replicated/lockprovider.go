@@ -15,8 +15,8 @@ import (
 // LockProvider is a lock.Provider on a Node: named locks with fencing
 // tokens, kept by the cluster, so that the replicas of a service can lock
 // and elect a leader (lock/election) with no other database. It is also a
-// lock.ValueAcquirer, a lock.Waiter, a lock.Inspector and a
-// lock.WaitInspector, and runs the same code as lock.Memory, on the node.
+// lockprovider.ValueAcquirer, a lockprovider.Waiter, a lockprovider.Inspector and a
+// lockprovider.WaitInspector, and runs the same code as lock.Memory, on the node.
 //
 // Each lock is a key (the prefix, "lock/" by default, then the name)
 // attached to a lease of the cluster, granted with its key in one committed
@@ -41,7 +41,7 @@ import (
 // interval (WithLockRecheck, 2 s by default) without a wake-up.
 //
 // ExpiresAt is on the cluster's time, the leader's clock. The provider is
-// not a lock.TimeBase: a Manager over it times renewals on its own clock
+// not a lockprovider.TimeBase: a Manager over it times renewals on its own clock
 // from when it sent the acquisition. It has no lock-delay: the record of
 // how a lock's last lease ended would live in one process, and a lock
 // taken through another node would escape it.
@@ -61,11 +61,11 @@ type LockProvider struct {
 }
 
 var (
-	_ lock.Provider      = (*LockProvider)(nil)
-	_ lock.ValueAcquirer = (*LockProvider)(nil)
-	_ lock.Waiter        = (*LockProvider)(nil)
-	_ lock.Inspector     = (*LockProvider)(nil)
-	_ lock.WaitInspector = (*LockProvider)(nil)
+	_ lock.Provider              = (*LockProvider)(nil)
+	_ lockprovider.ValueAcquirer = (*LockProvider)(nil)
+	_ lockprovider.ValueWaiter   = (*LockProvider)(nil)
+	_ lockprovider.Inspector     = (*LockProvider)(nil)
+	_ lockprovider.WaitInspector = (*LockProvider)(nil)
 )
 
 // DefaultLockRecheck is how long the first waiter of a lock waits for the
@@ -111,7 +111,7 @@ func (p *LockProvider) Acquire(ctx context.Context, name, executionID string, d 
 
 // AcquireValue is Acquire that also stores value (a copy) with the
 // holding, for Holder and Held to report; it makes LockProvider a
-// lock.ValueAcquirer. A value longer than lock.MaxValueSize is refused
+// lockprovider.ValueAcquirer. A value longer than lock.MaxValueSize is refused
 // with an error matching lease.ErrInvalidArgument.
 func (p *LockProvider) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
 	if err := checkAcquire(ctx, name, executionID, d, value); err != nil {
@@ -121,13 +121,20 @@ func (p *LockProvider) AcquireValue(ctx context.Context, name, executionID strin
 	return (*lock.Lease)(l), err
 }
 
-// AcquireWait acquires the lock name for executionID with a lease of d and
-// value attached (as AcquireValue), waiting while it is held, until ctx is
-// done; it makes LockProvider a lock.Waiter. The waiters of this provider
+// AcquireWait acquires the lock name for executionID with a lease of d,
+// waiting while it is held, until ctx is done: AcquireWaitValue with no
+// value. It makes LockProvider a lockprovider.Waiter.
+func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return p.AcquireWaitValue(ctx, name, executionID, d, nil)
+}
+
+// AcquireWaitValue acquires the lock name for executionID with a lease of
+// d and value attached (as AcquireValue), waiting while it is held, until
+// ctx is done; it makes LockProvider a lockprovider.ValueWaiter. The waiters of this provider
 // are served first come first served; see LockProvider for what holds
 // across nodes. On a closed node it fails with an error matching
 // lease.ErrClosed.
-func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+func (p *LockProvider) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
 	if err := checkAcquire(ctx, name, executionID, d, value); err != nil {
 		return nil, err
 	}
@@ -159,7 +166,7 @@ func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
 }
 
 // Holder returns who holds the lock name, from a linearizable read of the
-// lock's key and of its lease; it makes LockProvider a lock.Inspector.
+// lock's key and of its lease; it makes LockProvider a lockprovider.Inspector.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	if err := lockprovider.CheckHolder(ctx, name); err != nil {
 		return lock.Holding{}, false, ownInput(err)
@@ -170,7 +177,7 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 
 // Held returns the locks held whose names start with prefix, in name
 // order, from one linearizable scan of the lock keys and a read of each
-// lock's lease; it makes LockProvider a lock.Inspector. A lock whose lease
+// lock's lease; it makes LockProvider a lockprovider.Inspector. A lock whose lease
 // ends between the scan and the read of its lease is left out.
 func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	if err := lockprovider.CheckHeld(ctx, limit); err != nil {
@@ -189,7 +196,7 @@ func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lo
 
 // Waiting returns the callers of this provider's AcquireWait waiting for
 // the lock name, longest waiting first (Since on this process's clock); it
-// makes LockProvider a lock.WaitInspector. Waiters through other nodes, or
+// makes LockProvider a lockprovider.WaitInspector. Waiters through other nodes, or
 // other providers, are not listed.
 func (p *LockProvider) Waiting(ctx context.Context, name string, limit int) ([]lock.Waiting, error) {
 	const op = "waiting"

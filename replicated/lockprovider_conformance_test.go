@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election/electiontest"
+	"github.com/leasehold/lease/lock/lockprovider"
 	"github.com/leasehold/lease/lock/locktest"
 )
 
@@ -25,10 +27,10 @@ type spreadLocks struct {
 }
 
 var (
-	_ lock.Provider      = (*spreadLocks)(nil)
-	_ lock.ValueAcquirer = (*spreadLocks)(nil)
-	_ lock.Waiter        = (*spreadLocks)(nil)
-	_ lock.Inspector     = (*spreadLocks)(nil)
+	_ lock.Provider              = (*spreadLocks)(nil)
+	_ lockprovider.ValueAcquirer = (*spreadLocks)(nil)
+	_ lockprovider.ValueWaiter   = (*spreadLocks)(nil)
+	_ lockprovider.Inspector     = (*spreadLocks)(nil)
 )
 
 func (s *spreadLocks) pick() *LockProvider {
@@ -43,8 +45,12 @@ func (s *spreadLocks) AcquireValue(ctx context.Context, name, executionID string
 	return s.pick().AcquireValue(ctx, name, executionID, d, value)
 }
 
-func (s *spreadLocks) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
-	return s.pick().AcquireWait(ctx, name, executionID, d, value)
+func (s *spreadLocks) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return s.pick().AcquireWait(ctx, name, executionID, d)
+}
+
+func (s *spreadLocks) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	return s.pick().AcquireWaitValue(ctx, name, executionID, d, value)
 }
 
 func (s *spreadLocks) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
@@ -97,9 +103,26 @@ func spreadFactory(c *cluster) func(t *testing.T) (lock.Provider, lease.Clock) {
 func TestLockProviderConformance(t *testing.T) {
 	for _, size := range []int{3, 1} {
 		t.Run(strconv.Itoa(size)+"-node", func(t *testing.T) {
-			locktest.TestProvider(t, spreadFactory(lockCluster(t, size)))
+			exercised := locktest.TestProvider(t, spreadFactory(lockCluster(t, size)))
+			captable.CheckLockProvider(t, "replicated.LockProvider", (*LockProvider)(nil), exercised)
 		})
 	}
+}
+
+// One provider on a three-node cluster, every call through one node (a
+// follower's, when there is one), keeps the contract and its every
+// capability: its waiters are this handle's, which Waiting lists.
+func TestLockProviderConformanceOneHandle(t *testing.T) {
+	c := lockCluster(t, 3)
+	node := c.nodes[c.followers(c.leader())[0]]
+	var clause atomic.Int64
+	exercised := locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
+		prefix := "one/" + strconv.FormatInt(clause.Add(1), 10) + "/"
+		p, err := NewLockProvider(node, WithLockPrefix(prefix))
+		require.NoError(t, err)
+		return p, lease.SystemClock()
+	})
+	captable.CheckLockProvider(t, "replicated.LockProvider", (*LockProvider)(nil), exercised)
 }
 
 // Leader election over the provider keeps its promises on a three-node

@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // lockOn returns a provider on node i of c.
@@ -68,7 +69,7 @@ func TestLockProviderInputErrorsAreReplicated(t *testing.T) {
 	p := lockOn(t, c, 0)
 	ctx := ctxT(t)
 	_, err1 := p.Acquire(ctx, "", "e", time.Second)
-	_, err2 := p.AcquireWait(ctx, "x", "e", time.Second, make([]byte, lock.MaxValueSize+1))
+	_, err2 := p.AcquireWaitValue(ctx, "x", "e", time.Second, make([]byte, lock.MaxValueSize+1))
 	_, err3 := p.Renew(ctx, []lock.Lease{{Name: "x"}}, time.Second)
 	err4 := p.Release(ctx, []lock.Lease{{ExecutionID: "e"}})
 	_, _, err5 := p.Holder(ctx, "")
@@ -144,7 +145,7 @@ func TestLockWaiterOnFollowerWokenByReleaseElsewhere(t *testing.T) {
 	before := c.nodes[leader].Status().AppliedIndex
 	got := make(chan *lock.Lease, 1)
 	go func() {
-		w, err := waiter.AcquireWait(ctx, "jobs", "b", time.Minute, nil)
+		w, err := waiter.AcquireWait(ctx, "jobs", "b", time.Minute)
 		assert.NoError(t, err)
 		got <- w
 	}()
@@ -178,7 +179,7 @@ func TestLockWaiterOnFollowerWokenByExpiry(t *testing.T) {
 	l, err := holder.Acquire(ctx, "jobs", "a", time.Second)
 	require.NoError(t, err)
 	require.NotNil(t, l)
-	w, err := waiter.AcquireWait(ctx, "jobs", "b", time.Minute, nil)
+	w, err := waiter.AcquireWait(ctx, "jobs", "b", time.Minute)
 	require.NoError(t, err)
 	late := time.Since(l.ExpiresAt)
 	t.Logf("taken over %v after the holder's expiry", late)
@@ -208,7 +209,7 @@ func TestLockWaitersOfANodeFirstComeFirstServed(t *testing.T) {
 	for i := range n {
 		exec := string(rune('a' + i))
 		wg.Go(func() {
-			w, err := waiter.AcquireWait(ctx, "jobs", exec, time.Minute, nil)
+			w, err := waiter.AcquireWait(ctx, "jobs", exec, time.Minute)
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -286,7 +287,7 @@ func TestLockWaiterEndsWhenNodeCloses(t *testing.T) {
 	require.NotNil(t, l)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := waiter.AcquireWait(ctx, "jobs", "b", time.Minute, nil)
+		_, err := waiter.AcquireWait(ctx, "jobs", "b", time.Minute)
 		errc <- err
 	}()
 	require.Eventually(t, func() bool { return waiter.locks.Queued("jobs") == 1 }, waitLimit, time.Millisecond)
@@ -322,7 +323,7 @@ func TestLockWaiterRechecksWithoutAnEnding(t *testing.T) {
 	require.NotNil(t, l)
 	got := make(chan *lock.Lease, 1)
 	go func() {
-		w, err := waiter.AcquireWait(ctx, "jobs", "b", time.Minute, nil)
+		w, err := waiter.AcquireWait(ctx, "jobs", "b", time.Minute)
 		assert.NoError(t, err)
 		got <- w
 	}()
@@ -346,7 +347,7 @@ func TestLockProviderUnderManager(t *testing.T) {
 	ctx := ctxT(t)
 	leader := c.leader()
 	p := lockOn(t, c, c.followers(leader)[0])
-	_, isTimeBase := any(p).(lock.TimeBase)
+	_, isTimeBase := any(p).(lockprovider.TimeBase)
 	require.False(t, isTimeBase)
 	m, err := lock.NewManager(p, lock.WithLeaseDuration(2*time.Second), lock.WithExecutionID("mgr"))
 	require.NoError(t, err)

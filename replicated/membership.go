@@ -107,17 +107,29 @@ func (n *Node) memberHere(ctx context.Context, op memberOp, id, address string) 
 	return invalidOp(name, "op", "unknown membership call")
 }
 
+// beginAdmin starts the membership call op: it checks ctx and the
+// caller's right to it, and holds off Close (verifyMu), which would leave
+// the call unanswered, until done is called.
+func (n *Node) beginAdmin(ctx context.Context, op string) (done func(), err error) {
+	if err := n.admin(ctx, op); err != nil {
+		return nil, err
+	}
+	n.verifyMu.RLock()
+	if err := n.isOpen(op); err != nil {
+		n.verifyMu.RUnlock()
+		return nil, err
+	}
+	return n.verifyMu.RUnlock, nil
+}
+
 // transfer hands leadership to id, or to the most up to date voter.
 func (n *Node) transfer(ctx context.Context, id string) error {
 	const op = "transferleadership"
-	if err := n.admin(ctx, op); err != nil {
+	done, err := n.beginAdmin(ctx, op)
+	if err != nil {
 		return err
 	}
-	n.verifyMu.RLock()
-	defer n.verifyMu.RUnlock()
-	if err := n.isOpen(op); err != nil {
-		return err
-	}
+	defer done()
 	var f raft.Future
 	if id == "" {
 		f = n.raft.LeadershipTransfer()
@@ -267,14 +279,11 @@ func (n *Node) isOpen(op string) error {
 // committed. Close waits for changes under way (verifyMu) before it shuts
 // raft down, which would leave them unanswered.
 func (n *Node) changeMembers(ctx context.Context, op string, change func(timeout time.Duration) raft.IndexFuture) error {
-	if err := n.admin(ctx, op); err != nil {
+	done, err := n.beginAdmin(ctx, op)
+	if err != nil {
 		return err
 	}
-	n.verifyMu.RLock()
-	defer n.verifyMu.RUnlock()
-	if err := n.isOpen(op); err != nil {
-		return err
-	}
+	defer done()
 	var timeout time.Duration
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(dl), 1)

@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimtest"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/sqlite"
 )
@@ -29,32 +30,14 @@ func newClaimStore(t testing.TB, path string, opts ...sqlite.Option) *sqlite.Cla
 	return s
 }
 
-// The claim store contract on a fake clock: exact times, no waiting. It is
-// not parallel: its concurrent clauses keep both cores busy under the race
-// detector, and run first, alone, well within the suite's 30 s per clause.
+// The claim store contract, with its capabilities, on a fake clock:
+// exact times, no waiting. It is not parallel: its concurrent clauses keep
+// both cores busy under the race detector, and run first, alone, well
+// within the suite's 30 s per clause.
 func TestClaimStoreConformance(t *testing.T) {
-	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
-		clk := leasetest.NewFakeClock(epoch)
-		return newClaimStore(t, tempFile(t), testOptions(clk)...), clk
-	})
-}
-
-// The retention contract on a fake clock. It has no concurrent clause, so
-// it runs with the parallel tests.
-func TestClaimStoreCleanerConformance(t *testing.T) {
-	t.Parallel()
-	claimtest.TestCleaner(t, func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock) {
+	exercised := claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
 		clk := leasetest.NewFakeClock(epoch)
 		return newClaimStore(t, tempFile(t), append(testOptions(clk), sqlite.WithRetention(r))...), clk
 	})
-}
-
-// Pausing and listing queues, on a fake clock; with the parallel tests
-// too.
-func TestClaimStoreQueuesConformance(t *testing.T) {
-	t.Parallel()
-	claimtest.TestQueues(t, func(t *testing.T) (claimtest.QueueStore, lease.Clock) {
-		clk := leasetest.NewFakeClock(epoch)
-		return newClaimStore(t, tempFile(t), testOptions(clk)...), clk
-	})
+	captable.CheckClaimStore(t, "sqlite.ClaimStore", (*sqlite.ClaimStore)(nil), exercised)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/leasehold/lease/claim"
 )
 
-// The store is a claim.Retrier: a Broker on it offers RetryNow, and an
+// The store is a claimstore.Retrier: a Broker on it offers RetryNow, and an
 // item delayed for an hour is claimable at once, by a store of another
 // process on the file too.
 func TestRetryNowThroughBroker(t *testing.T) {

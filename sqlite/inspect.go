@@ -10,7 +10,7 @@ import (
 
 // Holder returns who holds the lock name, read in one SELECT: the lock is
 // held when its lease has not ended on the provider's clock. It makes
-// LockProvider a [lock.Inspector]. The Holding's Value is always nil: the
+// LockProvider a [lockprovider.Inspector]. The Holding's Value is always nil: the
 // provider stores no values.
 func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, bool, error) {
 	const op = "holder"
@@ -38,7 +38,7 @@ func (p *LockProvider) Holder(ctx context.Context, name string) (lock.Holding, b
 
 // Held returns the locks held whose names start with prefix (all of them
 // for ""), in byte order of their names, at most limit of them when
-// limit > 0, from one SELECT: it makes LockProvider a [lock.Inspector]. It
+// limit > 0, from one SELECT: it makes LockProvider a [lockprovider.Inspector]. It
 // reads every lock row, so it is meant for operators, not a hot path.
 func (p *LockProvider) Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error) {
 	const op = "held"

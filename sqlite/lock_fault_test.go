@@ -77,7 +77,7 @@ func TestReleaseWakesWaiterInAnotherProcess(t *testing.T) {
 	c.expect(t, "held ", 30*time.Second)
 	got := make(chan time.Time, 1)
 	go func() {
-		l, err := p.AcquireWait(t.Context(), "job", "waiter", time.Minute, nil)
+		l, err := p.AcquireWait(t.Context(), "job", "waiter", time.Minute)
 		if err == nil && l != nil {
 			got <- time.Now()
 		}
@@ -173,7 +173,7 @@ func TestKilledHolderHandsOver(t *testing.T) {
 	_, err := fmtSscan(f, &token, &expires)
 	require.NoError(t, err)
 	c.kill()
-	l, err := p.AcquireWait(t.Context(), "job", "waiter", time.Minute, nil)
+	l, err := p.AcquireWait(t.Context(), "job", "waiter", time.Minute)
 	require.NoError(t, err)
 	late := time.Since(time.Unix(0, expires))
 	t.Logf("taken %v after the killed holder's lease ended (poll %v)", late, sqlite.DefaultPoll)

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // LockProvider is a [lock.Provider] that keeps locks in an SQLite file,
-// shared by every process of the host that opens it. It is a [lock.Waiter] and a
-// [lock.Inspector], so [lock.Manager] (TryLock, Lock, DoWait, fencing) and
+// shared by every process of the host that opens it. It is a [lockprovider.Waiter] and a
+// [lockprovider.Inspector], so [lock.Manager] (TryLock, Lock, DoWait, fencing) and
 // lock/election work on it. It is safe for concurrent use by multiple
 // goroutines and processes.
 //
@@ -38,9 +39,9 @@ type LockProvider struct {
 }
 
 var (
-	_ lock.Provider  = (*LockProvider)(nil)
-	_ lock.Waiter    = (*LockProvider)(nil)
-	_ lock.Inspector = (*LockProvider)(nil)
+	_ lock.Provider          = (*LockProvider)(nil)
+	_ lockprovider.Waiter    = (*LockProvider)(nil)
+	_ lockprovider.Inspector = (*LockProvider)(nil)
 )
 
 // NewLockProvider opens the SQLite file at path as a lock provider, creating it if it

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/captable"
 	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election/electiontest"
@@ -33,9 +34,10 @@ func testOptions(clk lease.Clock) []sqlite.Option {
 // locks one by one, which the race detector makes slow.)
 func TestProviderConformance(t *testing.T) {
 	t.Parallel()
-	locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
+	exercised := locktest.TestProvider(t, func(t *testing.T) (lock.Provider, lease.Clock) {
 		return newProvider(t, tempFile(t), sqlite.WithSynchronous(sqlite.SyncNormal)), lease.SystemClock()
 	})
+	captable.CheckLockProvider(t, "sqlite.LockProvider", (*sqlite.LockProvider)(nil), exercised)
 }
 
 // The election clauses on a fake clock.

@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/leasehold/lease/lock"
-	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // AcquireWait acquires the lock name for executionID for d, as Acquire
 // does, waiting while it is held, until ctx is done: it makes LockProvider a
-// [lock.Waiter]. value must be empty: the provider stores no values.
+// [lockprovider.Waiter].
 //
 // A waiter tries, and when the lock is held, waits for the first of: a
 // commit through this provider (a Release wakes the waiters of this
@@ -23,15 +22,9 @@ import (
 //
 // When ctx is done first it returns ctx.Err(), and a lease acquired as ctx
 // ended is released before returning.
-func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+func (p *LockProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
 	if err := lockChecks.Acquire(ctx, name, executionID, d); err != nil {
 		return nil, err
-	}
-	if err := lockprovider.CheckValue(value); err != nil {
-		return nil, err
-	}
-	if len(value) > 0 {
-		return nil, invalid("acquire", "value", "this provider cannot store a value: it is not a lock.ValueAcquirer")
 	}
 	for {
 		if err := ctx.Err(); err != nil {

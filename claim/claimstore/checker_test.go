@@ -11,14 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
-	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimstore"
 )
 
 // sqlStore is a store with the limits of a database's columns.
 var sqlStore = claimstore.Checker{Package: "mystore", MaxNameLen: 8, TextOnly: true, MaxAttempts: math.MaxInt32, MaxID: math.MaxInt64}
 
-// anyStore applies package claim's rules alone, as claim.Memory does.
+// anyStore applies package claim's rules alone, as claimstore.Memory does.
 var anyStore = claimstore.Checker{Package: "mystore"}
 
 // requireInvalid checks that err refuses field of op, raised by mystore.
@@ -34,33 +33,33 @@ func requireInvalid(t *testing.T, err error, op, field string) {
 	assert.True(t, strings.HasPrefix(err.Error(), "mystore: "), err.Error())
 }
 
-func goodItem() claim.NewItem {
-	return claim.NewItem{Queue: "q", Key: "k", Kind: "kind", MaxAttempts: 3, Priority: 1, Tags: []string{"a"}}
+func goodItem() claimstore.NewItem {
+	return claimstore.NewItem{Queue: "q", Key: "k", Kind: "kind", MaxAttempts: 3, Priority: 1, Tags: []string{"a"}}
 }
 
 func TestCheckerNewItem(t *testing.T) {
 	require.NoError(t, sqlStore.NewItem("enqueue", 0, goodItem()))
-	require.NoError(t, sqlStore.NewItem("enqueue", 0, claim.NewItem{Queue: "q", MaxAttempts: 1}), "key and kind are optional")
+	require.NoError(t, sqlStore.NewItem("enqueue", 0, claimstore.NewItem{Queue: "q", MaxAttempts: 1}), "key and kind are optional")
 	for _, c := range []struct {
 		name  string
-		edit  func(*claim.NewItem)
+		edit  func(*claimstore.NewItem)
 		field string
 	}{
-		{"empty queue", func(n *claim.NewItem) { n.Queue = "" }, "items[4].queue"},
-		{"long queue", func(n *claim.NewItem) { n.Queue = "123456789" }, "items[4].queue"},
-		{"queue not UTF-8", func(n *claim.NewItem) { n.Queue = "\xff" }, "items[4].queue"},
-		{"key with NUL", func(n *claim.NewItem) { n.Key = "a\x00" }, "items[4].key"},
-		{"long kind", func(n *claim.NewItem) { n.Kind = "123456789" }, "items[4].kind"},
-		{"negative delay", func(n *claim.NewItem) { n.Delay = -time.Second }, "items[4].delay"},
-		{"no attempts", func(n *claim.NewItem) { n.MaxAttempts = 0 }, "items[4].max_attempts"},
-		{"too many attempts", func(n *claim.NewItem) { n.MaxAttempts = math.MaxInt32 + 1 }, "items[4].max_attempts"},
-		{"priority", func(n *claim.NewItem) { n.Priority = claim.MaxPriority + 1 }, "items[4].priority"},
-		{"negative timeout", func(n *claim.NewItem) { n.Timeout = -1 }, "items[4].timeout"},
-		{"timeout", func(n *claim.NewItem) { n.Timeout = claim.MaxTimeout + 1 }, "items[4].timeout"},
-		{"too many tags", func(n *claim.NewItem) { n.Tags = make([]string, claim.MaxTags+1) }, "items[4].tags"},
-		{"empty tag", func(n *claim.NewItem) { n.Tags = []string{"a", ""} }, "items[4].tags[1]"},
-		{"long tag", func(n *claim.NewItem) { n.Tags = []string{strings.Repeat("t", claim.MaxTagLen+1)} }, "items[4].tags[0]"},
-		{"tag not UTF-8", func(n *claim.NewItem) { n.Tags = []string{"\xff"} }, "items[4].tags[0]"},
+		{"empty queue", func(n *claimstore.NewItem) { n.Queue = "" }, "items[4].queue"},
+		{"long queue", func(n *claimstore.NewItem) { n.Queue = "123456789" }, "items[4].queue"},
+		{"queue not UTF-8", func(n *claimstore.NewItem) { n.Queue = "\xff" }, "items[4].queue"},
+		{"key with NUL", func(n *claimstore.NewItem) { n.Key = "a\x00" }, "items[4].key"},
+		{"long kind", func(n *claimstore.NewItem) { n.Kind = "123456789" }, "items[4].kind"},
+		{"negative delay", func(n *claimstore.NewItem) { n.Delay = -time.Second }, "items[4].delay"},
+		{"no attempts", func(n *claimstore.NewItem) { n.MaxAttempts = 0 }, "items[4].max_attempts"},
+		{"too many attempts", func(n *claimstore.NewItem) { n.MaxAttempts = math.MaxInt32 + 1 }, "items[4].max_attempts"},
+		{"priority", func(n *claimstore.NewItem) { n.Priority = claimstore.MaxPriority + 1 }, "items[4].priority"},
+		{"negative timeout", func(n *claimstore.NewItem) { n.Timeout = -1 }, "items[4].timeout"},
+		{"timeout", func(n *claimstore.NewItem) { n.Timeout = claimstore.MaxTimeout + 1 }, "items[4].timeout"},
+		{"too many tags", func(n *claimstore.NewItem) { n.Tags = make([]string, claimstore.MaxTags+1) }, "items[4].tags"},
+		{"empty tag", func(n *claimstore.NewItem) { n.Tags = []string{"a", ""} }, "items[4].tags[1]"},
+		{"long tag", func(n *claimstore.NewItem) { n.Tags = []string{strings.Repeat("t", claimstore.MaxTagLen+1)} }, "items[4].tags[0]"},
+		{"tag not UTF-8", func(n *claimstore.NewItem) { n.Tags = []string{"\xff"} }, "items[4].tags[0]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			it := goodItem()
@@ -78,7 +77,7 @@ func TestCheckerNewItem(t *testing.T) {
 }
 
 func TestCheckerClaimRequest(t *testing.T) {
-	good := claim.ClaimRequest{Queue: "q", Owner: "w", Limit: 1, Lease: time.Second}
+	good := claimstore.ClaimRequest{Queue: "q", Owner: "w", Limit: 1, Lease: time.Second}
 	require.NoError(t, sqlStore.ClaimRequest("claim", good))
 	bad := good
 	bad.Owner = ""
@@ -95,27 +94,27 @@ func TestCheckerClaimRequest(t *testing.T) {
 }
 
 func TestCheckerRef(t *testing.T) {
-	require.NoError(t, sqlStore.Ref("extend", claim.Ref{Item: 1, Token: 1}))
-	requireInvalid(t, sqlStore.Ref("extend", claim.Ref{}), "extend", "ref")
-	requireInvalid(t, sqlStore.Ref("extend", claim.Ref{Item: 1}), "extend", "ref")
-	requireInvalid(t, sqlStore.Ref("extend", claim.Ref{Item: math.MaxInt64 + 1, Token: 1}), "extend", "ref")
-	requireInvalid(t, sqlStore.Ref("extend", claim.Ref{Item: 1, Token: math.MaxInt64 + 1}), "extend", "ref")
-	require.NoError(t, anyStore.Ref("extend", claim.Ref{Item: math.MaxUint64, Token: math.MaxUint64}))
+	require.NoError(t, sqlStore.Ref("extend", claimstore.Ref{Item: 1, Token: 1}))
+	requireInvalid(t, sqlStore.Ref("extend", claimstore.Ref{}), "extend", "ref")
+	requireInvalid(t, sqlStore.Ref("extend", claimstore.Ref{Item: 1}), "extend", "ref")
+	requireInvalid(t, sqlStore.Ref("extend", claimstore.Ref{Item: math.MaxInt64 + 1, Token: 1}), "extend", "ref")
+	requireInvalid(t, sqlStore.Ref("extend", claimstore.Ref{Item: 1, Token: math.MaxInt64 + 1}), "extend", "ref")
+	require.NoError(t, anyStore.Ref("extend", claimstore.Ref{Item: math.MaxUint64, Token: math.MaxUint64}))
 }
 
 func TestCheckerExtend(t *testing.T) {
-	require.NoError(t, sqlStore.Extend("extend", claim.Ref{Item: 1, Token: 1}, time.Second))
-	requireInvalid(t, sqlStore.Extend("extend", claim.Ref{Item: 1}, time.Second), "extend", "ref")
-	requireInvalid(t, sqlStore.Extend("extend", claim.Ref{Item: 1, Token: 1}, 0), "extend", "lease_duration")
+	require.NoError(t, sqlStore.Extend("extend", claimstore.Ref{Item: 1, Token: 1}, time.Second))
+	requireInvalid(t, sqlStore.Extend("extend", claimstore.Ref{Item: 1}, time.Second), "extend", "ref")
+	requireInvalid(t, sqlStore.Extend("extend", claimstore.Ref{Item: 1, Token: 1}, 0), "extend", "lease_duration")
 }
 
 func TestCheckerSettlement(t *testing.T) {
-	good := claim.Settlement{Ref: claim.Ref{Item: 1, Token: 1}, How: claim.SettleRetry, After: time.Second, Reason: "r"}
+	good := claimstore.Settlement{Ref: claimstore.Ref{Item: 1, Token: 1}, How: claimstore.SettleRetry, After: time.Second, Reason: "r"}
 	require.NoError(t, sqlStore.Settlement("settle", good))
 	bad := good
-	bad.Ref = claim.Ref{}
+	bad.Ref = claimstore.Ref{}
 	requireInvalid(t, sqlStore.Settlement("settle", bad), "settle", "ref")
-	for _, how := range []claim.Settle{0, claim.SettleSnooze + 1} {
+	for _, how := range []claimstore.Settle{0, claimstore.SettleSnooze + 1} {
 		bad = good
 		bad.How = how
 		requireInvalid(t, sqlStore.Settlement("settle", bad), "settle", "how")
@@ -137,18 +136,18 @@ func TestCheckerItem(t *testing.T) {
 }
 
 func TestCheckerQuery(t *testing.T) {
-	good := claim.Query{Queue: "q", State: claim.Dead, Limit: 10, Kind: "k", Tag: "t"}
+	good := claimstore.Query{Queue: "q", State: claimstore.Dead, Limit: 10, Kind: "k", Tag: "t"}
 	require.NoError(t, sqlStore.Query("list", good))
-	require.NoError(t, sqlStore.Query("list", claim.Query{Queue: "q", Limit: 1}), "state 0 is every state")
+	require.NoError(t, sqlStore.Query("list", claimstore.Query{Queue: "q", Limit: 1}), "state 0 is every state")
 	for _, c := range []struct {
 		field string
-		edit  func(*claim.Query)
+		edit  func(*claimstore.Query)
 	}{
-		{"queue", func(q *claim.Query) { q.Queue = "" }},
-		{"state", func(q *claim.Query) { q.State = claim.Cancelled + 1 }},
-		{"limit", func(q *claim.Query) { q.Limit = 0 }},
-		{"kind", func(q *claim.Query) { q.Kind = "\x00" }},
-		{"tag", func(q *claim.Query) { q.Tag = "\xff" }},
+		{"queue", func(q *claimstore.Query) { q.Queue = "" }},
+		{"state", func(q *claimstore.Query) { q.State = claimstore.Cancelled + 1 }},
+		{"limit", func(q *claimstore.Query) { q.Limit = 0 }},
+		{"kind", func(q *claimstore.Query) { q.Kind = "\x00" }},
+		{"tag", func(q *claimstore.Query) { q.Tag = "\xff" }},
 	} {
 		bad := good
 		c.edit(&bad)
@@ -157,9 +156,9 @@ func TestCheckerQuery(t *testing.T) {
 }
 
 func TestCheckerQueueQuery(t *testing.T) {
-	require.NoError(t, sqlStore.QueueQuery("queues", claim.QueueQuery{Limit: 1}))
-	requireInvalid(t, sqlStore.QueueQuery("queues", claim.QueueQuery{}), "queues", "limit")
-	requireInvalid(t, sqlStore.QueueQuery("queues", claim.QueueQuery{Limit: 1, After: "\xff"}), "queues", "after")
+	require.NoError(t, sqlStore.QueueQuery("queues", claimstore.QueueQuery{Limit: 1}))
+	requireInvalid(t, sqlStore.QueueQuery("queues", claimstore.QueueQuery{}), "queues", "limit")
+	requireInvalid(t, sqlStore.QueueQuery("queues", claimstore.QueueQuery{Limit: 1, After: "\xff"}), "queues", "after")
 }
 
 func TestCheckerLimit(t *testing.T) {
@@ -179,10 +178,10 @@ func TestCheckerNameTextInvalid(t *testing.T) {
 
 func TestCheckerNewItems(t *testing.T) {
 	require.NoError(t, sqlStore.NewItems("enqueue", nil))
-	require.NoError(t, sqlStore.NewItems("enqueue", []claim.NewItem{goodItem(), goodItem()}))
+	require.NoError(t, sqlStore.NewItems("enqueue", []claimstore.NewItem{goodItem(), goodItem()}))
 	bad := goodItem()
 	bad.Priority = -1
-	requireInvalid(t, sqlStore.NewItems("enqueue", []claim.NewItem{goodItem(), bad, {}}), "enqueue", "items[1].priority")
+	requireInvalid(t, sqlStore.NewItems("enqueue", []claimstore.NewItem{goodItem(), bad, {}}), "enqueue", "items[1].priority")
 }
 
 func TestCheckerID(t *testing.T) {
@@ -193,7 +192,7 @@ func TestCheckerID(t *testing.T) {
 }
 
 func TestCheckerStaleClaim(t *testing.T) {
-	err := sqlStore.StaleClaim("settle", claim.Ref{Item: 7, Token: 42})
+	err := sqlStore.StaleClaim("settle", claimstore.Ref{Item: 7, Token: 42})
 	require.ErrorIs(t, err, lease.ErrStaleUse)
 	assert.Equal(t, "mystore", err.Package)
 	assert.Equal(t, "settle", err.Op)

@@ -1,10 +1,12 @@
 package claimtest_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -32,6 +34,8 @@ var brokenStores = map[string]struct {
 	"keyStatesIgnored": {"KeysByState", false},              // every state blocks
 	"lostNotDead":      {"DeadAfterLastAttempt", true},      // a lost last attempt is requeued
 	"racyClaim":        {"ConcurrentClaimersExactlyOnce", false},
+	"retryLater":       {"RetryNow", false},                // RetryNow leaves the item delayed
+	"clockBehind":      {"TimeBaseIsTheStoreClock", false}, // Clock is not the claims' clock
 }
 
 func newBrokenStore(t *testing.T) (*memStore, *leasetest.FakeClock) {
@@ -49,8 +53,48 @@ func TestBrokenStore(t *testing.T) {
 	if _, ok := brokenStores[os.Getenv(brokenEnv)]; !ok {
 		return
 	}
-	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) { return newBrokenStore(t) })
+	if wrap, ok := brokenMemories[os.Getenv(brokenEnv)]; ok {
+		claimtest.TestStore(t, func(t *testing.T, r claim.Retention) (claim.Store, lease.Clock) {
+			clock := leasetest.NewFakeClock(epoch)
+			svc := lease.Must(lease.New(lease.WithClock(clock)))
+			m := lease.Must(claim.NewMemory(svc))
+			t.Cleanup(func() {
+				_ = m.Close()
+				_ = svc.Close()
+			})
+			return wrap(m), clock
+		})
+		return
+	}
+	claimtest.TestStore(t, func(t *testing.T, _ claim.Retention) (claim.Store, lease.Clock) { return newBrokenStore(t) })
 }
+
+// brokenMemories are the broken stores of an optional capability, each a
+// claim.Memory with one method broken, by the name brokenStores gives
+// them.
+var brokenMemories = map[string]func(*claim.Memory) claim.Store{
+	"retryLater":  func(m *claim.Memory) claim.Store { return retryLater{m} },
+	"clockBehind": func(m *claim.Memory) claim.Store { return clockBehind{m} },
+}
+
+// retryLater's RetryNow returns the item as it is, still delayed.
+type retryLater struct{ *claim.Memory }
+
+func (s retryLater) RetryNow(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
+	return s.Lookup(ctx, id)
+}
+
+// clockBehind's Clock reads an hour behind the time its claims expire on.
+type clockBehind struct{ *claim.Memory }
+
+func (s clockBehind) Clock() lease.Clock { return behind{s.Memory.Clock()} }
+
+// behind reads an hour behind c.
+type behind struct{ c lease.Clock }
+
+func (b behind) Now() time.Time { return b.c.Now().Add(-time.Hour) }
+
+func (b behind) AfterFunc(d time.Duration, f func()) lease.Timer { return b.c.AfterFunc(d, f) }
 
 // FuzzBrokenStore runs FuzzStore's seed inputs on the broken store, in the
 // same child processes.

@@ -17,7 +17,7 @@ func newFakeStore(t *testing.T) (claim.Store, lease.Clock) {
 }
 
 func TestReferenceStore(t *testing.T) {
-	claimtest.TestStore(t, newFakeStore)
+	claimtest.TestStore(t, func(t *testing.T, _ claim.Retention) (claim.Store, lease.Clock) { return newFakeStore(t) })
 }
 
 // On the system clock the suite takes its real-time path, as it does for
@@ -27,7 +27,7 @@ func TestReferenceStoreRealClock(t *testing.T) {
 		t.Skip("waits out real leases")
 	}
 	t.Parallel()
-	claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
+	claimtest.TestStore(t, func(t *testing.T, _ claim.Retention) (claim.Store, lease.Clock) {
 		clock := lease.SystemClock()
 		s := newMemStore(clock)
 		t.Cleanup(func() { _ = s.Close() })

@@ -1,13 +1,13 @@
-// Package claimtest checks that a claim.Store keeps the store contract, in
+// Package claimtest checks that a claimstore.Store keeps the store contract, in
 // the manner of testing/fstest.TestFS: a store's own tests call [TestStore]
 // with a factory, and every clause of the contract runs as a subtest on a
 // fresh store. Whoever writes a store (on Redis, on SQLite, on anything)
 // runs the same suite the memory and PostgreSQL stores run:
 //
 //	func TestStore(t *testing.T) {
-//		claimtest.TestStore(t, func(t *testing.T) (claim.Store, lease.Clock) {
+//		claimtest.TestStore(t, func(t *testing.T, r claimstore.Retention) (claimstore.Store, lease.Clock) {
 //			clock := leasetest.NewFakeClock(time.Now())
-//			s := newMyStore(clock)
+//			s := newMyStore(clock, r)
 //			t.Cleanup(func() { _ = s.Close() })
 //			return s, clock
 //		})
@@ -37,17 +37,21 @@
 // github.com/anishathalye/porcupine, which test binaries importing this
 // package therefore link).
 //
-// Kinds, tags and metadata are checked by TestStore too. Two more suites
-// hold the optional interfaces to their contracts: [TestCleaner] checks a
-// claim.Cleaner (finished items kept as completed or cancelled for the
-// retention the factory is given, then removed by Clean, oldest first and
-// in bounded batches; the zero retention keeps nothing), and [TestQueues]
-// a claim.Pauser and claim.QueueLister (a paused queue hands out nothing
-// while enqueues go on, Resume wakes its waiters, Queues lists names,
-// counts and pauses in order).
+// Kinds, tags and metadata are checked by TestStore too, and so are the
+// optional interfaces, each by clauses that a store without it skips,
+// saying which interface it does not implement: a claimstore.Cleaner
+// (finished items kept as completed or cancelled for the retention the
+// factory is given, then removed by Clean, oldest first and in bounded
+// batches; the zero retention keeps nothing), a claimstore.Pauser and
+// claimstore.QueueLister (a paused queue hands out nothing while enqueues
+// go on, Resume wakes its waiters, Queues lists names, counts and pauses in
+// order), a claimstore.Retrier (RetryNow makes a delayed item claimable at
+// once, keeps its attempts and history, and finds no item in another
+// state) and a claimstore.TimeBase (its Clock is the one its claims expire
+// on). TestStore returns the capabilities it exercised.
 //
 // Time. The factory returns the clock the store measures deadlines on. When
-// it is an [Advancer] (a *leasetest.FakeClock) the suite drives time with
+// it is a leasetest.Advancer (a *leasetest.FakeClock) the suite drives time with
 // it, to the nanosecond: an item with a delay is not claimable a nanosecond
 // before its VisibleAt and is at it, a claim is live a nanosecond before
 // its ExpiresAt and lost at it. Otherwise (a PostgreSQL store, whose clock

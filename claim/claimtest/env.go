@@ -11,6 +11,8 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/internal/suite"
+	"github.com/leasehold/lease/leasetest"
 )
 
 // env is what a clause runs with: the store, its clock, and helpers that
@@ -19,8 +21,9 @@ type env struct {
 	*testing.T
 	s     claim.Store
 	clock lease.Clock
-	adv   Advancer // nil on a real clock
+	adv   leasetest.Advancer // nil on a real clock
 	ctx   context.Context
+	rep   *suite.Report // the capabilities exercised
 }
 
 // fake reports whether time is driven by the suite.

@@ -2,44 +2,23 @@ package claimtest
 
 import (
 	"context"
-	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/internal/suite"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
-// QueueStore is a store that pauses and lists its queues.
-type QueueStore interface {
-	claim.Pauser
-	claim.QueueLister
-}
-
-// TestQueues runs the contract of claim.Pauser and claim.QueueLister
-// against the stores newStore returns, one fresh, empty store per clause,
-// on a clock as TestStore describes.
-func TestQueues(t *testing.T, newStore func(t *testing.T) (QueueStore, lease.Clock)) {
-	t.Helper()
-	for _, c := range queueClauses {
-		t.Run(c.name, func(t *testing.T) {
-			s, clock := newStore(t)
-			if s == nil || clock == nil {
-				t.Fatal("claimtest: newStore returned a nil store or clock")
-			}
-			e := &env{T: t, s: s, clock: clock, ctx: context.Background()}
-			e.adv, _ = clock.(Advancer)
-			defer suite.Guard("claimtest", c.name, guardLimit)()
-			c.run(e, s)
-		})
-	}
+// queueStore is a store that pauses and lists its queues.
+type queueStore interface {
+	claimstore.Pauser
+	claimstore.QueueLister
 }
 
 var queueClauses = []struct {
 	name string
-	run  func(e *env, s QueueStore)
+	run  func(e *env, s queueStore)
 }{
 	{"PausedHandsOutNothing", testPausedHandsOutNothing},
 	{"ResumeWakes", testResumeWakes},
@@ -50,7 +29,7 @@ var queueClauses = []struct {
 // testPausedHandsOutNothing: a paused queue's Claim returns nothing, while
 // Enqueue, live claims' settlements and other queues go on; pausing twice
 // changes nothing.
-func testPausedHandsOutNothing(e *env, s QueueStore) {
+func testPausedHandsOutNothing(e *env, s queueStore) {
 	q, other := queue(0), queue(1)
 	e.enqueueOne(newItem(q, "before"))
 	live := e.claimOne(q, "a", long)
@@ -71,7 +50,7 @@ func testPausedHandsOutNothing(e *env, s QueueStore) {
 }
 
 // testResumeWakes: Resume closes the queue's Notify channels.
-func testResumeWakes(e *env, s QueueStore) {
+func testResumeWakes(e *env, s queueStore) {
 	q := queue(0)
 	require.NoError(e, s.Pause(e.ctx, q))
 	e.enqueueOne(newItem(q, "x"))
@@ -86,7 +65,7 @@ func testResumeWakes(e *env, s QueueStore) {
 // testQueuesListed: Queues lists the queues with items and the paused ones,
 // in name order, with their counts, paused flag and PausedAt, a page at a
 // time.
-func testQueuesListed(e *env, s QueueStore) {
+func testQueuesListed(e *env, s queueStore) {
 	a, b, c := queue(1), queue(2), queue(3)
 	e.enqueueOne(newItem(a, "x"))
 	e.enqueueOne(newItem(b, "y"))
@@ -113,7 +92,7 @@ func testQueuesListed(e *env, s QueueStore) {
 }
 
 // testQueuesBadInput: bad input is refused naming the field.
-func testQueuesBadInput(e *env, s QueueStore) {
+func testQueuesBadInput(e *env, s queueStore) {
 	var nilCtx context.Context
 	requireInvalid(e, s.Pause(e.ctx, ""), "Pause of the empty queue")
 	requireInvalid(e, s.Resume(e.ctx, ""), "Resume of the empty queue")

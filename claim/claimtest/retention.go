@@ -2,42 +2,19 @@ package claimtest
 
 import (
 	"context"
-	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/internal/suite"
+	"github.com/leasehold/lease/claim/claimstore"
 )
-
-// TestCleaner runs the retention contract of claim.Cleaner against the
-// stores newStore returns: one fresh, empty store per clause, keeping
-// finished items for r, on a clock as TestStore describes. The suite asks
-// for retention periods between 1 s and 1 h and 0.
-func TestCleaner(t *testing.T, newStore func(t *testing.T, r claim.Retention) (claim.Cleaner, lease.Clock)) {
-	t.Helper()
-	for _, c := range retentionClauses {
-		t.Run(c.name, func(t *testing.T) {
-			e := &env{T: t, ctx: context.Background()}
-			var s claim.Cleaner
-			s, e.clock = newStore(t, c.retention)
-			if s == nil || e.clock == nil {
-				t.Fatal("claimtest: newStore returned a nil store or clock")
-			}
-			e.s = s
-			e.adv, _ = e.clock.(Advancer)
-			defer suite.Guard("claimtest", c.name, guardLimit)()
-			c.run(e, s)
-		})
-	}
-}
 
 type retentionClause struct {
 	name      string
 	retention claim.Retention
-	run       func(e *env, s claim.Cleaner)
+	run       func(e *env, s claimstore.Cleaner)
 }
 
 // retained is the shortest retention of the clauses that wait for one to
@@ -59,7 +36,7 @@ var retentionClauses = []retentionClause{
 }
 
 // clean calls Clean and returns how many items it removed.
-func (e *env) clean(s claim.Cleaner, limit int) int {
+func (e *env) clean(s claimstore.Cleaner, limit int) int {
 	e.Helper()
 	n, err := s.Clean(e.ctx, limit)
 	require.NoError(e, err, "Clean(%d)", limit)
@@ -70,7 +47,7 @@ func (e *env) clean(s claim.Cleaner, limit int) int {
 // testCompletedKept: a completed item is kept as Completed, with its
 // FinishedAt, in Lookup, List and Counts; it is not claimable, its claim is
 // stale, Cancel leaves it as it is, and it keeps its key.
-func testCompletedKept(e *env, s claim.Cleaner) {
+func testCompletedKept(e *env, s claimstore.Cleaner) {
 	q := queue(0)
 	n := newItem(q, "done")
 	n.Key = "k"
@@ -96,7 +73,7 @@ func testCompletedKept(e *env, s claim.Cleaner) {
 
 // testCancelledKept: a cancelled item, claimed or waiting, is kept as
 // Cancelled; its claim is stale.
-func testCancelledKept(e *env, s claim.Cleaner) {
+func testCancelledKept(e *env, s claimstore.Cleaner) {
 	q := queue(0)
 	waiting := e.enqueueOne(newItem(q, "waiting"))
 	claimed := e.enqueueOne(newItem(q, "claimed"))
@@ -125,7 +102,7 @@ func testCancelledKept(e *env, s claim.Cleaner) {
 
 // testCleanAfterRetention: Clean removes a finished item once its state's
 // retention has passed, and not before; the key it held is free then.
-func testCleanAfterRetention(e *env, s claim.Cleaner) {
+func testCleanAfterRetention(e *env, s claimstore.Cleaner) {
 	q := queue(0)
 	short := retained
 	n := newItem(q, "done")
@@ -159,7 +136,7 @@ func testCleanAfterRetention(e *env, s claim.Cleaner) {
 }
 
 // testCleanInBatches: Clean removes at most its limit, oldest first.
-func testCleanInBatches(e *env, s claim.Cleaner) {
+func testCleanInBatches(e *env, s claimstore.Cleaner) {
 	q := queue(0)
 	items := make([]claim.NewItem, 5)
 	for i := range items {
@@ -184,7 +161,7 @@ func testCleanInBatches(e *env, s claim.Cleaner) {
 
 // testZeroRetention: with the zero Retention a completed or cancelled item
 // is removed at once, and a dead letter is kept however long.
-func testZeroRetention(e *env, s claim.Cleaner) {
+func testZeroRetention(e *env, s claimstore.Cleaner) {
 	q := queue(0)
 	it := e.enqueueOne(newItem(q, "done"))
 	e.settle(e.claimOne(q, "a", long), claim.SettleComplete, 0, "")
@@ -199,7 +176,7 @@ func testZeroRetention(e *env, s claim.Cleaner) {
 }
 
 // testCleanBadInput: Clean refuses a limit below 1 and a nil context.
-func testCleanBadInput(e *env, s claim.Cleaner) {
+func testCleanBadInput(e *env, s claimstore.Cleaner) {
 	var nilCtx context.Context
 	for _, limit := range []int{0, -1} {
 		_, err := s.Clean(e.ctx, limit)

@@ -6,20 +6,16 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/claim/claimstore"
 )
 
-// testRetryNow: a claim.Retrier's RetryNow makes a delayed item (by its
+// testRetryNow: a claimstore.Retrier's RetryNow makes a delayed item (by its
 // enqueue's Delay or by a retry's backoff) claimable at once, keeping its
 // attempts and history, and wakes the queue's waiters; a visible item is
 // returned as it is; a claimed, dead or finished item, an item of another
 // queue and no item at all are not found, and nothing changes; ID 0 and an
-// empty queue are bad input. A store that is not a Retrier skips it; every
-// durable store of this module is one.
-func testRetryNow(e *env) {
-	r, ok := e.s.(claim.Retrier)
-	if !ok {
-		e.Skip("claimtest: the store is not a claim.Retrier; RetryNow is not checked")
-	}
+// empty queue are bad input.
+func testRetryNow(e *env, r claimstore.Retrier) {
 	q, other := queue(0), queue(1)
 	delayed := newItem(q, "delayed")
 	delayed.Delay = long

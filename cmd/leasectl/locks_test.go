@@ -37,7 +37,7 @@ func TestLocks(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, id := range []string{"waiter-1", "waiter-2"} {
 		wg.Go(func() {
-			_, err := e.locks.AcquireWait(wctx, "jobs/a", id, time.Hour, nil)
+			_, err := e.locks.AcquireWait(wctx, "jobs/a", id, time.Hour)
 			assert.ErrorIs(t, err, context.Canceled)
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // store is what a DSN opens: the work queue and the locks of one database,
@@ -83,8 +84,8 @@ func (u use) part() string {
 // what `locks` reads, and what an election needs to say who leads.
 type inspectingProvider interface {
 	lock.Provider
-	lock.Inspector
-	lock.Waiter
+	lockprovider.Inspector
+	lockprovider.Waiter
 }
 
 // migrated is what migrate says of one part of a store.

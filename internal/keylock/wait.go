@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
-	"github.com/leasehold/lease/internal/lockkit"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // waitQueues are the waiters of Locks, one FIFO queue per lock name. They
@@ -171,7 +171,7 @@ func (m *Locks) delayEnds(name string, d time.Duration) (time.Duration, bool) {
 	m.mu.Unlock()
 	switch {
 	case r.underWay > 0:
-		return lockkit.PollInterval(d), true
+		return lockprovider.PollInterval(d), true
 	case r.id == 0:
 		return 0, false
 	}

@@ -472,12 +472,12 @@ func (e *Engine) Lose(r claim.Ref, op string) {
 	l.fn(r, fmt.Errorf("%w: %w", e.Stale(op, r), claim.ErrCancelled))
 }
 
-// Store is what a store running on the engine is: a claim.Store with the
-// optional interfaces whose flows the engine runs.
+// Store is what a store running on the engine is: a claimstore.Store with
+// the capabilities whose flows the engine runs.
 type Store interface {
-	claim.Store
-	claim.Cleaner
-	claim.Pauser
-	claim.QueueLister
-	claim.Retrier
+	claimstore.Store
+	claimstore.Cleaner
+	claimstore.Pauser
+	claimstore.QueueLister
+	claimstore.Retrier
 }

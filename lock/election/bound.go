@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // The calls made on the way out of a leadership (the release of the lock,
@@ -24,51 +26,80 @@ func (e *Election) exitBound(ctx context.Context) (context.Context, context.Canc
 
 // boundedProvider is a campaign's provider: the Election's, with a
 // deadline on Release. Everything else is forwarded as it is; the
-// interfaces a lock.Manager looks for are kept by the variants wrap
-// returns.
+// capabilities a lock.Manager looks for are kept by the variants bounded
+// returns, each method forwarded by name (the capabilities all embed
+// lockprovider.Provider, so embedding two of them would make the
+// provider's methods ambiguous).
 type boundedProvider struct {
-	lock.Provider
-	waiter lock.Waiter
-	bound  func(context.Context) (context.Context, context.CancelFunc)
+	p     lockprovider.Waiter
+	bound func(context.Context) (context.Context, context.CancelFunc)
+}
+
+// Acquire is the provider's.
+func (p *boundedProvider) Acquire(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return p.p.Acquire(ctx, name, executionID, d)
+}
+
+// Renew is the provider's.
+func (p *boundedProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
+	return p.p.Renew(ctx, leases, d)
 }
 
 // AcquireWait is the provider's: a campaign waits as long as its context
 // says.
-func (p *boundedProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
-	return p.waiter.AcquireWait(ctx, name, executionID, d, value)
+func (p *boundedProvider) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return p.p.AcquireWait(ctx, name, executionID, d)
 }
 
 // Release is the provider's, bounded.
 func (p *boundedProvider) Release(ctx context.Context, leases []lock.Lease) error {
 	ctx, cancel := p.bound(ctx)
 	defer cancel()
-	return p.Provider.Release(ctx, leases)
+	return p.p.Release(ctx, leases)
 }
 
+// boundedValuer is a boundedProvider over a lockprovider.ValueWaiter.
+type boundedValuer struct {
+	*boundedProvider
+	vw lockprovider.ValueWaiter
+}
+
+// AcquireValue is the provider's.
+func (p boundedValuer) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	return p.vw.AcquireValue(ctx, name, executionID, d, value)
+}
+
+// AcquireWaitValue is the provider's.
+func (p boundedValuer) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	return p.vw.AcquireWaitValue(ctx, name, executionID, d, value)
+}
+
+// clockOf forwards a lockprovider.TimeBase's Clock.
+type clockOf struct{ tb lockprovider.TimeBase }
+
+// Clock is the provider's.
+func (c clockOf) Clock() lease.Clock { return c.tb.Clock() }
+
 // bounded returns the provider a campaign's Manager holds the lock with:
-// the Election's, its releases bounded, keeping lock.ValueAcquirer and
-// lock.TimeBase when the provider is one (New made sure it is a
-// lock.Waiter).
+// the Election's, its releases bounded, keeping lockprovider.ValueWaiter
+// and lockprovider.TimeBase when the provider is one (New made sure it is
+// a lockprovider.Waiter).
 func (e *Election) bounded() lock.Provider {
-	base := &boundedProvider{Provider: e.provider, waiter: e.provider.(lock.Waiter), bound: e.exitBound}
-	tb, isTB := e.provider.(lock.TimeBase)
+	base := &boundedProvider{p: e.provider.(lockprovider.Waiter), bound: e.exitBound}
+	tb, isTB := e.provider.(lockprovider.TimeBase)
 	switch {
 	case e.valuer != nil && isTB:
 		return struct {
-			*boundedProvider
-			lock.ValueAcquirer
-			lock.TimeBase
-		}{base, e.valuer, tb}
+			boundedValuer
+			clockOf
+		}{boundedValuer{base, e.valuer}, clockOf{tb}}
 	case e.valuer != nil:
-		return struct {
-			*boundedProvider
-			lock.ValueAcquirer
-		}{base, e.valuer}
+		return boundedValuer{base, e.valuer}
 	case isTB:
 		return struct {
 			*boundedProvider
-			lock.TimeBase
-		}{base, tb}
+			clockOf
+		}{base, clockOf{tb}}
 	}
 	return base
 }

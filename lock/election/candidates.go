@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Candidate is a campaign waiting to lead, as Candidates reports it. It is
@@ -19,7 +19,7 @@ type Candidate struct {
 
 // Candidates returns the campaigns waiting for the leadership, next in line
 // first: at most limit of them when limit > 0, all when 0. It needs a
-// provider that is a lock.WaitInspector (lock.Memory is) and lists the
+// provider that is a lockprovider.WaitInspector (lock.Memory is) and lists the
 // candidates that provider knows of: for lock.Memory, those of the
 // process. Another provider gets an error matching
 // lease.ErrInvalidArgument naming "provider".
@@ -31,9 +31,9 @@ func (e *Election) Candidates(ctx context.Context, limit int) ([]Candidate, erro
 	if limit < 0 {
 		return nil, invalid(op, "limit", strconv.Itoa(limit)+" is negative")
 	}
-	w, ok := e.provider.(lock.WaitInspector)
+	w, ok := e.provider.(lockprovider.WaitInspector)
 	if !ok {
-		return nil, invalid(op, "provider", "cannot list waiters (not a lock.WaitInspector)")
+		return nil, invalid(op, "provider", "cannot list waiters (not a lockprovider.WaitInspector)")
 	}
 	waiting, err := w.Waiting(ctx, e.name, limit)
 	if err != nil {

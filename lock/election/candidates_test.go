@@ -12,6 +12,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Candidates lists the campaigns waiting behind the leader, with their
@@ -48,13 +49,19 @@ func TestCandidatesUnsupported(t *testing.T) {
 	defer svc.Close()
 	m := lease.Must(lock.NewMemory(svc))
 	e, err := election.New(struct {
-		lock.Provider
-		lock.Inspector
-		lock.Waiter
-	}{m, m, m}, "leader")
+		lockprovider.Waiter
+		holders
+	}{m, m}, "leader")
 	require.NoError(t, err)
 	_, err = e.Candidates(context.Background(), 0)
 	var le *lease.Error
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, "provider", le.Field)
+}
+
+// holders are the methods of a lockprovider.Inspector, to embed beside a
+// lockprovider.Waiter (both embed lockprovider.Provider).
+type holders interface {
+	Holder(ctx context.Context, name string) (lock.Holding, bool, error)
+	Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error)
 }

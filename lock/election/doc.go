@@ -3,7 +3,7 @@
 // long as it renews its lease.
 //
 // An [Election] is a lock name on a provider that can wait for a lock
-// ([lock.Waiter]) and say who holds it ([lock.Inspector]); [lock.Memory],
+// ([lockprovider.Waiter]) and say who holds it ([lockprovider.Inspector]); [lock.Memory],
 // the PostgreSQL provider and the etcd provider are all three. A candidate
 // calls [Election.Campaign], which blocks until it holds the lock and
 // returns a [Leadership]: its Context ends, with a cause, when the
@@ -19,7 +19,7 @@
 // Leader and Observe report. It travels in the lock's execution ID, so
 // that a provider that stores no values (PostgreSQL) can carry it, and
 // also as the holding's value on a provider that stores one
-// ([lock.ValueAcquirer]), where [lock.Inspector] users see it.
+// ([lockprovider.ValueWaiter]), where [lockprovider.Inspector] users see it.
 //
 // Renewal is the one [lock.Manager] uses: every third of the lease
 // duration, retried on failure, given up a safety margin before the last

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
-	"github.com/leasehold/lease/internal/lockkit"
 	"github.com/leasehold/lease/internal/optcore"
 	"github.com/leasehold/lease/internal/renewal"
 	"github.com/leasehold/lease/internal/sharedopt"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // MaxCandidateValueSize is the largest value a candidate may attach: a host
@@ -43,8 +43,8 @@ type Election struct {
 	// held is provider as a campaign's Manager sees it: its releases
 	// bounded (bound.go).
 	held      lock.Provider
-	inspector lock.Inspector
-	valuer    lock.ValueAcquirer // nil: the value travels only in the execution ID
+	inspector lockprovider.Inspector
+	valuer    lockprovider.ValueWaiter // nil: the value travels only in the execution ID
 	opts      options
 	// managerOpts configure the lock.Manager of each campaign: the
 	// schedule, the panic handler and, without a time base, the clock.
@@ -72,11 +72,11 @@ const opNew = "New"
 // at fault (such as "WithSafetyMargin") and whose Detail gives the rule and
 // the values. It refuses
 //
-//   - a nil provider, or one that is not a lock.Waiter (a candidate waits
-//     for the lock without polling) and a lock.Inspector (Leader and
+//   - a nil provider, or one that is not a lockprovider.Waiter (a candidate waits
+//     for the lock without polling) and a lockprovider.Inspector (Leader and
 //     Observe ask it who holds the lock);
 //   - an empty name;
-//   - lease.WithClock for a provider that has its own time base (lock.TimeBase);
+//   - lease.WithClock for a provider that has its own time base (lockprovider.TimeBase);
 //   - a lease duration whose third rounds to zero, a safety margin or a
 //     retry interval that lock.NewManager would refuse (see its rules), and
 //     a poll interval that is not positive.
@@ -85,12 +85,12 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 		return nil, invalid(opNew, "provider", "must not be nil")
 	}
 	// The Manager of each campaign waits on the Waiter.
-	if _, ok := provider.(lock.Waiter); !ok {
-		return nil, invalid(opNew, "provider", "the provider cannot wait for a lock: it does not implement lock.Waiter")
+	if _, ok := provider.(lockprovider.Waiter); !ok {
+		return nil, invalid(opNew, "provider", "the provider cannot wait for a lock: it does not implement lockprovider.Waiter")
 	}
-	in, ok := provider.(lock.Inspector)
+	in, ok := provider.(lockprovider.Inspector)
 	if !ok {
-		return nil, invalid(opNew, "provider", "the provider cannot say who holds a lock: it does not implement lock.Inspector")
+		return nil, invalid(opNew, "provider", "the provider cannot say who holds a lock: it does not implement lockprovider.Inspector")
 	}
 	if name == "" {
 		return nil, invalid(opNew, "name", "must not be empty")
@@ -101,15 +101,15 @@ func New(provider lock.Provider, name string, opts ...Option) (*Election, error)
 	}
 	o.report = sharedopt.Reporter(&o.shared)
 	e := &Election{name: name, provider: provider, inspector: in}
-	e.valuer, _ = provider.(lock.ValueAcquirer)
-	tb, isTB := provider.(lock.TimeBase)
+	e.valuer, _ = provider.(lockprovider.ValueWaiter)
+	tb, isTB := provider.(lockprovider.TimeBase)
 	switch {
 	case isTB && o.shared.HasClock:
 		return nil, invalid(opNew, "WithClock",
-			"the provider has its own time base (it implements lock.TimeBase, as lock.Memory does), which the Election reads; a second clock would disagree with it")
+			"the provider has its own time base (it implements lockprovider.TimeBase, as lock.Memory does), which the Election reads; a second clock would disagree with it")
 	case isTB:
 		if o.clock = tb.Clock(); o.clock == nil {
-			return nil, invalid(opNew, "provider", "its Clock (lock.TimeBase) returned nil")
+			return nil, invalid(opNew, "provider", "its Clock (lockprovider.TimeBase) returned nil")
 		}
 	case o.shared.HasClock:
 		o.clock = lease.MonotonicClock(o.shared.Clock)
@@ -163,7 +163,7 @@ func (o *options) check() error {
 	case o.set.poll && o.poll <= 0:
 		return invalid(opNew, "WithPollInterval", "poll interval "+o.poll.String()+" is not positive")
 	case !o.set.poll:
-		o.poll = lockkit.PollInterval(o.duration)
+		o.poll = lockprovider.PollInterval(o.duration)
 	}
 	return nil
 }
@@ -187,7 +187,7 @@ func (e *Election) reportPanic(name string, value any, stack []byte) {
 // Campaign makes a candidate with value attached (a copy; nil for none)
 // and blocks until it leads, then returns its Leadership; or, when ctx is
 // done first, returns ctx.Err() holding nothing. Candidates wait on the
-// provider's lock.Waiter, so a freed lock is taken at once; the order in
+// provider's lockprovider.Waiter, so a freed lock is taken at once; the order in
 // which waiting candidates win is the provider's (first come, first served
 // on lock.Memory and the etcd provider).
 //

@@ -90,7 +90,7 @@ func TestForeignHolderHasNoValue(t *testing.T) {
 }
 
 // On a provider that stores values the candidate's value is the holding's
-// too, for lock.Inspector users.
+// too, for lockprovider.Inspector users.
 func TestValueIsTheHoldingsOnAValueAcquirer(t *testing.T) {
 	m, _ := newFakeMemory(t)
 	el, err := election.New(m, "e")
@@ -134,11 +134,15 @@ type flaky struct {
 	failures atomic.Int32
 }
 
-func (f *flaky) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+func (f *flaky) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return f.AcquireWaitValue(ctx, name, executionID, d, nil)
+}
+
+func (f *flaky) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
 	if f.failures.Add(-1) >= 0 {
 		return nil, errors.New("unreachable")
 	}
-	return f.Memory.AcquireWait(ctx, name, executionID, d, value)
+	return f.Memory.AcquireWaitValue(ctx, name, executionID, d, value)
 }
 
 // Run campaigns again, after the retry interval, when a campaign fails.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/callback"
+	"github.com/leasehold/lease/internal/observers"
 )
 
 // EventKind says what an Event reports. It is a plain value, safe to
@@ -62,13 +63,7 @@ type ObserverFunc = lease.ObserverFunc[Event]
 // WithObserver makes the Election tell o when its campaigns win and stop
 // leading. New returns an error if o is nil.
 func WithObserver(o Observer) Option {
-	return optionFunc(func(opts *options) {
-		if o == nil {
-			opts.refuse("WithObserver", "observer must not be nil")
-			return
-		}
-		opts.observer = o
-	})
+	return optionFunc(func(opts *options) { observers.Set(opts.refuse, &opts.observer, o) })
 }
 
 // observe reports a change of leadership of a campaign, if observed.

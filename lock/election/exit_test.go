@@ -33,11 +33,15 @@ func (s *silent) hang(ctx context.Context) bool {
 	return true
 }
 
-func (s *silent) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+func (s *silent) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	return s.AcquireWaitValue(ctx, name, executionID, d, nil)
+}
+
+func (s *silent) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
 	if s.hang(ctx) {
 		return nil, ctx.Err()
 	}
-	return s.Memory.AcquireWait(ctx, name, executionID, d, value)
+	return s.Memory.AcquireWaitValue(ctx, name, executionID, d, value)
 }
 
 func (s *silent) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Observe follows the election: it returns a channel that receives the
@@ -15,7 +16,7 @@ import (
 // reader that falls behind misses the leaders in between and receives the
 // latest one, never an older one after a newer one.
 //
-// On a provider that can watch a lock's holder (a HolderWatcher, such as
+// On a provider that can watch a lock's holder (a lockprovider.HolderWatcher, such as
 // the etcd provider) Observe follows the watch, on a goroutine of its own:
 // a change is seen as soon as the provider reports it. A watch that fails
 // (the provider is unreachable) is started again after the poll interval
@@ -33,7 +34,7 @@ func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {
 	if ctx == nil {
 		return nil, invalid("observe", "ctx", "must not be nil")
 	}
-	if w, ok := e.provider.(HolderWatcher); ok {
+	if w, ok := e.provider.(lockprovider.HolderWatcher); ok {
 		return e.watch(ctx, w), nil
 	}
 	o := &observer{e: e, ctx: ctx, out: make(chan Leader, 1)}

@@ -82,7 +82,7 @@ func WithRetryInterval(r time.Duration) Option {
 // WithPollInterval sets how often Observe (and so Run's OnNewLeader) asks
 // the provider who leads: a change of leader is seen within about p
 // (default lockprovider.PollInterval of the lease duration: a tenth of it, at
-// least 10 ms). On a provider that watches instead (a HolderWatcher) it is
+// least 10 ms). On a provider that watches instead (a lockprovider.HolderWatcher) it is
 // only how soon a watch that failed is started again. New refuses a p
 // that is not positive.
 func WithPollInterval(p time.Duration) Option {

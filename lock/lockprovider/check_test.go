@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
-	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/lockprovider"
 )
 
@@ -40,22 +39,22 @@ func TestCheckAcquire(t *testing.T) {
 
 func TestCheckRenew(t *testing.T) {
 	ctx := context.Background()
-	good := []lock.Lease{{Name: "a", ExecutionID: "e"}, {Name: "b", ExecutionID: "e"}}
+	good := []lockprovider.Lease{{Name: "a", ExecutionID: "e"}, {Name: "b", ExecutionID: "e"}}
 	require.NoError(t, lockprovider.CheckRenew(ctx, good, time.Second))
 	require.NoError(t, lockprovider.CheckRenew(ctx, nil, time.Second), "an empty batch is fine")
 	requireInvalid(t, lockprovider.CheckRenew(ctx, good, -time.Second), "renew", "d")
 	requireInvalid(t, lockprovider.CheckRenew(nilCtx, good, time.Second), "renew", "ctx")
-	bad := []lock.Lease{good[0], {ExecutionID: "e"}}
+	bad := []lockprovider.Lease{good[0], {ExecutionID: "e"}}
 	requireInvalid(t, lockprovider.CheckRenew(ctx, bad, time.Second), "renew", "leases[1].Name")
-	bad[1] = lock.Lease{Name: "b"}
+	bad[1] = lockprovider.Lease{Name: "b"}
 	requireInvalid(t, lockprovider.CheckRenew(ctx, bad, time.Second), "renew", "leases[1].ExecutionID")
 }
 
 func TestCheckRelease(t *testing.T) {
 	ctx := context.Background()
-	require.NoError(t, lockprovider.CheckRelease(ctx, []lock.Lease{{Name: "a", ExecutionID: "e"}}))
+	require.NoError(t, lockprovider.CheckRelease(ctx, []lockprovider.Lease{{Name: "a", ExecutionID: "e"}}))
 	requireInvalid(t, lockprovider.CheckRelease(nilCtx, nil), "release", "ctx")
-	requireInvalid(t, lockprovider.CheckRelease(ctx, []lock.Lease{{Name: "a"}}), "release", "leases[0].ExecutionID")
+	requireInvalid(t, lockprovider.CheckRelease(ctx, []lockprovider.Lease{{Name: "a"}}), "release", "leases[0].ExecutionID")
 }
 
 func TestCheckHolder(t *testing.T) {
@@ -72,8 +71,8 @@ func TestCheckHeld(t *testing.T) {
 
 func TestCheckValue(t *testing.T) {
 	require.NoError(t, lockprovider.CheckValue(nil))
-	require.NoError(t, lockprovider.CheckValue(make([]byte, lock.MaxValueSize)))
-	requireInvalid(t, lockprovider.CheckValue(make([]byte, lock.MaxValueSize+1)), "acquire", "value")
+	require.NoError(t, lockprovider.CheckValue(make([]byte, lockprovider.MaxValueSize)))
+	requireInvalid(t, lockprovider.CheckValue(make([]byte, lockprovider.MaxValueSize+1)), "acquire", "value")
 }
 
 func TestPollInterval(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
-	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/lockprovider"
 )
 
@@ -39,13 +38,13 @@ func TestCheckerAcquire(t *testing.T) {
 
 func TestCheckerRenewRelease(t *testing.T) {
 	ctx := context.Background()
-	good := []lock.Lease{{Name: "a", ExecutionID: "e"}}
+	good := []lockprovider.Lease{{Name: "a", ExecutionID: "e"}}
 	require.NoError(t, textColumns.Renew(ctx, good, time.Second))
 	require.NoError(t, textColumns.Release(ctx, good))
 	requireInvalid(t, textColumns.Renew(ctx, good, 0), "renew", "d")
-	bad := []lock.Lease{good[0], {Name: "a\x00", ExecutionID: "e"}}
+	bad := []lockprovider.Lease{good[0], {Name: "a\x00", ExecutionID: "e"}}
 	requireOwn(t, textColumns.Renew(ctx, bad, time.Second), "renew", "leases[1].Name")
-	bad[1] = lock.Lease{Name: "a", ExecutionID: "execs"}
+	bad[1] = lockprovider.Lease{Name: "a", ExecutionID: "execs"}
 	requireOwn(t, textColumns.Release(ctx, bad), "release", "leases[1].ExecutionID")
 	requireInvalid(t, textColumns.Release(nilCtx, bad), "release", "ctx")
 }

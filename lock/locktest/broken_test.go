@@ -131,8 +131,8 @@ func (p lax) Acquire(ctx context.Context, name, exec string, d time.Duration) (*
 // nil, nil.
 type impatient struct{ *lock.Memory }
 
-func (p impatient) AcquireWait(ctx context.Context, name, exec string, d time.Duration, value []byte) (*lock.Lease, error) {
-	return p.AcquireValue(ctx, name, exec, d, value)
+func (p impatient) AcquireWait(ctx context.Context, name, exec string, d time.Duration) (*lock.Lease, error) {
+	return p.Acquire(ctx, name, exec, d)
 }
 
 // unsorted lists held locks in reverse name order.
@@ -146,3 +146,33 @@ func (p unsorted) Held(ctx context.Context, prefix string, limit int) ([]lock.Ho
 
 // plain is a Memory with none of its optional capabilities.
 type plain struct{ lock.Provider }
+
+// blind is a WaitInspector that lists no waiter.
+type blind struct{ *lock.Memory }
+
+func (p blind) Waiting(ctx context.Context, name string, limit int) ([]lock.Waiting, error) {
+	if err := lockprovider.CheckWaiting(ctx, name, limit); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// skewed is a TimeBase whose Clock is an hour ahead of the time its
+// leases expire on.
+type skewed struct{ *lock.Memory }
+
+func (p skewed) Clock() lease.Clock { return aheadClock{p.Memory.Clock()} }
+
+// aheadClock reads an hour ahead of c.
+type aheadClock struct{ c lease.Clock }
+
+func (a aheadClock) Now() time.Time { return a.c.Now().Add(time.Hour) }
+
+func (a aheadClock) AfterFunc(d time.Duration, f func()) lease.Timer { return a.c.AfterFunc(d, f) }
+
+// valueless is a ValueWaiter that drops the value of a waiter.
+type valueless struct{ *lock.Memory }
+
+func (p valueless) AcquireWaitValue(ctx context.Context, name, exec string, d time.Duration, value []byte) (*lock.Lease, error) {
+	return p.Memory.AcquireWaitValue(ctx, name, exec, d, nil)
+}

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/suite"
+	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 )
 
@@ -18,9 +20,10 @@ type env struct {
 	*testing.T
 	p     lock.Provider
 	clock lease.Clock
-	adv   Advancer // nil on a real clock
+	adv   leasetest.Advancer // nil on a real clock
 	ctx   context.Context
 	d     time.Duration // a lease that outlasts the clause
+	rep   *suite.Report // the capabilities exercised
 }
 
 // fake reports whether time is driven by the suite.

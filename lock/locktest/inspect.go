@@ -11,15 +11,16 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // acquireValue acquires name with value attached if the provider is a
-// lock.ValueAcquirer, and plainly otherwise. It returns the lease and the
+// lockprovider.ValueAcquirer, and plainly otherwise. It returns the lease and the
 // holding an Inspector should report for it: with a copy of value, or with
 // none when the provider cannot store one.
 func (e *env) acquireValue(name, exec string, d time.Duration, value []byte) (lock.Lease, lock.Holding) {
 	e.Helper()
-	va, ok := e.p.(lock.ValueAcquirer)
+	va, ok := e.p.(lockprovider.ValueAcquirer)
 	if !ok {
 		l := e.acquire(name, exec, d)
 		return l, holdingOf(l, nil)
@@ -37,7 +38,7 @@ func holdingOf(l lock.Lease, value []byte) lock.Holding {
 }
 
 // holder returns Holder(name), failing the clause on an error.
-func (e *env) holder(in lock.Inspector, name string) (lock.Holding, bool) {
+func (e *env) holder(in lockprovider.Inspector, name string) (lock.Holding, bool) {
 	e.Helper()
 	h, ok, err := in.Holder(e.ctx, name)
 	require.NoError(e, err, "Holder(%q)", name)
@@ -66,7 +67,7 @@ func (e *env) sameHolding(want, got lock.Holding, what string) {
 // testInspectHolder: Holder reports a held lock's holding (with its value,
 // from a ValueAcquirer) as renewed, and false for a lock that is free,
 // released or expired; bad input is refused.
-func testInspectHolder(e *env, in lock.Inspector) {
+func testInspectHolder(e *env, in lockprovider.Inspector) {
 	var nilCtx context.Context
 	_, _, err := in.Holder(nilCtx, name(0))
 	assert.ErrorIs(e, err, lease.ErrInvalidArgument, "Holder nil ctx")
@@ -113,7 +114,7 @@ func testInspectHolder(e *env, in lock.Inspector) {
 
 // testInspectHeld: Held lists exactly the locks held under a prefix, in
 // name order, at most limit of them, as copies; bad input is refused.
-func testInspectHeld(e *env, in lock.Inspector) {
+func testInspectHeld(e *env, in lockprovider.Inspector) {
 	var nilCtx context.Context
 	_, err := in.Held(nilCtx, "", 0)
 	assert.ErrorIs(e, err, lease.ErrInvalidArgument, "Held nil ctx")
@@ -158,7 +159,7 @@ func testInspectHeld(e *env, in lock.Inspector) {
 }
 
 // held returns Held(prefix, limit), failing the clause on an error.
-func (e *env) held(in lock.Inspector, prefix string, limit int) []lock.Holding {
+func (e *env) held(in lockprovider.Inspector, prefix string, limit int) []lock.Holding {
 	e.Helper()
 	got, err := in.Held(e.ctx, prefix, limit)
 	require.NoError(e, err, "Held(%q, %d)", prefix, limit)

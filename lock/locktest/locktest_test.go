@@ -30,6 +30,9 @@ var brokenProviders = map[string]struct {
 	"lax":            {func(m *lock.Memory, _ *lease.Service) lock.Provider { return lax{m} }, "BadInput"},
 	"impatient":      {func(m *lock.Memory, _ *lease.Service) lock.Provider { return impatient{m} }, "WaitContextCancelled"},
 	"unsorted":       {func(m *lock.Memory, _ *lease.Service) lock.Provider { return unsorted{m} }, "InspectHeld"},
+	"blind":          {func(m *lock.Memory, _ *lease.Service) lock.Provider { return blind{m} }, "WaitingListsWaiters"},
+	"skewed":         {func(m *lock.Memory, _ *lease.Service) lock.Provider { return skewed{m} }, "TimeBaseIsTheLeaseClock"},
+	"valueless":      {func(m *lock.Memory, _ *lease.Service) lock.Provider { return valueless{m} }, "ValueWaitHandOff"},
 }
 
 // TestBrokenProvider runs the suite on the broken provider named by

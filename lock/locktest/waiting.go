@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // handOffLimit bounds, in real time, how long a clause waits for a waiter
@@ -23,17 +24,17 @@ type waitResult struct {
 	err error
 }
 
-// wait starts AcquireWait(ctx, name, exec, e.d, nil) on a goroutine and
+// wait starts AcquireWait(ctx, name, exec, e.d) on a goroutine and
 // returns the channel its result arrives on. The call is cancelled and
 // waited for when the clause ends, so a failing clause leaks nothing.
-func (e *env) wait(ctx context.Context, w lock.Waiter, name, exec string) <-chan waitResult {
+func (e *env) wait(ctx context.Context, w lockprovider.Waiter, name, exec string) <-chan waitResult {
 	e.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	out := make(chan waitResult, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l, err := w.AcquireWait(ctx, name, exec, e.d, nil)
+		l, err := w.AcquireWait(ctx, name, exec, e.d)
 		out <- waitResult{l, err}
 	}()
 	e.Cleanup(func() {
@@ -87,28 +88,26 @@ func (e *env) stillWaiting(ch <-chan waitResult, what string) {
 	}
 }
 
-// testWaitBadInput: AcquireWait refuses bad input as Acquire and CheckValue
-// do, at once, even on a held lock.
-func testWaitBadInput(e *env, w lock.Waiter) {
+// testWaitBadInput: AcquireWait refuses bad input as Acquire does, at
+// once, even on a held lock.
+func testWaitBadInput(e *env, w lockprovider.Waiter) {
 	var nilCtx context.Context
 	e.acquire(name(0), "a", e.d)
 	cases := []struct {
-		what  string
-		ctx   context.Context
-		name  string
-		exec  string
-		d     time.Duration
-		value []byte
+		what string
+		ctx  context.Context
+		name string
+		exec string
+		d    time.Duration
 	}{
-		{"nil ctx", nilCtx, name(0), "b", e.d, nil},
-		{"empty name", e.ctx, "", "b", e.d, nil},
-		{"empty executionID", e.ctx, name(0), "", e.d, nil},
-		{"zero d", e.ctx, name(0), "b", 0, nil},
-		{"negative d", e.ctx, name(0), "b", -time.Second, nil},
-		{"value longer than MaxValueSize", e.ctx, name(0), "b", e.d, make([]byte, lock.MaxValueSize+1)},
+		{"nil ctx", nilCtx, name(0), "b", e.d},
+		{"empty name", e.ctx, "", "b", e.d},
+		{"empty executionID", e.ctx, name(0), "", e.d},
+		{"zero d", e.ctx, name(0), "b", 0},
+		{"negative d", e.ctx, name(0), "b", -time.Second},
 	}
 	for _, c := range cases {
-		l, err := w.AcquireWait(c.ctx, c.name, c.exec, c.d, c.value)
+		l, err := w.AcquireWait(c.ctx, c.name, c.exec, c.d)
 		assert.ErrorIs(e, err, lease.ErrInvalidArgument, c.what)
 		assert.Nil(e, l, c.what)
 	}
@@ -117,7 +116,7 @@ func testWaitBadInput(e *env, w lock.Waiter) {
 
 // testWaitHandOffOnRelease: a waiter gets the lock once its holder releases
 // it, with a greater token, and holds it.
-func testWaitHandOffOnRelease(e *env, w lock.Waiter) {
+func testWaitHandOffOnRelease(e *env, w lockprovider.Waiter) {
 	a := e.acquire(name(0), "a", e.d)
 	ch := e.wait(e.ctx, w, name(0), "b")
 	e.stillWaiting(ch, "before the release")
@@ -137,7 +136,7 @@ func testWaitHandOffOnRelease(e *env, w lock.Waiter) {
 
 // testWaitHandOffOnExpiry: a waiter gets the lock once its holder's lease
 // expires, with a greater token; on a fake clock not a nanosecond before.
-func testWaitHandOffOnExpiry(e *env, w lock.Waiter) {
+func testWaitHandOffOnExpiry(e *env, w lockprovider.Waiter) {
 	a := e.acquire(name(0), "a", e.short())
 	ch := e.wait(e.ctx, w, name(0), "b")
 	if e.fake() {
@@ -160,7 +159,7 @@ func testWaitHandOffOnExpiry(e *env, w lock.Waiter) {
 // testWaitContextCancelled: a waiter whose context ends (cancelled, or past
 // its deadline) returns the context's error and holds nothing; another
 // waiter still gets the lock when it is freed.
-func testWaitContextCancelled(e *env, w lock.Waiter) {
+func testWaitContextCancelled(e *env, w lockprovider.Waiter) {
 	a := e.acquire(name(0), "a", e.d)
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancelled := e.wait(ctx, w, name(0), "b")
@@ -174,7 +173,7 @@ func testWaitContextCancelled(e *env, w lock.Waiter) {
 	assert.ErrorIs(e, e.ended(late, "past its deadline"), context.DeadlineExceeded)
 
 	// A context that is done before the call: nothing, even on a free lock.
-	l, err := w.AcquireWait(ctx, name(1), "b", e.d, nil)
+	l, err := w.AcquireWait(ctx, name(1), "b", e.d)
 	assert.ErrorIs(e, err, context.Canceled, "AcquireWait with a cancelled context")
 	assert.Nil(e, l)
 	e.release(e.acquire(name(1), "e", e.d))

@@ -14,6 +14,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // requireInvalid asserts err is bad input naming field.
@@ -54,7 +55,7 @@ func testBadConfiguration(e *env) {
 		_, err := election.New(e.p, electionName, e.options(d, c.opt)...)
 		requireInvalid(e, err, c.field, c.what)
 	}
-	if _, ok := e.inner.(lock.TimeBase); ok {
+	if _, ok := e.inner.(lockprovider.TimeBase); ok {
 		_, err := election.New(e.p, electionName, e.options(d, lease.WithClock(lease.SystemClock()))...)
 		requireInvalid(e, err, "WithClock", "a second clock for a provider with a time base")
 	}

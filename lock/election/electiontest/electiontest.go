@@ -8,6 +8,7 @@ import (
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/internal/suite"
 	"github.com/leasehold/lease/lock"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // Durations of the clauses. With a fake clock they are arbitrary; on a real
@@ -26,28 +27,30 @@ const (
 	guardLimit = 30 * time.Second
 )
 
-// Advancer is a clock whose time moves only when told, such as
-// *leasetest.FakeClock. The suite drives time with it when the clock the
-// factory returns implements it, and waits in real time otherwise. The
-// suite calls Advance from the clause's goroutine while candidates run on
-// others, so implementations must be safe for concurrent use.
-type Advancer interface {
-	Advance(d time.Duration)
-}
-
 // TestElection runs the election clauses against the providers
 // newProvider returns, one fresh provider per clause, each clause a
 // subtest. newProvider also returns the clock the provider's leases expire
-// on. The provider must be a lock.Waiter and a lock.Inspector (New refuses
+// on. The provider must be a lockprovider.Waiter and a lockprovider.Inspector (New refuses
 // any other), and must not have a lock-delay: the suite expects an expired
 // leader to be replaced at once.
 //
-// When the clock is an Advancer the suite runs on it, exactly and without
+// When the clock is a leasetest.Advancer the suite runs on it, exactly and
+// without
 // waiting; otherwise it uses leases of 1 s where it needs an expiry and
 // waits them out, a few seconds in all. A clause that hangs for 30 s panics
-// with every goroutine's stack.
-func TestElection(t *testing.T, newProvider func(t *testing.T) (lock.Provider, lease.Clock)) {
+// with every goroutine's stack. The suite calls Advance from the clause's
+// goroutine while candidates run on others, so the clock must be safe for
+// concurrent use.
+//
+// The election uses the optional capabilities the provider has: it
+// follows a lockprovider.HolderWatcher's watch instead of polling in
+// Observe, attaches values with a lockprovider.ValueWaiter and counts on a
+// lockprovider.TimeBase's clock; the clauses run either way. TestElection
+// returns those the provider has, which its clauses therefore exercised
+// (sorted, as "lockprovider.HolderWatcher"), and logs them.
+func TestElection(t *testing.T, newProvider func(t *testing.T) (lock.Provider, lease.Clock)) []string {
 	t.Helper()
+	var rep suite.Report
 	for _, c := range clauses {
 		t.Run(c.name, func(t *testing.T) {
 			p, clock := newProvider(t)
@@ -55,9 +58,25 @@ func TestElection(t *testing.T, newProvider func(t *testing.T) (lock.Provider, l
 				t.Fatal("electiontest: newProvider returned a nil provider or clock")
 			}
 			e := newEnv(t, p, clock)
+			used(&rep, p)
 			defer suite.Guard("electiontest", c.name, guardLimit)()
 			c.run(e)
 		})
+	}
+	rep.Log(t, "electiontest")
+	return rep.Names()
+}
+
+// used records in rep the optional capabilities of p an Election uses.
+func used(rep *suite.Report, p lock.Provider) {
+	if _, ok := p.(lockprovider.HolderWatcher); ok {
+		rep.Ran(suite.Name[lockprovider.HolderWatcher]())
+	}
+	if _, ok := p.(lockprovider.ValueWaiter); ok {
+		rep.Ran(suite.Name[lockprovider.ValueWaiter]())
+	}
+	if _, ok := p.(lockprovider.TimeBase); ok {
+		rep.Ran(suite.Name[lockprovider.TimeBase]())
 	}
 }
 

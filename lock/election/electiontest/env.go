@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/leasetest"
 	"github.com/leasehold/lease/lock"
 	"github.com/leasehold/lease/lock/election"
+	"github.com/leasehold/lease/lock/lockprovider"
 )
 
 // electionName is the lock every clause's candidates contend for.
@@ -27,7 +29,7 @@ type env struct {
 	p     lock.Provider // inner, wrapped in faults
 	f     *faults
 	clock lease.Clock
-	adv   Advancer // nil on a real clock
+	adv   leasetest.Advancer // nil on a real clock
 	long  time.Duration
 	short time.Duration
 	poll  time.Duration
@@ -35,7 +37,7 @@ type env struct {
 
 func newEnv(t *testing.T, p lock.Provider, clock lease.Clock) *env {
 	e := &env{T: t, inner: p, clock: clock, long: realLong, short: realShort, poll: realPoll}
-	e.adv, _ = clock.(Advancer)
+	e.adv, _ = clock.(leasetest.Advancer)
 	if e.fake() {
 		e.long, e.short, e.poll = fakeLease, fakeLease, fakePoll
 	}
@@ -67,7 +69,7 @@ func (e *env) advance(d time.Duration) {
 // and lease duration.
 func (e *env) options(d time.Duration, opts ...election.Option) []election.Option {
 	o := []election.Option{election.WithLeaseDuration(d), election.WithPollInterval(e.poll)}
-	if _, ok := e.inner.(lock.TimeBase); !ok {
+	if _, ok := e.inner.(lockprovider.TimeBase); !ok {
 		o = append(o, lease.WithClock(e.clock))
 	}
 	return append(o, opts...)
@@ -191,20 +193,41 @@ type faults struct {
 }
 
 // faulty is the wrapped provider: Renew and Release fail when told to,
-// everything else is the provider's.
+// everything else is the provider's. It embeds the methods of each
+// capability, not the capability interfaces, which all embed
+// lockprovider.Provider and would make its methods ambiguous.
 type faulty struct {
 	lock.Provider
-	lock.Waiter
-	lock.Inspector
+	holders
+	w lockprovider.Waiter
 	f *faults
 }
 
-func (p *faulty) AcquireWait(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+// holders are the methods of a lockprovider.Inspector.
+type holders interface {
+	Holder(ctx context.Context, name string) (lock.Holding, bool, error)
+	Held(ctx context.Context, prefix string, limit int) ([]lock.Holding, error)
+}
+
+// clocks is the method of a lockprovider.TimeBase.
+type clocks interface{ Clock() lease.Clock }
+
+// watches is the method of a lockprovider.HolderWatcher.
+type watches interface {
+	WatchHolder(ctx context.Context, name string, fn func(lock.Holding)) error
+}
+
+// entering tells f.entered (without blocking) that a wait began.
+func (f *faults) entering() {
 	select {
-	case p.f.entered <- struct{}{}:
+	case f.entered <- struct{}{}:
 	default:
 	}
-	return p.Waiter.AcquireWait(ctx, name, executionID, d, value)
+}
+
+func (p *faulty) AcquireWait(ctx context.Context, name, executionID string, d time.Duration) (*lock.Lease, error) {
+	p.f.entering()
+	return p.w.AcquireWait(ctx, name, executionID, d)
 }
 
 func (p *faulty) Renew(ctx context.Context, leases []lock.Lease, d time.Duration) ([]lock.Lease, error) {
@@ -221,60 +244,77 @@ func (p *faulty) Release(ctx context.Context, leases []lock.Lease) error {
 	return p.Provider.Release(ctx, leases)
 }
 
+// faultyValues are the methods of a lockprovider.ValueWaiter, the wait
+// told to f as faulty's is.
+type faultyValues struct {
+	vw lockprovider.ValueWaiter
+	f  *faults
+}
+
+func (v faultyValues) AcquireValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	return v.vw.AcquireValue(ctx, name, executionID, d, value)
+}
+
+func (v faultyValues) AcquireWaitValue(ctx context.Context, name, executionID string, d time.Duration, value []byte) (*lock.Lease, error) {
+	v.f.entering()
+	return v.vw.AcquireWaitValue(ctx, name, executionID, d, value)
+}
+
 // wrap returns p wrapped, with the optional interfaces p has that an
-// Election looks for: lock.ValueAcquirer, lock.TimeBase and
-// election.HolderWatcher. A provider that is not a Waiter and an Inspector
-// is returned as it is, for New to refuse.
+// Election looks for: lockprovider.ValueWaiter, lockprovider.TimeBase and
+// lockprovider.HolderWatcher. A provider that is not a Waiter and an
+// Inspector is returned as it is, for New to refuse.
 func (f *faults) wrap(p lock.Provider) lock.Provider {
-	w, okW := p.(lock.Waiter)
-	in, okI := p.(lock.Inspector)
+	w, okW := p.(lockprovider.Waiter)
+	in, okI := p.(lockprovider.Inspector)
 	if !okW || !okI {
 		return p
 	}
-	base := &faulty{Provider: p, Waiter: w, Inspector: in, f: f}
-	va, okV := p.(lock.ValueAcquirer)
-	tb, okT := p.(lock.TimeBase)
-	hw, okH := p.(election.HolderWatcher)
+	base := &faulty{Provider: p, holders: in, w: w, f: f}
+	vw, okV := p.(lockprovider.ValueWaiter)
+	va := faultyValues{vw: vw, f: f}
+	tb, okT := p.(lockprovider.TimeBase)
+	hw, okH := p.(lockprovider.HolderWatcher)
 	switch {
 	case okV && okT && okH:
 		return struct {
 			*faulty
-			lock.ValueAcquirer
-			lock.TimeBase
-			election.HolderWatcher
+			faultyValues
+			clocks
+			watches
 		}{base, va, tb, hw}
 	case okV && okT:
 		return struct {
 			*faulty
-			lock.ValueAcquirer
-			lock.TimeBase
+			faultyValues
+			clocks
 		}{base, va, tb}
 	case okV && okH:
 		return struct {
 			*faulty
-			lock.ValueAcquirer
-			election.HolderWatcher
+			faultyValues
+			watches
 		}{base, va, hw}
 	case okT && okH:
 		return struct {
 			*faulty
-			lock.TimeBase
-			election.HolderWatcher
+			clocks
+			watches
 		}{base, tb, hw}
 	case okV:
 		return struct {
 			*faulty
-			lock.ValueAcquirer
+			faultyValues
 		}{base, va}
 	case okT:
 		return struct {
 			*faulty
-			lock.TimeBase
+			clocks
 		}{base, tb}
 	case okH:
 		return struct {
 			*faulty
-			election.HolderWatcher
+			watches
 		}{base, hw}
 	}
 	return base

@@ -1,4 +1,4 @@
-package claim
+package claimstore
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// Store holds the items and claims of a Broker: the storage half of a work
-// queue. The Broker keeps the policy every store shares (argument checks,
-// defaults, backoff, the dead-letter decision of Fail, the Work helper and
+// Store holds the items and claims of a claim.Broker: the storage half of a
+// work queue. The Broker keeps the policy every store shares (defaults,
+// backoff, the dead-letter decision of Fail, the Work helper and
 // its heartbeats); a Store keeps items, claims, attempts and dead letters,
 // and the clock every deadline is measured on. The Broker never reads a
 // clock for a store: it passes durations (lease for 30s, visible again
 // after 2s) and the store applies them on its own clock (a lease.Service's
-// time base for Memory, the database's clock for a PostgreSQL store).
+// time base for claim.Memory, the database's clock for a PostgreSQL store).
 //
 // The contract, which package claimtest checks for any store:
 //
@@ -50,7 +50,9 @@ import (
 //   - Bad input gets an error matching lease.ErrInvalidArgument that names
 //     the field (*lease.Error), and nothing changes. An operation on a
 //     closed store gets an error matching lease.ErrClosed. An item that
-//     does not exist gets an error matching ErrNotFound.
+//     does not exist gets an error matching lease.ErrNotFound. The store
+//     checks its input itself (with a [Checker]), once: the Broker, the
+//     console and every other caller pass it through unchecked.
 //   - Returned values share no memory with the store.
 //
 // A Store is safe for concurrent use by multiple goroutines. Its methods
@@ -147,9 +149,41 @@ type NewItem struct {
 	// Priority orders claims: lower first, from 0 to MaxPriority.
 	Priority int
 	// Timeout, when positive, bounds each run of the item's Work handler.
-	// It is at most MaxTimeout: a larger one is bad input, refused by the
-	// Broker and by every store, as a negative one is.
+	// It is at most MaxTimeout: a larger one is bad input, refused by
+	// every store (Checker.NewItem), as a negative one is.
 	Timeout time.Duration
+}
+
+// The limits on an item's tags, which every store applies: at most MaxTags
+// tags, each 1 to MaxTagLen bytes. A tag beyond them is refused with an
+// error matching lease.ErrInvalidArgument whose Field names it
+// ("tags", or "tags[2]"; "items[i].tags[2]" in a batch).
+const (
+	MaxTags   = 20
+	MaxTagLen = 255
+)
+
+// DefaultMaxAttempts is the number of claims an item gets before a failure
+// or a lost claim dead-letters it, when neither its enqueue nor its
+// claim.Broker says otherwise (NewItem.WithDefaults).
+const DefaultMaxAttempts = 25
+
+// WithDefaults returns n with the defaults of an enqueue filled in, the
+// same whichever way the item is enqueued (claim.Broker's Enqueue and
+// EnqueueMany, or a store's enqueue in the caller's transaction such as
+// the postgres ClaimStore's EnqueueTx): a MaxAttempts of 0 becomes
+// maxAttempts, the Broker's default (claim.WithMaxAttempts), or
+// DefaultMaxAttempts when maxAttempts is not positive (a store has no
+// Broker). The other fields' zero values are their defaults. n's slices
+// are shared, not copied.
+func (n NewItem) WithDefaults(maxAttempts int) NewItem {
+	if n.MaxAttempts == 0 {
+		n.MaxAttempts = maxAttempts
+		if maxAttempts <= 0 {
+			n.MaxAttempts = DefaultMaxAttempts
+		}
+	}
+	return n
 }
 
 // MaxPriority is the largest Priority an item may have.

@@ -1,15 +1,13 @@
-package lock
+package lockprovider
 
 import (
 	"context"
 	"time"
-
-	"github.com/leasehold/lease"
 )
 
 // Lease is one holding of a named lock: who holds it (ExecutionID), until
-// when, and its fencing token. It is a plain value, safe to copy and share; a Provider identifies a holding by all of Name, ExecutionID and
-// Token.
+// when, and its fencing token. It is a plain value, safe to copy and share;
+// a Provider identifies a holding by all of Name, ExecutionID and Token.
 type Lease struct {
 	Name        string
 	ExecutionID string
@@ -22,8 +20,9 @@ type Lease struct {
 	Token uint64
 }
 
-// Provider stores locks. Implementations must be safe for concurrent use and
-// keep this contract, which package locktest checks:
+// Provider stores locks: the one interface every lock provider implements.
+// Implementations must be safe for concurrent use and keep this contract,
+// which package lock/locktest checks:
 //
 //   - Acquire returns a new Lease when the lock is unheld or its holder's
 //     lease has expired, and nil, nil when it is held by anyone, the same
@@ -40,22 +39,37 @@ type Lease struct {
 //     execution now holds. It may race with Renew.
 //   - Bad input (a nil context, an empty name or executionID, d <= 0) is an
 //     error matching lease.ErrInvalidArgument, and nothing changes. The
-//     Check functions of this package make those errors.
+//     provider checks it, first, with the Check functions or a Checker of
+//     this package: a lock.Manager passes its input through unchecked.
 type Provider interface {
 	Acquire(ctx context.Context, name, executionID string, d time.Duration) (*Lease, error)
 	Renew(ctx context.Context, leases []Lease, d time.Duration) ([]Lease, error)
 	Release(ctx context.Context, leases []Lease) error
 }
 
-// TimeBase is implemented by a Provider whose leases expire on a clock of
-// this process, such as Memory, whose leases expire on its service's time.
-// A Manager over such a provider reads time from it, so that it counts
-// renewals and safety deadlines on the very time the leases expire on, and
-// NewManager refuses lease.WithClock for it. A provider that wraps one should
-// implement TimeBase too, by forwarding (embedding *Memory does). Clock
-// may be called from any goroutine.
-type TimeBase interface {
-	// Clock returns the provider's time base: a lease.Clock whose Now never
-	// runs backwards, such as a lease.Service's Clock.
-	Clock() lease.Clock
+// MaxValueSize is the largest value a holder may attach to a holding
+// (lock.WithValue, ValueAcquirer): a few hundred bytes of identity or
+// address for whoever asks who holds a lock, not a payload.
+const MaxValueSize = 1024
+
+// Holding is who holds a lock, as an Inspector reports it. It is a plain
+// value; its Value is the caller's own copy.
+type Holding struct {
+	Name        string
+	ExecutionID string
+	Token       uint64
+	// ExpiresAt is when the holding's lease ends unless renewed, on the
+	// provider's clock.
+	ExpiresAt time.Time
+	// Value is what the holder attached (lock.WithValue, ValueAcquirer);
+	// nil for none.
+	Value []byte
+}
+
+// Waiting is one caller waiting for a lock, as a WaitInspector reports it.
+// It is a plain value, safe to copy and share.
+type Waiting struct {
+	ExecutionID string
+	// Since is when it started waiting, on the provider's clock.
+	Since time.Time
 }
