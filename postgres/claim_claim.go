@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/claim/claimstore"
+	"github.com/leasehold/lease/internal/sqlclaim"
 )
 
 // Claim claims up to req.Limit claimable items of req.Queue for req.Owner,
@@ -26,38 +26,29 @@ import (
 // could have. If req.Lost is set, Cancel of one of these items, from any
 // process, calls it.
 func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
-	const op = "claim"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checks.ClaimRequest("claims.claim", req); err != nil {
-		return nil, err
-	}
+	return s.eng.Claim(ctx, req)
+}
+
+// Claim sends req in the next batch of Claim calls on its queue.
+func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
 	weight := min(req.Limit, math.MaxInt32)
-	out, err := s.claims.call(ctx, &batchCall[claim.ClaimRequest, []claim.Claim]{group: req.Queue, weight: weight, req: req})
-	if err != nil {
-		return nil, err
-	}
-	if req.Lost != nil && len(out) > 0 {
-		s.track(out, req.Lost)
-	}
-	return out, nil
+	return d.claims.Do(ctx, &sqlclaim.Call[claim.ClaimRequest, []claim.Claim]{Op: "claim", Group: req.Queue, Weight: weight, Req: req})
 }
 
 // runClaim sends one batch of Claim calls on one queue.
-func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.ClaimRequest, []claim.Claim]) error {
+func (d dialect) runClaim(ctx context.Context, calls []*sqlclaim.Call[claim.ClaimRequest, []claim.Claim]) error {
 	n := len(calls)
 	owners, leases, starts := make([]string, n), make([]int64, n), make([]int64, n)
 	var total int64
 	for i, c := range calls {
-		owners[i], leases[i], starts[i] = c.req.Owner, micros(c.req.Lease), total+1
-		total += int64(c.weight)
-		c.res = []claim.Claim{}
+		owners[i], leases[i], starts[i] = c.Req.Owner, micros(c.Req.Lease), total+1
+		total += int64(c.Weight)
+		c.Res = []claim.Claim{}
 	}
-	queue := calls[0].req.Queue
-	rows, err := s.pool.Query(ctx, s.sql.claim, queue, owners, leases, starts, total, s.table)
+	queue := calls[0].Req.Queue
+	rows, err := d.pool.Query(ctx, d.sql.claim, queue, owners, leases, starts, total, d.table)
 	if err != nil {
-		return s.fail("claim", err)
+		return err
 	}
 	type picked struct {
 		call, rn int64
@@ -77,29 +68,26 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 		if call < 1 || call > int64(n) {
 			return fmt.Errorf("claim for call %d of %d", call, n)
 		}
-		if state != rowClaimed {
+		if state != sqlclaim.RowClaimed {
 			return nil // its lost claim was its last attempt: now dead
 		}
-		tagList, err := claimstore.ParseTagsJSON(tags)
-		if err != nil {
-			return fmt.Errorf("item %d: %w", id, err)
+		row := sqlclaim.ClaimedRow{
+			ID: id, Token: token, Queue: queue, Owner: owners[call-1], Kind: kind, Tags: tags,
+			Payload: payload, Metadata: metadata, Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
+			Timeout: time.Duration(tout) * time.Microsecond, Enqueued: enqueued, Expires: expires,
 		}
-		got = append(got, picked{call, rn, claim.Claim{
-			Queue: queue, Kind: kind, Tags: tagList, Metadata: metadata, Item: claim.ItemID(id), Owner: owners[call-1], Payload: payload,
-			Attempt: int(attempt), MaxAttempts: int(maxAtt), Priority: int(prio),
-			Timeout: time.Duration(tout) * time.Microsecond, EnqueuedAt: enqueued, ExpiresAt: expires,
-			Ref: claim.Ref{Item: claim.ItemID(id), Token: uint64(token)},
-		}})
 		payload, metadata = nil, nil // the next row gets its own
-		return nil
+		c, err := row.Claim()
+		got = append(got, picked{call, rn, c})
+		return err
 	})
 	if err != nil {
-		return s.fail("claim", err)
+		return err
 	}
 	slices.SortFunc(got, func(a, b picked) int { return cmp.Compare(a.rn, b.rn) })
 	for _, p := range got {
 		c := calls[p.call-1]
-		c.res = append(c.res, p.c)
+		c.Res = append(c.Res, p.c)
 	}
 	return nil
 }
@@ -110,26 +98,30 @@ func (s *ClaimStore) runClaim(ctx context.Context, calls []*batchCall[claim.Clai
 // expired, claimed again, cancelled) gets an error matching
 // lease.ErrStaleUse and nothing changes.
 func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, leaseDuration time.Duration) (time.Time, error) {
-	const op = "extend"
-	if err := s.begin(ctx, op); err != nil {
-		return time.Time{}, err
-	}
-	if err := checks.Extend("claims."+op, r, leaseDuration); err != nil {
-		return time.Time{}, err
-	}
-	return s.extends.do(ctx, r, leaseDuration)
+	return s.eng.Extend(ctx, r, leaseDuration)
+}
+
+// Extend sends the extension in the next batch of them.
+func (d dialect) Extend(ctx context.Context, r claim.Ref, leaseDuration time.Duration) (time.Time, error) {
+	return d.extends.Do(ctx, &sqlclaim.Call[extension, time.Time]{Op: "extend", Item: r.Item, Req: extension{r, leaseDuration}})
+}
+
+// extension is one Extend call in a batch.
+type extension struct {
+	ref   claim.Ref
+	lease time.Duration
 }
 
 // runExtend sends one batch of extensions.
-func (s *ClaimStore) runExtend(ctx context.Context, calls []*batchCall[time.Duration, time.Time]) error {
+func (d dialect) runExtend(ctx context.Context, calls []*sqlclaim.Call[extension, time.Time]) error {
 	n := len(calls)
 	ids, tokens, leases := make([]int64, n), make([]int64, n), make([]int64, n)
 	for i, c := range calls {
-		ids[i], tokens[i], leases[i] = int64(c.item), int64(c.token), micros(c.req)
+		ids[i], tokens[i], leases[i] = int64(c.Req.ref.Item), int64(c.Req.ref.Token), micros(c.Req.lease)
 	}
-	rows, err := s.pool.Query(ctx, s.sql.extend, ids, tokens, leases)
+	rows, err := d.pool.Query(ctx, d.sql.extend, ids, tokens, leases)
 	if err != nil {
-		return s.fail("extend", err)
+		return err
 	}
 	var (
 		pos     int64
@@ -139,20 +131,11 @@ func (s *ClaimStore) runExtend(ctx context.Context, calls []*batchCall[time.Dura
 		if pos < 1 || pos > int64(n) {
 			return fmt.Errorf("extended claim %d of %d", pos, n)
 		}
-		calls[pos-1].res = expires
+		calls[pos-1].Res = expires
 		return nil
 	})
 	if err != nil {
-		return s.fail("extend", err)
-	}
-	for _, c := range calls {
-		r := claim.Ref{Item: c.item, Token: c.token}
-		if c.res.IsZero() {
-			s.untrack(r)
-			c.err = staleClaim("extend", r)
-			continue
-		}
-		s.retrack(r, c.res)
+		return err
 	}
 	return nil
 }

@@ -1,12 +1,6 @@
 package postgres
 
-import (
-	"context"
-
-	"github.com/leasehold/lease/claim/claimstore"
-)
-
-var _ claimstore.Cleaner = (*ClaimStore)(nil)
+import "context"
 
 // Clean deletes up to limit finished rows whose retention
 // ([WithRetention]) has passed on the database's clock, completed
@@ -17,17 +11,15 @@ var _ claimstore.Cleaner = (*ClaimStore)(nil)
 // cleaners never contend for rows. Call it in a loop (claim.Broker's
 // RunCleaner does) until it returns less than limit.
 func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
-	const op = "clean"
-	if err := s.begin(ctx, op); err != nil {
-		return 0, err
-	}
-	if err := checks.Limit("claims."+op, limit); err != nil {
-		return 0, err
-	}
-	r := s.cfg.retention
-	tag, err := s.pool.Exec(ctx, s.sql.clean, micros(r.Completed), micros(r.Cancelled), micros(r.Dead), limit, s.table)
+	return s.eng.Clean(ctx, limit)
+}
+
+// Clean is one statement.
+func (d dialect) Clean(ctx context.Context, limit int) (int, error) {
+	r := d.cfg.retention
+	tag, err := d.pool.Exec(ctx, d.sql.clean, micros(r.Completed), micros(r.Cancelled), micros(r.Dead), limit, d.table)
 	if err != nil {
-		return 0, s.fail(op, err)
+		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimstore"
+	"github.com/leasehold/lease/internal/sqlclaim"
 )
 
 // enqueueChunk is how many items one enqueue statement carries; a larger
@@ -26,23 +27,25 @@ const enqueueChunk = 5000
 // FROM unnest(...) ON CONFLICT DO NOTHING, which also notifies the queues
 // of the items visible at once when the transaction commits.
 func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
-	return s.enqueueOn(ctx, s.pool, items)
+	return s.eng.Enqueue(ctx, items)
+}
+
+// Enqueue stores items in a transaction of the pool's.
+func (d dialect) Enqueue(ctx context.Context, items []claim.NewItem, out []claim.Item) error {
+	return d.enqueueIn(ctx, d.pool, items, out)
 }
 
 // enqueueOn is Enqueue in a transaction begun on db: the pool, or the
 // caller's transaction (then a savepoint of it).
 func (s *ClaimStore) enqueueOn(ctx context.Context, db ClaimTx, items []claim.NewItem) ([]claim.Item, error) {
-	const op = "enqueue"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checks.NewItems("claims."+op, items); err != nil {
-		return nil, err
-	}
-	out := make([]claim.Item, len(items))
-	if len(items) == 0 {
-		return out, nil
-	}
+	return s.eng.EnqueueWith(ctx, items, func(ctx context.Context, items []claim.NewItem, out []claim.Item) error {
+		return s.enqueueIn(ctx, db, items, out)
+	})
+}
+
+// enqueueIn stores items, checked, in a transaction begun on db and fills
+// out.
+func (s *ClaimStore) enqueueIn(ctx context.Context, db ClaimTx, items []claim.NewItem, out []claim.Item) error {
 	// A keyed item found on insert may be completed or deleted before the
 	// next statement reads it. Its key is free then, so the enqueue starts
 	// over, and the insert takes the key: it cannot vanish twice unless
@@ -55,14 +58,14 @@ func (s *ClaimStore) enqueueOn(ctx context.Context, db ClaimTx, items []claim.Ne
 		}
 	}
 	if err != nil {
-		return nil, s.failTx(op, err)
+		return s.failTx("enqueue", err)
 	}
 	for _, it := range out {
 		if it.State == claim.Delayed {
 			s.notes.dueAt(it.Queue, time.Now().Add(it.VisibleAt.Sub(it.EnqueuedAt)))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // enqueueRetries bounds the starts of one Enqueue.
@@ -153,7 +156,7 @@ func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.
 		it := items[i]
 		out[i] = claim.Item{
 			ID: claim.ItemID(*id), Queue: it.Queue, Kind: it.Kind, Tags: slices.Clone(it.Tags),
-			Metadata: clonePayload(it.Metadata), Key: it.Key, Payload: clonePayload(it.Payload),
+			Metadata: sqlclaim.ClonePayload(it.Metadata), Key: it.Key, Payload: sqlclaim.ClonePayload(it.Payload),
 			State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
 			Timeout: it.Timeout, EnqueuedAt: now, VisibleAt: *due,
 		}
@@ -203,7 +206,7 @@ func (s *ClaimStore) existing(ctx context.Context, tx pgx.Tx, items []claim.NewI
 			// Its holder was completed between the insert and this read.
 			return fmt.Errorf("key %q of queue %q: %w", items[i].Key, items[i].Queue, errKeyVanished)
 		}
-		it.Payload, it.Metadata = clonePayload(it.Payload), clonePayload(it.Metadata)
+		it.Payload, it.Metadata = sqlclaim.ClonePayload(it.Payload), sqlclaim.ClonePayload(it.Metadata)
 		it.Duplicate = true
 		it.History, it.Tags = slices.Clone(it.History), slices.Clone(it.Tags)
 		out[i] = it

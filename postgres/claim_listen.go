@@ -10,26 +10,19 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/internal/sqlclaim"
 )
-
-// listenRetryMin and the poll interval bound the pause between attempts to
-// reconnect the listening connection.
-const listenRetryMin = 50 * time.Millisecond
-
-// closeTimeout bounds the goodbye to the server when the listening
-// connection is closed.
-const closeTimeout = 5 * time.Second
 
 // claimNotifier is a store's Notify: the waiters of each queue, woken by
 // the notifications one shared listening connection receives, by a poll
 // timer, or at the earliest due time of a delayed item the store knows of.
 type claimNotifier struct {
-	s *ClaimStore
+	s      *ClaimStore
+	queues *sqlclaim.Hub[string]
 
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	queues  map[string]*queueWake
 	// due is, per queue, the earliest time (on this host's clock) at which
 	// an item this store delayed becomes claimable; entries in the past are
 	// dropped as the map grows past twice the size it had after the last
@@ -38,45 +31,28 @@ type claimNotifier struct {
 	duePrune int
 }
 
-// queueWake is the channel the waiters of one queue share.
-type queueWake struct {
-	ch     chan struct{}
-	refs   int
-	timer  *time.Timer
-	fireAt time.Time // when timer fires
-}
-
-var closedWake = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 func newClaimNotifier(s *ClaimStore) *claimNotifier {
-	return &claimNotifier{s: s, queues: map[string]*queueWake{}, due: map[string]time.Time{}, duePrune: 64}
+	return &claimNotifier{s: s, queues: sqlclaim.NewHub[string](), due: map[string]time.Time{}, duePrune: 64}
 }
 
 // notify is ClaimStore.Notify.
 func (n *claimNotifier) notify(queue string) (<-chan struct{}, func()) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.closed {
-		return closedWake, func() {}
+	if !n.closed {
+		n.startLocked()
 	}
-	n.startLocked()
-	w := n.queues[queue]
-	if w == nil {
+	return n.queues.Arm(queue, func() time.Duration {
 		wait := n.s.poll
 		if at, ok := n.due[queue]; ok {
 			left := time.Until(at)
 			if left <= 0 {
 				delete(n.due, queue)
 			}
-			wait = min(wait, max(left, 0))
+			wait = min(wait, max(left, 1))
 		}
-		w = &queueWake{ch: make(chan struct{}), fireAt: time.Now().Add(wait)}
-		w.timer = time.AfterFunc(wait, func() { n.wake(queue, w) })
-		n.queues[queue] = w
-	}
-	w.refs++
-	var once sync.Once
-	return w.ch, func() { once.Do(func() { n.stop(queue, w) }) }
+		return wait
+	})
 }
 
 // startLocked starts the listening goroutine once.
@@ -89,57 +65,12 @@ func (n *claimNotifier) startLocked() {
 	go n.listen(n.s.ctx)
 }
 
-// stop ends one waiter's wait on w.
-func (n *claimNotifier) stop(queue string, w *queueWake) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	w.refs--
-	if w.refs == 0 && n.queues[queue] == w {
-		w.timer.Stop()
-		delete(n.queues, queue)
-	}
-}
-
-// wake closes w's channel, if it is still queue's.
-func (n *claimNotifier) wake(queue string, w *queueWake) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.queues[queue] == w {
-		n.wakeLocked(queue, w)
-	}
-}
-
-func (n *claimNotifier) wakeLocked(queue string, w *queueWake) {
-	w.timer.Stop()
-	delete(n.queues, queue)
-	close(w.ch)
-}
-
-// wakeQueue wakes the waiters of queue.
-func (n *claimNotifier) wakeQueue(queue string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if w := n.queues[queue]; w != nil {
-		n.wakeLocked(queue, w)
-	}
-}
-
-// wakeAll wakes every waiter: after the store closed, or when the
-// listening connection (re)starts, as notifications may have been missed.
-func (n *claimNotifier) wakeAll() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for q, w := range n.queues {
-		n.wakeLocked(q, w)
-	}
-}
-
 // close wakes every waiter and makes later waits return at once.
 func (n *claimNotifier) close() {
-	n.wakeAll()
 	n.mu.Lock()
 	n.closed = true
 	n.mu.Unlock()
+	n.queues.Close()
 }
 
 // dueAt records that an item of queue becomes claimable at at (this host's
@@ -150,10 +81,7 @@ func (n *claimNotifier) dueAt(queue string, at time.Time) {
 	if n.closed {
 		return
 	}
-	if w := n.queues[queue]; w != nil && at.Before(w.fireAt) {
-		w.timer.Reset(max(time.Until(at), 0))
-		w.fireAt = at
-	}
+	n.queues.WakeBy(queue, at)
 	if old, ok := n.due[queue]; ok && !at.Before(old) && old.After(time.Now()) {
 		return
 	}
@@ -170,63 +98,25 @@ func (n *claimNotifier) dueAt(queue string, at time.Time) {
 }
 
 // listen keeps one connection listening on the table's channel until ctx
-// is done, reconnecting after a pause when it fails.
+// is done.
 func (n *claimNotifier) listen(ctx context.Context) {
 	defer n.s.wg.Done()
-	pause := listenRetryMin
-	for {
-		listened := n.session(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if listened {
-			pause = listenRetryMin
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		pause = min(2*pause, max(n.s.poll, listenRetryMin))
+	l := &listener{
+		cfg: n.s.pool.Config().ConnConfig, oid: n.s.sql.oid, table: n.s.table, channel: claimChannel,
+		before: func() {
+			if n.s.beforeListen != nil {
+				n.s.beforeListen()
+			}
+		},
+		listening: func(ctx context.Context, conn *pgx.Conn) error {
+			// Whatever happened before this connection listened went
+			// unheard.
+			n.queues.WakeAll()
+			return n.catchUp(ctx, conn)
+		},
+		note: n.handle,
 	}
-}
-
-// session runs one listening connection until it fails or ctx is done,
-// and reports whether it got as far as listening.
-func (n *claimNotifier) session(ctx context.Context) bool {
-	conn, err := pgx.ConnectConfig(ctx, n.s.pool.Config().ConnConfig)
-	if err != nil {
-		return false
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-		_ = conn.Close(cctx)
-		cancel()
-	}()
-	var oid int64
-	if err := conn.QueryRow(ctx, n.s.sql.oid, n.s.table).Scan(&oid); err != nil {
-		return false
-	}
-	if n.s.beforeListen != nil {
-		n.s.beforeListen()
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{claimChannel(oid)}.Sanitize()); err != nil {
-		return false
-	}
-	// Whatever happened before this connection listened went unheard.
-	n.wakeAll()
-	if err := n.catchUp(ctx, conn); err != nil {
-		return false
-	}
-	for {
-		note, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return true
-		}
-		n.handle(note.Payload)
-	}
+	l.run(ctx, n.s.poll)
 }
 
 // catchUp calls the Lost functions of the claims this store tracks whose
@@ -235,15 +125,14 @@ func (n *claimNotifier) session(ctx context.Context) bool {
 // connection listens, so that a later Cancel is heard instead.
 func (n *claimNotifier) catchUp(ctx context.Context, conn *pgx.Conn) error {
 	s := n.s
-	s.mu.Lock()
-	ids, tokens := make([]int64, 0, len(s.lost)), make([]int64, 0, len(s.lost))
-	expires := make([]time.Time, 0, len(s.lost))
-	for r, l := range s.lost {
-		ids, tokens, expires = append(ids, int64(r.Item)), append(tokens, int64(r.Token)), append(expires, l.expires)
-	}
-	s.mu.Unlock()
-	if len(ids) == 0 {
+	tracked := s.eng.Tracked()
+	if len(tracked) == 0 {
 		return nil
+	}
+	ids, tokens := make([]int64, len(tracked)), make([]int64, len(tracked))
+	expires := make([]time.Time, len(tracked))
+	for i, t := range tracked {
+		ids[i], tokens[i], expires[i] = int64(t.Ref.Item), int64(t.Ref.Token), t.Expires
 	}
 	rows, err := conn.Query(ctx, s.sql.removedLive, ids, tokens, expires)
 	if err != nil {
@@ -261,14 +150,7 @@ func (n *claimNotifier) catchUp(ctx context.Context, conn *pgx.Conn) error {
 		return err
 	}
 	for _, r := range removed {
-		// A Settle under way may have completed it: that Settle says how
-		// the claim ended, and its caller needs no Lost.
-		s.mu.Lock()
-		settling := s.lost[r].settling > 0
-		s.mu.Unlock()
-		if !settling {
-			s.lose(r, "cancel")
-		}
+		s.eng.LoseRemoved(r, "cancel")
 	}
 	return nil
 }
@@ -277,7 +159,7 @@ func (n *claimNotifier) catchUp(ctx context.Context, conn *pgx.Conn) error {
 func (n *claimNotifier) handle(payload string) {
 	switch {
 	case strings.HasPrefix(payload, noteQueue):
-		n.wakeQueue(payload[len(noteQueue):])
+		n.queues.Wake(payload[len(noteQueue):])
 	case strings.HasPrefix(payload, noteCancel):
 		id, token, ok := strings.Cut(payload[len(noteCancel):], ":")
 		if !ok {
@@ -286,7 +168,7 @@ func (n *claimNotifier) handle(payload string) {
 		i, err1 := strconv.ParseUint(id, 10, 64)
 		t, err2 := strconv.ParseUint(token, 10, 64)
 		if err1 == nil && err2 == nil {
-			n.s.lose(claim.Ref{Item: claim.ItemID(i), Token: t}, "cancel")
+			n.s.eng.Lose(claim.Ref{Item: claim.ItemID(i), Token: t}, "cancel")
 		}
 	}
 }

@@ -7,12 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/claim/claimstore"
-)
-
-var (
-	_ claimstore.Pauser      = (*ClaimStore)(nil)
-	_ claimstore.QueueLister = (*ClaimStore)(nil)
 )
 
 // Pause pauses queue for every store on the table, in every process: a
@@ -20,34 +14,25 @@ var (
 // takes nothing from the queue. Enqueue goes on, and still notifies: a
 // waiting worker wakes, finds nothing and waits again, one round trip per
 // notification, no poll sooner. Pausing a paused queue changes nothing.
-func (s *ClaimStore) Pause(ctx context.Context, queue string) error {
-	const op = "pause"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checks.Name("claims."+op, "queue", queue); err != nil {
-		return err
-	}
-	if _, err := s.pool.Exec(ctx, s.sql.pause, s.table, queue); err != nil {
-		return s.fail(op, err)
-	}
-	return nil
-}
+func (s *ClaimStore) Pause(ctx context.Context, queue string) error { return s.eng.Pause(ctx, queue) }
 
 // Resume resumes queue and wakes its waiters in every process with a
 // notification sent as the resume commits. Resuming a queue that is not
 // paused changes nothing.
-func (s *ClaimStore) Resume(ctx context.Context, queue string) error {
-	const op = "resume"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checks.Name("claims."+op, "queue", queue); err != nil {
-		return err
+func (s *ClaimStore) Resume(ctx context.Context, queue string) error { return s.eng.Resume(ctx, queue) }
+
+// Pause pauses or resumes queue in one statement; Resume's notifies the
+// queue as it commits.
+func (d dialect) Pause(ctx context.Context, queue string, paused bool) error {
+	if paused {
+		if _, err := d.pool.Exec(ctx, d.sql.pause, d.table, queue); err != nil {
+			return err
+		}
+		return nil
 	}
 	var n int64
-	if err := s.pool.QueryRow(ctx, s.sql.resume, s.table, queue).Scan(&n); err != nil {
-		return s.fail(op, err)
+	if err := d.pool.QueryRow(ctx, d.sql.resume, d.table, queue).Scan(&n); err != nil {
+		return err
 	}
 	return nil
 }
@@ -57,34 +42,29 @@ func (s *ClaimStore) Resume(ctx context.Context, queue string) error {
 // reads the table's distinct queues and every row of the queues listed:
 // an inspection call, not one for a hot path.
 func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
-	const op = "queues"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checks.QueueQuery("claims."+op, q); err != nil {
-		return nil, err
-	}
-	rows, err := s.pool.Query(ctx, s.sql.queues, s.table, q.After, q.Limit)
+	return s.eng.Queues(ctx, q)
+}
+
+// Queues is one statement.
+func (d dialect) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
+	rows, err := d.pool.Query(ctx, d.sql.queues, d.table, q.After, q.Limit)
 	if err != nil {
-		return nil, s.fail(op, err)
+		return nil, err
 	}
 	out := []claim.QueueInfo{}
 	var (
-		name                   string
-		v, d, c, x, done, gone int64
-		pausedAt               *time.Time
+		name     string
+		counts   [6]int64
+		pausedAt *time.Time
 	)
-	_, err = pgx.ForEachRow(rows, []any{&name, &v, &d, &c, &x, &done, &gone, &pausedAt}, func() error {
-		info := claim.QueueInfo{Name: name, Counts: claim.Counts{Visible: int(v), Delayed: int(d), Claimed: int(c),
-			Dead: int(x), Completed: int(done), Cancelled: int(gone)}}
+	_, err = pgx.ForEachRow(rows, []any{&name, &counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &counts[5], &pausedAt}, func() error {
+		info := claim.QueueInfo{Name: name, Counts: claim.Counts{Visible: int(counts[0]), Delayed: int(counts[1]),
+			Claimed: int(counts[2]), Dead: int(counts[3]), Completed: int(counts[4]), Cancelled: int(counts[5])}}
 		if pausedAt != nil {
 			info.Paused, info.PausedAt = true, *pausedAt
 		}
 		out = append(out, info)
 		return nil
 	})
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	return out, nil
+	return out, err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/internal/sqlclaim"
 )
 
 // Settle ends the live claim st.Ref as st.How says, and returns once the
@@ -17,33 +18,30 @@ import (
 // is no longer live gets an error matching lease.ErrStaleUse and nothing
 // changes.
 func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
-	const op = "settle"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checks.Settlement("claims.settle", st); err != nil {
-		return err
-	}
-	s.settling(st.Ref, 1)
-	_, err := s.settles.do(ctx, st.Ref, st)
-	s.settling(st.Ref, -1)
-	return err
+	return s.eng.Settle(ctx, st)
+}
+
+// settled is a settlement's answer: whether its claim was live.
+type settled = bool
+
+// Settle sends st in the next batch of settlements.
+func (d dialect) Settle(ctx context.Context, st claim.Settlement) (bool, error) {
+	return d.settles.Do(ctx, &sqlclaim.Call[claim.Settlement, settled]{Op: "settle", Item: st.Ref.Item, Req: st})
 }
 
 // runSettle sends one batch of settlements.
-func (s *ClaimStore) runSettle(ctx context.Context, calls []*batchCall[claim.Settlement, struct{}]) error {
+func (d dialect) runSettle(ctx context.Context, calls []*sqlclaim.Call[claim.Settlement, settled]) error {
 	n := len(calls)
 	ids, tokens, afters := make([]int64, n), make([]int64, n), make([]int64, n)
 	hows, reasons := make([]int32, n), make([]string, n)
 	for i, c := range calls {
-		ids[i], tokens[i] = int64(c.req.Ref.Item), int64(c.req.Ref.Token)
-		hows[i], afters[i], reasons[i] = int32(c.req.How), micros(c.req.After), c.req.Reason
+		ids[i], tokens[i] = int64(c.Req.Ref.Item), int64(c.Req.Ref.Token)
+		hows[i], afters[i], reasons[i] = int32(c.Req.How), micros(c.Req.After), c.Req.Reason
 	}
-	rows, err := s.pool.Query(ctx, s.sql.settle, ids, tokens, hows, afters, reasons)
+	rows, err := d.pool.Query(ctx, d.sql.settle, ids, tokens, hows, afters, reasons)
 	if err != nil {
-		return s.fail("settle", err)
+		return err
 	}
-	settled := make([]bool, n)
 	queues := make([]*string, n)
 	var (
 		pos   int64
@@ -53,21 +51,16 @@ func (s *ClaimStore) runSettle(ctx context.Context, calls []*batchCall[claim.Set
 		if pos < 1 || pos > int64(n) {
 			return fmt.Errorf("settled claim %d of %d", pos, n)
 		}
-		settled[pos-1], queues[pos-1] = true, queue
+		calls[pos-1].Res, queues[pos-1] = true, queue
 		return nil
 	})
 	if err != nil {
-		return s.fail("settle", err)
+		return err
 	}
 	now := time.Now()
 	for i, c := range calls {
-		s.untrack(c.req.Ref)
-		if !settled[i] {
-			c.err = staleClaim("settle", c.req.Ref)
-			continue
-		}
-		if queues[i] != nil && c.req.After > 0 {
-			s.notes.dueAt(*queues[i], now.Add(c.req.After))
+		if c.Res && queues[i] != nil && c.Req.After > 0 {
+			d.notes.dueAt(*queues[i], now.Add(c.Req.After))
 		}
 	}
 	return nil
@@ -83,27 +76,23 @@ func (s *ClaimStore) runSettle(ctx context.Context, calls []*batchCall[claim.Set
 // checks the claims it tracks against the table. An item that is not in
 // queue gets an error matching claim.ErrNotFound.
 func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) error {
-	const op = "cancel"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checks.Item("claims."+op, queue, id); err != nil {
-		return err
-	}
+	return s.eng.Cancel(ctx, queue, id)
+}
+
+// Cancel is one statement, which notifies the table's channel of the
+// claim it ends.
+func (d dialect) Cancel(ctx context.Context, queue string, id claim.ItemID) (sqlclaim.Cancelled, error) {
 	var (
 		gone, token int64
 		live        bool
 		note        *bool
 	)
-	err := s.pool.QueryRow(ctx, s.sql.cancel, queue, int64(id)).Scan(&gone, &token, &live, &note)
+	err := d.pool.QueryRow(ctx, d.sql.cancel, queue, int64(id)).Scan(&gone, &token, &live, &note)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
+		return sqlclaim.Cancelled{}, nil
 	}
 	if err != nil {
-		return s.fail(op, err)
+		return sqlclaim.Cancelled{}, err
 	}
-	if live {
-		s.lose(claim.Ref{Item: id, Token: uint64(token)}, op)
-	}
-	return nil
+	return sqlclaim.Cancelled{Found: true, Live: live, Token: uint64(token)}, nil
 }

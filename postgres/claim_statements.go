@@ -7,18 +7,8 @@ import (
 	"github.com/leasehold/lease/claim"
 )
 
-// The values of the state column. A waiting item is visible or delayed as
-// its due time says; a claimed item whose due time (its lease's expiry)
-// passed is claimable again, or dead if that claim was its last attempt,
-// without anyone writing it so: every statement reads the row that way, and
-// the next Claim to pick it up writes it.
-const (
-	rowWaiting   = 1
-	rowClaimed   = 3
-	rowDead      = 4
-	rowCompleted = 5 // kept for its retention
-	rowCancelled = 6 // likewise
-)
+// The values of the state column are sqlclaim's (sqlclaim.RowWaiting and
+// the others), written into the statements as numbers.
 
 // Notification payloads on a claim table's channel: a queue that may have
 // a claimable item, or a claim ended by Cancel ("c" ID ":" token).

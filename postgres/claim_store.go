@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/internal/sqlclaim"
 )
 
 // ClaimStore is a [claim.Store] that keeps items and claims in a PostgreSQL
@@ -40,26 +41,18 @@ type ClaimStore struct {
 	schema          string // unquoted; "" when unqualified
 	poll            time.Duration
 	sql             claimStatements
+	eng             *sqlclaim.Engine
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the flushers and the listener
 
-	claims  *claimBatcher[claim.ClaimRequest, []claim.Claim]
-	settles *claimBatcher[claim.Settlement, struct{}]
-	extends *claimBatcher[time.Duration, time.Time]
+	claims  *sqlclaim.Batcher[claim.ClaimRequest, []claim.Claim]
+	settles *sqlclaim.Batcher[claim.Settlement, settled]
+	extends *sqlclaim.Batcher[extension, time.Time]
 	notes   *claimNotifier
 
 	closed atomic.Bool
-	mu     sync.Mutex // guards lost and lostPrune; closed is set under it
-	// lost holds the Lost functions of this store's live claims that
-	// have one, with their expiry (this host's clock), so that Cancel can
-	// call them. Entries leave when the claim is settled, found stale, or
-	// cancelled; expired ones are pruned as the map grows past twice the
-	// size it had after the last pruning.
-	lost      map[claim.Ref]lostClaim
-	lostPrune int
-	callbacks sync.WaitGroup // Lost functions running
 
 	// beforeExisting, when set by a test, runs in Enqueue between the
 	// insert and the read of the items already holding keys.
@@ -69,16 +62,11 @@ type ClaimStore struct {
 	beforeListen func()
 }
 
-type lostClaim struct {
-	fn      func(claim.Ref, error)
-	expires time.Time
-	// settling counts this store's Settle calls on the claim under way:
-	// one of them may have removed the row, so the listener's catch-up
-	// does not take its absence for a Cancel.
-	settling int
-}
+// dialect is the store as the claim engine runs it: each step of a flow
+// as PostgreSQL statements (see claim_dialect.go).
+type dialect struct{ *ClaimStore }
 
-var _ claim.Store = (*ClaimStore)(nil)
+var _ sqlclaim.Store = (*ClaimStore)(nil)
 
 // NewClaimStore returns a ClaimStore that runs its statements on pool. It
 // sends nothing to the database; call [ClaimStore.Migrate] once (from any
@@ -133,17 +121,23 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 		schema:          c.schema,
 		poll:            c.poll,
 		sql:             newClaimStatements(id.Sanitize(), migrations.Sanitize(), queues.Sanitize(), c.retention),
-		lost:            map[claim.Ref]lostClaim{},
-		lostPrune:       64,
 	}
+	d := dialect{s}
+	// The database's clock may be ahead of this host's: the Lost registry
+	// keeps a claim a minute past its expiry as this host tells it.
+	s.eng = sqlclaim.New(d, sqlclaim.Config{Checks: checks, Closed: &s.closed, Now: time.Now, Margin: time.Minute})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.claims = newClaimBatcher("claim", c.batch, c.flushers, s.runClaim)
-	s.settles = newClaimBatcher("settle", c.batch, c.flushers, s.runSettle)
-	s.extends = newClaimBatcher("extend", c.batch, 1, s.runExtend)
+	// A lone call on an idle store is sent from its caller's goroutine.
+	batches := func(flushers int) sqlclaim.BatcherConfig {
+		return sqlclaim.BatcherConfig{Max: c.batch, Flushers: flushers, Inline: true, Closed: claimClosed}
+	}
+	s.claims = sqlclaim.NewBatcher(batches(c.flushers), d.runClaim)
+	s.settles = sqlclaim.NewBatcher(batches(c.flushers), d.runSettle)
+	s.extends = sqlclaim.NewBatcher(batches(1), d.runExtend)
 	s.notes = newClaimNotifier(s)
-	s.claims.start(s.ctx, &s.wg)
-	s.settles.start(s.ctx, &s.wg)
-	s.extends.start(s.ctx, &s.wg)
+	s.claims.Start(s.ctx, &s.wg)
+	s.settles.Start(s.ctx, &s.wg)
+	s.extends.Start(s.ctx, &s.wg)
 	return s, nil
 }
 
@@ -168,31 +162,17 @@ func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {
 // matching lease.ErrClosed, as do later calls; Notify channels are closed.
 // No Lost function runs after Close returns. Close is idempotent.
 func (s *ClaimStore) Close() error {
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed.Store(true)
-	s.mu.Unlock()
-	s.cancel()
-	s.notes.close()
-	s.wg.Wait()
-	s.callbacks.Wait()
+	s.eng.Close(func() {
+		s.cancel()
+		s.notes.close()
+		s.wg.Wait()
+	})
 	return nil
 }
 
 // begin checks what every call needs: a context that is not nil or done,
 // and an open store.
-func (s *ClaimStore) begin(ctx context.Context, op string) error {
-	if ctx == nil {
-		return invalid("claims."+op, "ctx", "must not be nil")
-	}
-	if err := s.open(op); err != nil {
-		return err
-	}
-	return ctx.Err()
-}
+func (s *ClaimStore) begin(ctx context.Context, op string) error { return s.eng.Begin(ctx, op) }
 
 func (s *ClaimStore) open(op string) error {
 	if s.closed.Load() {
@@ -214,89 +194,22 @@ func (s *ClaimStore) fail(op string, err error) error {
 	return fmt.Errorf("postgres: claims %s: %w", op, err)
 }
 
-// track records the Lost function of claims.
-func (s *ClaimStore) track(claims []claim.Claim, fn func(claim.Ref, error)) {
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		return
-	}
-	for _, c := range claims {
-		s.lost[c.Ref] = lostClaim{fn: fn, expires: c.ExpiresAt}
-	}
-	if len(s.lost) >= 2*s.lostPrune {
-		// The database's clock may be ahead of ours: keep a margin.
-		cut := time.Now().Add(-time.Minute)
-		for r, l := range s.lost {
-			if l.expires.Before(cut) {
-				delete(s.lost, r)
-			}
-		}
-		s.lostPrune = max(64, len(s.lost))
-	}
-	s.mu.Unlock()
-	// Cancel from another process reaches this one as a notification.
-	s.notes.mu.Lock()
-	if !s.notes.closed {
-		s.notes.startLocked()
-	}
-	s.notes.mu.Unlock()
-}
-
-// untrack forgets the Lost function of r, if any.
-func (s *ClaimStore) untrack(r claim.Ref) {
-	s.mu.Lock()
-	delete(s.lost, r)
-	s.mu.Unlock()
-}
-
-// retrack updates the expiry of a tracked claim.
-func (s *ClaimStore) retrack(r claim.Ref, expires time.Time) {
-	s.mu.Lock()
-	if l, ok := s.lost[r]; ok {
-		l.expires = expires
-		s.lost[r] = l
-	}
-	s.mu.Unlock()
-}
-
-// settling counts a Settle of the tracked claim r starting (1) or ending
-// (-1); a claim that is not tracked is left alone.
-func (s *ClaimStore) settling(r claim.Ref, d int) {
-	s.mu.Lock()
-	if l, ok := s.lost[r]; ok {
-		l.settling += d
-		s.lost[r] = l
-	}
-	s.mu.Unlock()
-}
-
-// lose calls, once, the Lost function of r, a claim ended by Cancel.
-func (s *ClaimStore) lose(r claim.Ref, op string) {
-	s.mu.Lock()
-	l, ok := s.lost[r]
-	if !ok || s.closed.Load() {
-		s.mu.Unlock()
-		return
-	}
-	delete(s.lost, r)
-	s.callbacks.Add(1)
-	s.mu.Unlock()
-	defer s.callbacks.Done()
-	// The cause matches claim.ErrCancelled and lease.ErrStaleUse, and is a
-	// *lease.Error for errors.As.
-	l.fn(r, fmt.Errorf("%w: %w", staleClaim(op, r), claim.ErrCancelled))
-}
-
-func staleClaim(op string, r claim.Ref) *lease.Error { return checks.StaleClaim("claims."+op, r) }
-
 func claimClosed(op string) error {
 	return &lease.Error{Package: "postgres", Code: lease.CodeClosed, Op: "claims." + op, Detail: "store closed"}
 }
 
-func clonePayload(b []byte) []byte {
-	if b == nil {
-		return nil
+// Tracking starts the listening connection, if it has not started: Cancel
+// from another process reaches this one as a notification.
+func (d dialect) Tracking() {
+	d.notes.mu.Lock()
+	if !d.notes.closed {
+		d.notes.startLocked()
 	}
-	return append(make([]byte, 0, len(b)), b...)
+	d.notes.mu.Unlock()
 }
+
+// Closed is the error of a call on a closed store.
+func (d dialect) Closed(op string) error { return claimClosed(op) }
+
+// Fail is fail: a PostgreSQL error of op wrapped.
+func (d dialect) Fail(op string, err error) error { return d.fail(op, err) }

@@ -458,7 +458,7 @@ func TestClaimStoreBatchedSettle(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	sent := s.settles.statements.Load()
+	sent := s.settles.Batches()
 	t.Logf("%d settlements in %d statements", n+n/2, sent)
 	assert.Less(t, sent, int64(n), "calls were coalesced")
 	for i := range cs {
@@ -554,8 +554,8 @@ func TestClaimStoreBatchedClaims(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d claims in %d statements", workers, s.claims.statements.Load())
-	assert.Less(t, s.claims.statements.Load(), int64(workers), "calls were coalesced")
+	t.Logf("%d claims in %d statements", workers, s.claims.Batches())
+	assert.Less(t, s.claims.Batches(), int64(workers), "calls were coalesced")
 	seen := map[claim.ItemID]bool{}
 	for w, cs := range got {
 		require.Len(t, cs, each)

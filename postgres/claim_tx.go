@@ -91,7 +91,7 @@ func (s *ClaimStore) CompleteTx(ctx context.Context, tx ClaimTx, r claim.Ref) er
 		return s.failTx(op, err)
 	}
 	if !settled {
-		return staleClaim(op, r)
+		return s.eng.Stale(op, r)
 	}
 	return nil
 }

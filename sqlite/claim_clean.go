@@ -3,11 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-
-	"github.com/leasehold/lease/claim/claimstore"
 )
-
-var _ claimstore.Cleaner = (*ClaimStore)(nil)
 
 // Clean deletes up to limit finished items whose retention
 // ([WithRetention]) has passed on the store's clock, completed first, then
@@ -18,16 +14,14 @@ var _ claimstore.Cleaner = (*ClaimStore)(nil)
 // contend for the same rows. Call it in a loop (claim.Broker's RunCleaner
 // does) until it returns less than limit.
 func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
-	const op = "clean"
-	if err := s.begin(ctx, op); err != nil {
-		return 0, err
-	}
-	if err := checks.Limit("claims."+op, limit); err != nil {
-		return 0, err
-	}
-	r := s.d.cfg.retention
+	return s.eng.Clean(ctx, limit)
+}
+
+// Clean is one statement in the shared write transaction.
+func (d dialect) Clean(ctx context.Context, limit int) (int, error) {
+	r := d.d.cfg.retention
 	var n int64
-	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := d.write(ctx, "clean", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		res, err := tx.ExecContext(ctx, sqlClean, sql.Named("now", now), sql.Named("done", int64(r.Completed)),
 			sql.Named("gone", int64(r.Cancelled)), sql.Named("dead", int64(r.Dead)), sql.Named("limit", limit))
 		if err != nil {
@@ -36,8 +30,5 @@ func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
 		n, err = res.RowsAffected()
 		return err
 	}, nil)
-	if err != nil {
-		return 0, err
-	}
-	return int(n), nil
+	return int(n), err
 }

@@ -5,12 +5,6 @@ import (
 	"database/sql"
 
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/claim/claimstore"
-)
-
-var (
-	_ claimstore.Pauser      = (*ClaimStore)(nil)
-	_ claimstore.QueueLister = (*ClaimStore)(nil)
 )
 
 // Pause pauses queue for every store and process that opens the file, and
@@ -19,25 +13,21 @@ var (
 // queue. Enqueue, settlements and the inspection calls go on; their
 // commits still wake waiters, which find nothing and wait again. Claims
 // made before the pause stay live. Pausing a paused queue changes nothing.
-func (s *ClaimStore) Pause(ctx context.Context, queue string) error {
-	return s.pauseOrResume(ctx, "pause", sqlPause, queue)
-}
+func (s *ClaimStore) Pause(ctx context.Context, queue string) error { return s.eng.Pause(ctx, queue) }
 
 // Resume resumes queue. Its commit wakes the waiters of this store at
 // once, and those of other processes within the poll ([WithPoll]).
 // Resuming a queue that is not paused changes nothing.
-func (s *ClaimStore) Resume(ctx context.Context, queue string) error {
-	return s.pauseOrResume(ctx, "resume", sqlResume, queue)
-}
+func (s *ClaimStore) Resume(ctx context.Context, queue string) error { return s.eng.Resume(ctx, queue) }
 
-func (s *ClaimStore) pauseOrResume(ctx context.Context, op, query, queue string) error {
-	if err := s.begin(ctx, op); err != nil {
-		return err
+// Pause writes or deletes queue's row of paused queues in the shared write
+// transaction.
+func (d dialect) Pause(ctx context.Context, queue string, paused bool) error {
+	op, query := "resume", sqlResume
+	if paused {
+		op, query = "pause", sqlPause
 	}
-	if err := checks.Name("claims."+op, "queue", queue); err != nil {
-		return err
-	}
-	return s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	return d.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		_, err := tx.ExecContext(ctx, query, sql.Named("queue", queue), sql.Named("now", now))
 		return err
 	}, nil)
@@ -48,18 +38,16 @@ func (s *ClaimStore) pauseOrResume(ctx context.Context, op, query, queue string)
 // at most q.Limit above q.After. It reads every row of the queues listed:
 // an inspection call, not one for a hot path.
 func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
-	const op = "queues"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checks.QueueQuery("claims."+op, q); err != nil {
-		return nil, err
-	}
-	now := s.d.now()
+	return s.eng.Queues(ctx, q)
+}
+
+// Queues is one statement on a reader connection.
+func (d dialect) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
+	now := d.d.now()
 	var out []claim.QueueInfo
-	err := s.d.reading(ctx, func() error {
+	err := d.d.reading(ctx, func() error {
 		out = []claim.QueueInfo{}
-		rows, err := s.d.read.QueryContext(ctx, sqlQueues, sql.Named("after", q.After), sql.Named("limit", q.Limit),
+		rows, err := d.d.read.QueryContext(ctx, sqlQueues, sql.Named("after", q.After), sql.Named("limit", q.Limit),
 			sql.Named("now", now))
 		if err != nil {
 			return err
@@ -80,8 +68,5 @@ func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.Qu
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	return out, nil
+	return out, err
 }

@@ -11,29 +11,24 @@ import (
 
 // Lookup returns the item id as of now on the store's clock.
 func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, error) {
-	const op = "lookup"
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Item{}, err
-	}
-	if err := checks.ID("claims."+op, id); err != nil {
-		return claim.Item{}, err
-	}
-	now := s.d.now()
+	return s.eng.Lookup(ctx, id)
+}
+
+// Lookup is one statement on a reader connection.
+func (d dialect) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, bool, error) {
+	now := d.d.now()
 	var r itemRow
-	err := s.d.reading(ctx, func() error {
-		return s.d.read.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
+	err := d.d.reading(ctx, func() error {
+		return d.d.read.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return claim.Item{}, &claim.NotFoundError{Op: op, Item: id}
+		return claim.Item{}, false, nil
 	}
 	if err != nil {
-		return claim.Item{}, s.fail(op, err)
+		return claim.Item{}, false, err
 	}
 	it, err := r.item(now)
-	if err != nil {
-		return claim.Item{}, s.fail(op, err)
-	}
-	return it, nil
+	return it, true, err
 }
 
 // List returns the items of q.Queue in q.State (every state when zero),
@@ -41,19 +36,17 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 // above q.After, in ID order, at most q.Limit of them, as of now
 // on the store's clock.
 func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
-	const op = "list"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checks.Query("claims."+op, q); err != nil {
-		return nil, err
-	}
-	now := s.d.now()
+	return s.eng.List(ctx, q)
+}
+
+// List is one statement on a reader connection.
+func (d dialect) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
+	now := d.d.now()
 	after := int64(min(uint64(q.After), math.MaxInt64))
 	var out []claim.Item
-	err := s.d.reading(ctx, func() error {
+	err := d.d.reading(ctx, func() error {
 		out = []claim.Item{}
-		rows, err := s.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
+		rows, err := d.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
 			sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now),
 			sql.Named("kind", q.Kind), sql.Named("tag", q.Tag))
 		if err != nil {
@@ -73,29 +66,21 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // Counts returns the numbers of items of queue in each state as of now on
 // the store's clock. An unknown queue has zero counts.
 func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, error) {
-	const op = "counts"
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Counts{}, err
-	}
-	if err := checks.Name("claims."+op, "queue", queue); err != nil {
-		return claim.Counts{}, err
-	}
+	return s.eng.Counts(ctx, queue)
+}
+
+// Counts is one statement on a reader connection.
+func (d dialect) Counts(ctx context.Context, queue string) (claim.Counts, error) {
 	var c claim.Counts
-	err := s.d.reading(ctx, func() error {
-		return s.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", s.d.now())).
+	err := d.d.reading(ctx, func() error {
+		return d.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", d.d.now())).
 			Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead, &c.Completed, &c.Cancelled)
 	})
-	if err != nil {
-		return claim.Counts{}, s.fail(op, err)
-	}
-	return c, nil
+	return c, err
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 
 	"github.com/leasehold/lease/claim"
-	"github.com/leasehold/lease/claim/claimstore"
 )
-
-var _ claimstore.Retrier = (*ClaimStore)(nil)
 
 // sqlRetryNow makes a waiting item (visible, or delayed by its enqueue's
 // Delay or a retry's backoff) visible now; a visible one keeps its place.
@@ -21,5 +18,5 @@ RETURNING {COLS}`)
 // of queue in any other state (claimed, dead, finished), or of no such
 // queue, gets an error matching claim.ErrNotFound and nothing changes.
 func (s *ClaimStore) RetryNow(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
-	return s.updateItem(ctx, "retry_now", sqlRetryNow, queue, id)
+	return s.eng.RetryNow(ctx, queue, id)
 }

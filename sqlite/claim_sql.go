@@ -2,18 +2,8 @@ package sqlite
 
 import "strings"
 
-// The values of the state column. A waiting item is visible or delayed as
-// its due time says; a claimed item whose due time (its lease's end)
-// passed is claimable again, or dead if that claim was its last attempt,
-// without anyone writing it so: every statement reads the row that way, and
-// the next Claim to come across it writes it.
-const (
-	rowWaiting   = 1
-	rowClaimed   = 3
-	rowDead      = 4
-	rowCompleted = 5 // kept for its retention
-	rowCancelled = 6 // likewise
-)
+// The values of the state column are sqlclaim's (sqlclaim.RowWaiting and
+// the others), written into the statements as numbers.
 
 // Every statement takes now, in nanoseconds since the Unix epoch on the
 // store's clock, as the parameter :now.

@@ -4,14 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimstore"
+	"github.com/leasehold/lease/internal/sqlclaim"
 )
 
 // ClaimStore is a [claim.Store] that keeps items and claims in an SQLite
@@ -39,24 +38,15 @@ import (
 // not ended: a clock step can make a lease end early or late, never give
 // two claims the same token.
 type ClaimStore struct {
-	d *db
-
-	mu sync.Mutex
-	// lost holds the Lost functions of this store's live claims that
-	// have one, with their expiry, so that Cancel can call them. Expired
-	// ones are pruned as the map grows past twice its size after the
-	// last pruning.
-	lost      map[claim.Ref]lostClaim
-	lostPrune int
-	callbacks sync.WaitGroup // Lost functions running
+	d   *db
+	eng *sqlclaim.Engine
 }
 
-type lostClaim struct {
-	fn      func(claim.Ref, error)
-	expires int64
-}
+// dialect is the store as the claim engine runs it: each step of a flow
+// as SQLite statements, writes in the shared write transaction.
+type dialect struct{ *ClaimStore }
 
-var _ claim.Store = (*ClaimStore)(nil)
+var _ sqlclaim.Store = (*ClaimStore)(nil)
 
 // NewClaimStore opens the SQLite file at path as a claim store, creating
 // the file if it does not exist and bringing its schema up to date (safe
@@ -70,7 +60,8 @@ func NewClaimStore(ctx context.Context, path string, opts ...Option) (*ClaimStor
 	if err != nil {
 		return nil, err
 	}
-	s := &ClaimStore{d: d, lost: map[claim.Ref]lostClaim{}, lostPrune: 64}
+	s := &ClaimStore{d: d}
+	s.eng = sqlclaim.New(dialect{s}, sqlclaim.Config{Checks: checks, Closed: &d.closed, Now: d.clock.Now})
 	d.watch.mu.Lock()
 	d.watch.dueQuery = nextDue
 	d.watch.mu.Unlock()
@@ -109,19 +100,14 @@ func (s *ClaimStore) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql
 // the item's KeyStates leave out the existing item's state, which then
 // gives its key up (see claim.Store).
 func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]claim.Item, error) {
-	const op = "enqueue"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checks.NewItems("claims."+op, items); err != nil {
-		return nil, err
-	}
-	out := make([]claim.Item, len(items))
-	if len(items) == 0 {
-		return out, nil
-	}
+	return s.eng.Enqueue(ctx, items)
+}
+
+// Enqueue inserts items one by one in the shared write transaction.
+func (d dialect) Enqueue(ctx context.Context, items []claim.NewItem, out []claim.Item) error {
+	s := d.ClaimStore
 	var soonest int64
-	err := s.write(ctx, op, len(items) == 1, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	return s.write(ctx, "enqueue", len(items) == 1, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		soonest = 0
 		ins, err := s.txStmt(ctx, tx, sqlInsert)
 		if err != nil {
@@ -174,7 +160,7 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 			}
 			out[i] = claim.Item{
 				ID: claim.ItemID(id), Queue: it.Queue, Kind: it.Kind, Tags: slices.Clone(it.Tags),
-				Metadata: clonePayload(it.Metadata), Key: it.Key, Payload: clonePayload(it.Payload),
+				Metadata: sqlclaim.ClonePayload(it.Metadata), Key: it.Key, Payload: sqlclaim.ClonePayload(it.Payload),
 				State: claim.Visible, MaxAttempts: it.MaxAttempts, Priority: it.Priority,
 				Timeout: it.Timeout, EnqueuedAt: at(now), VisibleAt: at(due),
 			}
@@ -187,10 +173,6 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 		}
 		return nil
 	}, func() { s.d.watch.dueAt(soonest) })
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // payloadArg keeps an empty payload apart from none.
@@ -206,16 +188,16 @@ func payloadArg(b []byte) any {
 // expired claim on its last attempt that it comes across goes to the dead
 // letters instead.
 func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
-	const op = "claim"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checks.ClaimRequest("claims.claim", req); err != nil {
-		return nil, err
-	}
+	return s.eng.Claim(ctx, req)
+}
+
+// Claim takes the claimable rows of req.Queue one by one in the shared
+// write transaction.
+func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
+	s := d.ClaimStore
 	var out []claim.Claim
 	var soonest int64
-	err := s.write(ctx, op, false, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, "claim", false, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		out = make([]claim.Claim, 0, min(req.Limit, 64))
 		due := addNanos(now, req.Lease)
 		soonest = 0
@@ -254,27 +236,25 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 				break
 			}
 			for _, c := range cands {
-				if c.state == rowClaimed && c.attempts >= c.maxA {
+				if c.state == sqlclaim.RowClaimed && c.attempts >= c.maxA {
 					if _, err := tx.ExecContext(ctx, sqlBury, sql.Named("id", c.id)); err != nil {
 						return err
 					}
 					continue
 				}
-				cl := claim.Claim{Queue: req.Queue, Item: claim.ItemID(c.id), Owner: req.Owner, ExpiresAt: at(due)}
-				var timeout, enqueued, token int64
-				var payload, metadata []byte
-				var tags string
+				// database/sql gives the row its own payload and metadata.
+				row := sqlclaim.ClaimedRow{ID: c.id, Queue: req.Queue, Owner: req.Owner, Expires: at(due)}
+				var timeout, enqueued int64
 				if err := take.QueryRowContext(ctx, sql.Named("owner", req.Owner), sql.Named("due", due),
-					sql.Named("id", c.id)).Scan(&cl.Attempt, &cl.MaxAttempts, &cl.Priority, &timeout,
-					&enqueued, &token, &payload, &cl.Kind, &tags, &metadata); err != nil {
+					sql.Named("id", c.id)).Scan(&row.Attempt, &row.MaxAttempts, &row.Priority, &timeout,
+					&enqueued, &row.Token, &row.Payload, &row.Kind, &row.Tags, &row.Metadata); err != nil {
 					return err
 				}
-				if cl.Tags, err = claimstore.ParseTagsJSON(tags); err != nil {
-					return fmt.Errorf("item %d: %w", c.id, err)
+				row.Timeout, row.Enqueued = time.Duration(timeout), at(enqueued)
+				cl, err := row.Claim()
+				if err != nil {
+					return err
 				}
-				cl.Timeout, cl.EnqueuedAt = time.Duration(timeout), at(enqueued)
-				cl.Payload, cl.Metadata = clonePayload(payload), clonePayload(metadata)
-				cl.Ref = claim.Ref{Item: cl.Item, Token: uint64(token)}
 				out = append(out, cl)
 			}
 		}
@@ -286,23 +266,19 @@ func (s *ClaimStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 	if err != nil {
 		return nil, err
 	}
-	if req.Lost != nil && len(out) > 0 {
-		s.track(out, req.Lost)
-	}
 	return out, nil
 }
 
 // Extend extends the live claim r to lease from now on the store's clock.
 func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duration) (time.Time, error) {
-	const op = "extend"
-	if err := s.begin(ctx, op); err != nil {
-		return time.Time{}, err
-	}
-	if err := checks.Extend("claims."+op, r, lease); err != nil {
-		return time.Time{}, err
-	}
+	return s.eng.Extend(ctx, r, lease)
+}
+
+// Extend is one statement in the shared write transaction.
+func (d dialect) Extend(ctx context.Context, r claim.Ref, lease time.Duration) (time.Time, error) {
+	s := d.ClaimStore
 	var expires int64
-	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, "extend", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		expires = 0
 		st, err := s.txStmt(ctx, tx, sqlExtend)
 		if err != nil {
@@ -315,14 +291,9 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 		}
 		return err
 	}, func() { s.d.watch.dueAt(expires) })
-	if err != nil {
+	if err != nil || expires == 0 {
 		return time.Time{}, err
 	}
-	if expires == 0 {
-		s.untrack(r)
-		return time.Time{}, staleClaim(op, r)
-	}
-	s.retrack(r, expires)
 	return at(expires), nil
 }
 
@@ -331,16 +302,15 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 // completed item is deleted, or kept as Completed when the store keeps
 // completed items ([WithRetention]).
 func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
-	const op = "settle"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checks.Settlement("claims.settle", st); err != nil {
-		return err
-	}
+	return s.eng.Settle(ctx, st)
+}
+
+// Settle is one statement in the shared write transaction.
+func (d dialect) Settle(ctx context.Context, st claim.Settlement) (bool, error) {
+	s := d.ClaimStore
 	var settled bool
 	var due int64
-	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, "settle", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		settled, due = false, 0
 		id, token := sql.Named("id", int64(st.Ref.Item)), sql.Named("token", int64(st.Ref.Token))
 		var res sql.Result
@@ -375,14 +345,7 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 			s.d.watch.dueAt(due)
 		}
 	})
-	if err != nil {
-		return err
-	}
-	s.untrack(st.Ref)
-	if !settled {
-		return staleClaim(op, st.Ref)
-	}
-	return nil
+	return settled, err
 }
 
 // Cancel cancels the item id of queue whatever its state: it is deleted,
@@ -394,16 +357,16 @@ func (s *ClaimStore) Settle(ctx context.Context, st claim.Settlement) error {
 // next call. An item already completed or cancelled is left as it is. An
 // item that is not in queue gets an error matching claim.ErrNotFound.
 func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) error {
-	const op = "cancel"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checks.Item("claims."+op, queue, id); err != nil {
-		return err
-	}
+	return s.eng.Cancel(ctx, queue, id)
+}
+
+// Cancel reads the item and deletes it, or keeps it as cancelled, in the
+// shared write transaction.
+func (d dialect) Cancel(ctx context.Context, queue string, id claim.ItemID) (sqlclaim.Cancelled, error) {
+	s := d.ClaimStore
 	var found, live bool
 	var token int64
-	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, "cancel", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		found, live = false, false
 		var state int
 		err := tx.QueryRowContext(ctx, sqlCancelFind, sql.Named("id", int64(id)), sql.Named("queue", queue),
@@ -415,7 +378,7 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 			return err
 		}
 		found = true
-		if state == rowCompleted || state == rowCancelled {
+		if state == sqlclaim.RowCompleted || state == sqlclaim.RowCancelled {
 			return nil
 		}
 		if s.d.cfg.retention.Cancelled > 0 {
@@ -425,35 +388,24 @@ func (s *ClaimStore) Cancel(ctx context.Context, queue string, id claim.ItemID) 
 		}
 		return err
 	}, nil)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	if live {
-		s.lose(claim.Ref{Item: id, Token: uint64(token)}, op)
-	}
-	return nil
+	return sqlclaim.Cancelled{Found: found, Live: live, Token: uint64(token)}, err
 }
 
 // RequeueDead makes the dead item id of queue visible at once with no
 // attempts used, keeping its history. An item that is not a dead letter of
 // queue gets an error matching claim.ErrNotFound.
 func (s *ClaimStore) RequeueDead(ctx context.Context, queue string, id claim.ItemID) (claim.Item, error) {
-	return s.updateItem(ctx, "requeue_dead", sqlRequeueDead, queue, id)
+	return s.eng.RequeueDead(ctx, queue, id)
 }
 
-// updateItem runs query, an UPDATE of the item id of queue RETURNING its
-// columns, as op, and returns the item; an item the query does not match
-// gets an error matching claim.ErrNotFound.
-func (s *ClaimStore) updateItem(ctx context.Context, op, query, queue string, id claim.ItemID) (claim.Item, error) {
-	if err := s.begin(ctx, op); err != nil {
-		return claim.Item{}, err
+// Change is one statement returning the item's row, in the shared write
+// transaction.
+func (d dialect) Change(ctx context.Context, ch sqlclaim.Change, queue string, id claim.ItemID) (claim.Item, bool, error) {
+	op, query := "requeue_dead", sqlRequeueDead
+	if ch == sqlclaim.RetryNow {
+		op, query = "retry_now", sqlRetryNow
 	}
-	if err := checks.Item("claims."+op, queue, id); err != nil {
-		return claim.Item{}, err
-	}
+	s := d.ClaimStore
 	var it claim.Item
 	var found bool
 	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
@@ -471,28 +423,20 @@ func (s *ClaimStore) updateItem(ctx context.Context, op, query, queue string, id
 		it, err = r.item(now)
 		return err
 	}, nil)
-	if err != nil {
-		return claim.Item{}, err
-	}
-	if !found {
-		return claim.Item{}, &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	return it, nil
+	return it, found, err
 }
 
 // DeleteDead deletes the dead item id of queue, freeing its key. An item
 // that is not a dead letter of queue gets an error matching
 // claim.ErrNotFound.
 func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.ItemID) error {
-	const op = "delete_dead"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checks.Item("claims."+op, queue, id); err != nil {
-		return err
-	}
+	return s.eng.DeleteDead(ctx, queue, id)
+}
+
+// DeleteDead is one statement in the shared write transaction.
+func (d dialect) DeleteDead(ctx context.Context, queue string, id claim.ItemID) (bool, error) {
 	var n int64
-	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := d.write(ctx, "delete_dead", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		res, err := tx.ExecContext(ctx, sqlDeleteDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
 			sql.Named("now", now))
 		if err != nil {
@@ -501,13 +445,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 		n, err = res.RowsAffected()
 		return err
 	}, nil)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return &claim.NotFoundError{Op: op, Queue: queue, Item: id}
-	}
-	return nil
+	return n > 0, err
 }
 
 // Notify returns a channel that is closed once an item of queue may have
@@ -529,25 +467,18 @@ func (s *ClaimStore) Transactions() int64 { return s.d.commit.transactions.Load(
 // calls; Notify channels are closed. No Lost function runs after Close
 // returns. Close is idempotent.
 func (s *ClaimStore) Close() error {
-	s.mu.Lock()
-	s.d.closed.Store(true)
-	s.mu.Unlock()
-	s.d.close()
-	s.callbacks.Wait()
+	s.eng.Close(s.d.close)
 	return nil
 }
 
-// begin checks what every call needs: a context that is not nil or done,
-// and an open store.
-func (s *ClaimStore) begin(ctx context.Context, op string) error {
-	if ctx == nil {
-		return invalid("claims."+op, "ctx", "must not be nil")
-	}
-	if s.d.closed.Load() {
-		return closedError("claims." + op)
-	}
-	return ctx.Err()
-}
+// Tracking needs nothing: a Cancel of another process is not reported.
+func (d dialect) Tracking() {}
+
+// Closed is the error of a call on a closed store.
+func (d dialect) Closed(op string) error { return closedError("claims." + op) }
+
+// Fail is fail: an SQLite error of op as a storage error.
+func (d dialect) Fail(op string, err error) error { return d.fail(op, err) }
 
 // fail wraps a database error of op, or reports the store closed if it
 // closed meanwhile.
@@ -560,11 +491,4 @@ func (s *ClaimStore) fail(op string, err error) error {
 		return closedError("claims." + op)
 	}
 	return s.d.storage("claims."+op, err)
-}
-
-func clonePayload(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append(make([]byte, 0, len(b)), b...)
 }

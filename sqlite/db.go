@@ -96,7 +96,7 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 		d.closeConns()
 		return nil, d.storage(op, err)
 	}
-	d.wg.Go(d.commit.run)
+	d.commit.start(&d.wg)
 	d.wg.Go(d.watch.run)
 	return d, nil
 }

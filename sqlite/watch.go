@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/internal/sqlclaim"
 )
 
 // watcher tells waiters that the file may have changed. Commits through
@@ -20,9 +21,11 @@ import (
 type watcher struct {
 	d *db
 
+	// waiters wakes every waiter at each change: one key, since the file
+	// does not say what changed.
+	waiters *sqlclaim.Hub[struct{}]
+
 	mu      sync.Mutex
-	gen     chan struct{} // closed and replaced at each change
-	waiters int
 	closed  bool
 	timer   lease.Timer
 	timerAt int64 // the instant timer is set for; 0 when none
@@ -59,28 +62,18 @@ func (w *watcher) start(ctx context.Context) error {
 }
 
 func newWatcher(d *db) *watcher {
-	return &watcher{d: d, gen: make(chan struct{}), active: make(chan struct{}, 1)}
+	return &watcher{d: d, waiters: sqlclaim.NewHub[struct{}](), active: make(chan struct{}, 1)}
 }
 
 // wait returns a channel closed at the next change, and a function to call
 // when no longer waiting.
 func (w *watcher) wait() (<-chan struct{}, func()) {
-	w.mu.Lock()
-	ch := w.gen
-	w.waiters++
-	w.mu.Unlock()
+	ch, stop := w.waiters.Arm(struct{}{}, nil)
 	select {
 	case w.active <- struct{}{}:
 	default:
 	}
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			w.mu.Lock()
-			w.waiters--
-			w.mu.Unlock()
-		})
-	}
+	return ch, stop
 }
 
 // changed wakes every waiter, and asks for the next due instant to be
@@ -88,20 +81,12 @@ func (w *watcher) wait() (<-chan struct{}, func()) {
 func (w *watcher) changed() {
 	w.mu.Lock()
 	w.rescan = true
-	w.wakeLocked()
 	w.mu.Unlock()
+	w.waiters.WakeAll()
 	select {
 	case w.active <- struct{}{}:
 	default:
 	}
-}
-
-func (w *watcher) wakeLocked() {
-	if w.closed {
-		return
-	}
-	close(w.gen)
-	w.gen = make(chan struct{})
 }
 
 // dueAt makes sure waiters are woken at ns, on the store's clock.
@@ -140,7 +125,7 @@ func (w *watcher) close() {
 	if w.closed {
 		return
 	}
-	close(w.gen)
+	w.waiters.Close()
 	w.closed = true
 	if w.timer != nil {
 		w.timer.Stop()
@@ -157,7 +142,7 @@ func (w *watcher) run() {
 	defer tick.Stop()
 	for {
 		w.mu.Lock()
-		idle := w.waiters == 0 && !w.rescan
+		idle := !w.rescan && w.waiters.Waiters() == 0
 		w.mu.Unlock()
 		if idle {
 			select {
@@ -179,7 +164,7 @@ func (w *watcher) run() {
 		w.mu.Lock()
 		if v != version {
 			w.rescan = true
-			w.wakeLocked()
+			w.waiters.WakeAll()
 		}
 		version = v
 		rescan, q := w.rescan, w.dueQuery

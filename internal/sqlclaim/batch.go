@@ -1,0 +1,265 @@
+package sqlclaim
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/leasehold/lease/claim"
+)
+
+// Call is one caller's request in a Batcher, and its answer once the
+// batch that carried it has run.
+type Call[Req, Res any] struct {
+	// Op names the call in the error of a closed batcher.
+	Op string
+	// Item is the item the call acts on, 0 for none: a batch names each
+	// item at most once.
+	Item claim.ItemID
+	// Group and Weight decide which calls share a batch: calls of one
+	// group, whose weights add up to at most the batcher's Max (a heavier
+	// call goes alone). Weight 0 counts as 1.
+	Group  string
+	Weight int
+	// ToEnd makes a caller whose context ends after its call was taken
+	// into a batch wait for the batch's answer, rather than return at
+	// once with an unknown outcome.
+	ToEnd bool
+	// Req is the request; Res and Err the answer, set by the batch's run.
+	Req Req
+	Res Res
+	Err error
+
+	caller context.Context
+	done   chan struct{}
+}
+
+// CallerErr returns the error of the caller's context once the caller gave
+// up waiting, nil before. A batch may skip such a call: its caller reads
+// nothing of it. The caller's context is only read here; a batch never
+// runs under it.
+func (c *Call[Req, Res]) CallerErr() error { return c.caller.Err() }
+
+// BatcherConfig configures a Batcher.
+type BatcherConfig struct {
+	// Max is the largest total weight of a batch (at least 1).
+	Max int
+	// Flushers is how many batches may be under way at once (at least 1).
+	Flushers int
+	// Inline lets a call that finds the batcher idle run its batch of one
+	// on the caller's goroutine, under the caller's context: it spares two
+	// hand-offs between goroutines on an idle store. Calls that arrive
+	// meanwhile queue for the flushers as usual. Leave it off when a batch
+	// must never run under a caller's context.
+	Inline bool
+	// Gather lets the goroutines that are ready run before a woken
+	// flusher takes its batch, so that calls sent at one moment (a
+	// worker's settlement and its next claim) share it.
+	Gather bool
+	// Closed is the error of a call on a closed batcher.
+	Closed func(op string) error
+}
+
+// Batcher is group commit: it coalesces the calls of many goroutines into
+// one batch per round trip. A flusher takes whatever is pending as one
+// batch and runs it, under the batcher's own context (never a caller's,
+// unless Inline); calls that arrive meanwhile wait for the next batch. A
+// caller waits for its own batch, so an answer without an error means the
+// batch committed. A caller whose context ends stops waiting: a call not
+// yet taken is withdrawn and changes nothing; one already taken is left
+// to its batch (see Call.ToEnd).
+//
+// pending holds one entry per waiting caller, so it is bounded by the
+// number of calling goroutines. A Batcher is safe for concurrent use.
+type Batcher[Req, Res any] struct {
+	cfg  BatcherConfig
+	kick chan struct{} // wakes a flusher; capacity 1
+	// run sends a batch and sets each call's Res or Err; an error it
+	// returns is every call's.
+	run func(ctx context.Context, batch []*Call[Req, Res]) error
+
+	batches atomic.Int64
+
+	mu      sync.Mutex
+	pending []*Call[Req, Res]
+	running int // batches under way
+	closed  bool
+}
+
+// NewBatcher returns a Batcher that sends its batches with run. Start
+// starts its flushers.
+func NewBatcher[Req, Res any](cfg BatcherConfig, run func(ctx context.Context, batch []*Call[Req, Res]) error) *Batcher[Req, Res] {
+	cfg.Max, cfg.Flushers = max(cfg.Max, 1), max(cfg.Flushers, 1)
+	return &Batcher[Req, Res]{cfg: cfg, kick: make(chan struct{}, 1), run: run}
+}
+
+// Start starts the batcher's flushers, counted in wg. They run the
+// batches under ctx, and when ctx ends they fail every call still pending
+// with the Closed error, as they do later calls.
+func (b *Batcher[Req, Res]) Start(ctx context.Context, wg *sync.WaitGroup) {
+	for range b.cfg.Flushers {
+		wg.Go(func() { b.flush(ctx) })
+	}
+}
+
+// Batches returns how many batches the batcher has sent.
+func (b *Batcher[Req, Res]) Batches() int64 { return b.batches.Load() }
+
+// Pending returns how many calls wait for a batch.
+func (b *Batcher[Req, Res]) Pending() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pending)
+}
+
+// Close makes later calls fail with the Closed error; the flushers fail
+// the pending ones once their context ends.
+func (b *Batcher[Req, Res]) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+}
+
+// Do queues c and waits for its batch's answer, or for ctx.
+func (b *Batcher[Req, Res]) Do(ctx context.Context, c *Call[Req, Res]) (Res, error) {
+	var zero Res
+	c.caller, c.done = ctx, make(chan struct{})
+	c.Weight = max(c.Weight, 1)
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return zero, b.cfg.Closed(c.Op)
+	}
+	if b.cfg.Inline && b.running == 0 && len(b.pending) == 0 {
+		b.running++
+		b.mu.Unlock()
+		b.batches.Add(1)
+		err := b.run(ctx, []*Call[Req, Res]{c})
+		b.mu.Lock()
+		b.running--
+		more := len(b.pending) > 0
+		b.mu.Unlock()
+		if more {
+			b.wake()
+		}
+		if err != nil {
+			return zero, err
+		}
+		return c.Res, c.Err
+	}
+	b.pending = append(b.pending, c)
+	b.mu.Unlock()
+	b.wake()
+	select {
+	case <-c.done:
+		return c.Res, c.Err
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	if i := slices.Index(b.pending, c); i >= 0 {
+		b.pending = slices.Delete(b.pending, i, i+1)
+		b.mu.Unlock()
+		return zero, ctx.Err()
+	}
+	b.mu.Unlock()
+	if !c.ToEnd {
+		return zero, ctx.Err()
+	}
+	<-c.done
+	return c.Res, c.Err
+}
+
+// wake tells a flusher that calls are pending.
+func (b *Batcher[Req, Res]) wake() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// take removes and returns the next batch: pending calls in arrival order
+// of the first one's group, up to a total weight of Max, each item once.
+func (b *Batcher[Req, Res]) take() []*Call[Req, Res] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) == 0 {
+		return nil
+	}
+	n := min(len(b.pending), b.cfg.Max)
+	batch := make([]*Call[Req, Res], 0, n)
+	var seen map[claim.ItemID]struct{}
+	group, weight := b.pending[0].Group, 0
+	rest := b.pending[:0]
+	for _, c := range b.pending {
+		dup := false
+		if c.Item != 0 {
+			_, dup = seen[c.Item]
+		}
+		if dup || c.Group != group || (len(batch) > 0 && weight+c.Weight > b.cfg.Max) {
+			rest = append(rest, c)
+			continue
+		}
+		if c.Item != 0 {
+			if seen == nil {
+				seen = make(map[claim.ItemID]struct{}, n)
+			}
+			seen[c.Item] = struct{}{}
+		}
+		weight += c.Weight
+		batch = append(batch, c)
+	}
+	clear(b.pending[len(rest):])
+	b.pending = rest
+	b.running++
+	return batch
+}
+
+// flush sends batches until ctx is done, then fails every call still
+// waiting with the Closed error.
+func (b *Batcher[Req, Res]) flush(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.closed = true
+			left := b.pending
+			b.pending = nil
+			b.mu.Unlock()
+			for _, c := range left {
+				c.Err = b.cfg.Closed(c.Op)
+				close(c.done)
+			}
+			return
+		case <-b.kick:
+		}
+		if b.cfg.Gather {
+			runtime.Gosched()
+		}
+		for {
+			batch := b.take()
+			if len(batch) == 0 {
+				break
+			}
+			b.batches.Add(1)
+			err := b.run(ctx, batch)
+			closed := err != nil && ctx.Err() != nil
+			for _, c := range batch {
+				switch {
+				case closed:
+					c.Err = b.cfg.Closed(c.Op)
+				case err != nil:
+					c.Err = err
+				}
+				close(c.done)
+			}
+			b.mu.Lock()
+			b.running--
+			b.mu.Unlock()
+			// Calls that arrived meanwhile may be waiting for another
+			// flusher that is busy: pass the word on.
+			b.wake()
+		}
+	}
+}
