@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/lease"
@@ -83,22 +82,9 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 	if pool == nil {
 		return nil, invalid("claims.new", "pool", "must not be nil")
 	}
-	c := defaultClaimConfig()
-	for _, o := range opts {
-		o.applyClaim(&c)
-	}
-	if err := checkIdentifier("table", c.table); err != nil {
+	c, id, migrations, queues, err := claimTables(opts)
+	if err != nil {
 		return nil, err
-	}
-	id, migrations := pgx.Identifier{c.table}, pgx.Identifier{ClaimMigrationsTable}
-	queues := pgx.Identifier{ClaimQueuesTable}
-	if c.schemaSet {
-		if err := checkIdentifier("schema", c.schema); err != nil {
-			return nil, err
-		}
-		id = append(pgx.Identifier{c.schema}, id...)
-		migrations = append(pgx.Identifier{c.schema}, migrations...)
-		queues = append(pgx.Identifier{c.schema}, queues...)
 	}
 	switch {
 	case c.poll <= 0:

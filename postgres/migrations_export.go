@@ -31,21 +31,12 @@ type Migration struct {
 // call it, after either version. The options are checked as
 // [NewLockProvider] checks them.
 func LockMigrationSQL(opts ...LockOption) ([]Migration, error) {
-	c := defaultConfig()
-	for _, o := range opts {
-		o.apply(&c)
-	}
-	if err := checkIdentifier("table", c.table); err != nil {
+	c, id, seq, waiters, err := lockTables(opts)
+	if err != nil {
 		return nil, err
 	}
-	id, seq, waiters := pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}, pgx.Identifier{waitersName(c.table)}
 	var v1, v2 strings.Builder
 	if c.schemaSet {
-		if err := checkIdentifier("schema", c.schema); err != nil {
-			return nil, err
-		}
-		in := pgx.Identifier{c.schema}
-		id, seq, waiters = append(in, id...), append(in[:1:1], seq...), append(in[:1:1], waiters...)
 		statement(&v1, createSchema(c.schema))
 	}
 	sql := newStatements(id.Sanitize(), seq.Sanitize(), waiters.Sanitize())
@@ -66,22 +57,9 @@ func LockMigrationSQL(opts ...LockOption) ([]Migration, error) {
 // the schema, when [WithClaimSchema] is given. The options are checked as
 // [NewClaimStore] checks those that name tables.
 func ClaimMigrationSQL(opts ...ClaimOption) ([]Migration, error) {
-	c := defaultClaimConfig()
-	for _, o := range opts {
-		o.applyClaim(&c)
-	}
-	if err := checkIdentifier("table", c.table); err != nil {
+	c, id, migrations, queues, err := claimTables(opts)
+	if err != nil {
 		return nil, err
-	}
-	id, migrations := pgx.Identifier{c.table}, pgx.Identifier{ClaimMigrationsTable}
-	queues := pgx.Identifier{ClaimQueuesTable}
-	if c.schemaSet {
-		if err := checkIdentifier("schema", c.schema); err != nil {
-			return nil, err
-		}
-		id = append(pgx.Identifier{c.schema}, id...)
-		migrations = append(pgx.Identifier{c.schema}, migrations...)
-		queues = append(pgx.Identifier{c.schema}, queues...)
 	}
 	table := id.Sanitize()
 	sql := newClaimStatements(table, migrations.Sanitize(), queues.Sanitize(), claim.Retention{})
@@ -135,4 +113,50 @@ func statement(b *strings.Builder, stmt string) {
 // standard_conforming_strings on (the default since PostgreSQL 9.1).
 func quoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// lockTables applies opts to the lock provider's defaults and checks the
+// names they give; it returns the configuration and the names of the
+// provider's table, token sequence and waiters table, in the schema when
+// one is given.
+func lockTables(opts []LockOption) (c config, id, seq, waiters pgx.Identifier, err error) {
+	c = defaultConfig()
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if err := checkIdentifier("table", c.table); err != nil {
+		return c, nil, nil, nil, err
+	}
+	id, seq, waiters = pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}, pgx.Identifier{waitersName(c.table)}
+	if c.schemaSet {
+		if err := checkIdentifier("schema", c.schema); err != nil {
+			return c, nil, nil, nil, err
+		}
+		in := pgx.Identifier{c.schema}
+		id, seq, waiters = append(in, id...), append(in[:1:1], seq...), append(in[:1:1], waiters...)
+	}
+	return c, id, seq, waiters, nil
+}
+
+// claimTables applies opts to the claim store's defaults and checks the
+// names they give; it returns the configuration and the names of the
+// items' table, the table of applied migrations and the paused queues'
+// table, in the schema when one is given.
+func claimTables(opts []ClaimOption) (c claimConfig, id, migrations, queues pgx.Identifier, err error) {
+	c = defaultClaimConfig()
+	for _, o := range opts {
+		o.applyClaim(&c)
+	}
+	if err := checkIdentifier("table", c.table); err != nil {
+		return c, nil, nil, nil, err
+	}
+	id, migrations, queues = pgx.Identifier{c.table}, pgx.Identifier{ClaimMigrationsTable}, pgx.Identifier{ClaimQueuesTable}
+	if c.schemaSet {
+		if err := checkIdentifier("schema", c.schema); err != nil {
+			return c, nil, nil, nil, err
+		}
+		in := pgx.Identifier{c.schema}
+		id, migrations, queues = append(in, id...), append(in[:1:1], migrations...), append(in[:1:1], queues...)
+	}
+	return c, id, migrations, queues, nil
 }

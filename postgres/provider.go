@@ -50,20 +50,9 @@ func NewLockProvider(pool *pgxpool.Pool, opts ...LockOption) (*LockProvider, err
 	if pool == nil {
 		return nil, invalid("new", "pool", "must not be nil")
 	}
-	c := defaultConfig()
-	for _, o := range opts {
-		o.apply(&c)
-	}
-	if err := checkIdentifier("table", c.table); err != nil {
+	c, id, seq, waiters, err := lockTables(opts)
+	if err != nil {
 		return nil, err
-	}
-	id, seq, waiters := pgx.Identifier{c.table}, pgx.Identifier{sequenceName(c.table)}, pgx.Identifier{waitersName(c.table)}
-	if c.schemaSet {
-		if err := checkIdentifier("schema", c.schema); err != nil {
-			return nil, err
-		}
-		in := pgx.Identifier{c.schema}
-		id, seq, waiters = append(in, id...), append(in[:1:1], seq...), append(in[:1:1], waiters...)
 	}
 	if c.lockDelay < 0 {
 		return nil, invalid("new", "lock delay", fmt.Sprintf("must not be negative, got %v", c.lockDelay))
