@@ -188,7 +188,10 @@ func TestUnwritableFileAtWrite(t *testing.T) {
 	s := newClaimStore(t, path)
 	_, err := s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
 	require.NoError(t, err)
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+	// The shared-memory file stays writable: SQLite maps it into memory,
+	// and a store of a mapped page of an immutable file is a fault that
+	// ends the process (any SQLite's), not an error a call can return.
+	for _, p := range []string{path, path + "-wal"} {
 		readOnly(t, p)
 	}
 	_, err = s.Enqueue(t.Context(), []claim.NewItem{{Queue: "q", MaxAttempts: 1}, {Queue: "q", MaxAttempts: 1}})
