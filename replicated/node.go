@@ -320,7 +320,7 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 	n.raft = r
 	if n.stream != nil {
 		if !cfg.NoForward {
-			n.fwd = &forwarder{n: n, stream: n.stream, idle: make(map[string][]*fconn), open: make(map[*fconn]struct{})}
+			n.fwd = newForwarder(n, n.stream)
 		}
 		n.stream.start(n.serveForward)
 	}
