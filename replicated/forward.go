@@ -229,7 +229,7 @@ func (f *forwarder) roundTrip(ctx context.Context, op, addr string, kind byte, b
 // batch's calls concurrently, so that its batcher commits them together:
 // a round trip, a TLS record and a wake-up per batch instead of per call.
 const (
-	forwardLanes    = 4
+	forwardLanes    = 2
 	maxForwardBatch = 512
 	maxForwardBytes = 8 << 20
 )
