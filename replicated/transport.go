@@ -196,6 +196,7 @@ func (s *streamLayer) Close() error {
 		s.mu.Unlock()
 		err = s.ln.Close()
 		s.wg.Wait()
+		s.forward = nil // raft's transport may still hold s a moment: not the node
 	})
 	return err
 }
