@@ -48,8 +48,8 @@ func TestClosedNodeIsCollected(t *testing.T) {
 		wnode = weak.Make(n)
 	}()
 	c.stop(fi)
-	// Nothing of the node runs after Close: its state goes with the next
-	// collection.
+	// What of raft's transport is still winding down holds nothing of the
+	// node: its state goes with the next collection.
 	runtime.GC()
 	runtime.GC()
 	require.Nil(t, state.Value(), "the closed node's FSM stays reachable")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -53,6 +54,7 @@ type forwarder struct {
 	open   map[*fconn]struct{} // every connection, idle or in use
 	queues map[string]*fqueue  // by address: calls waiting to be sent
 	closed bool
+	dials  atomic.Int64 // connections opened, for tests
 }
 
 func newForwarder(n *Node, stream *streamLayer) *forwarder {
@@ -456,6 +458,7 @@ func (f *forwarder) get(addr string) (*fconn, error) {
 		}
 		f.drop(c)
 	}
+	f.dials.Add(1)
 	conn, err := f.stream.dial(f.ctx, addr, streamForward, dialTimeout)
 	if err != nil {
 		return nil, err
