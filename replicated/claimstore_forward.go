@@ -75,8 +75,18 @@ func (f *forwarder) claim(ctx context.Context, c *claimCall) (*claimReply, error
 	return &rep, nil
 }
 
-// serveClaim serves a forwarded claim store call on this node.
+// serveClaim serves a forwarded claim store call on this node. A write's
+// body, the call as JSON, goes into the log as it came: every node decodes
+// it there, and a body that does not decode fails alike on every node.
 func (n *Node) serveClaim(ctx context.Context, body []byte) answer {
+	var head struct{ Op claimOp }
+	if err := json.Unmarshal(body, &head); err != nil {
+		return answer{err: errCorrupt}
+	}
+	if !head.Op.isRead() {
+		r := n.submit(ctx, command{op: opClaim, value: body})
+		return answer{value: encodeReply(r.claim), err: r.err}
+	}
 	var c claimCall
 	if err := json.Unmarshal(body, &c); err != nil {
 		return answer{err: errCorrupt}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -44,10 +45,22 @@ var (
 type forwarder struct {
 	n      *Node
 	stream *streamLayer
+	// ctx ends when the forwarder closes: a dial under way gives up.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the lanes
 	mu     sync.Mutex
 	idle   map[string][]*fconn // by address
 	open   map[*fconn]struct{} // every connection, idle or in use
+	queues map[string]*fqueue  // by address: calls waiting to be sent
 	closed bool
+	dials  atomic.Int64 // connections opened, for tests
+}
+
+func newForwarder(n *Node, stream *streamLayer) *forwarder {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &forwarder{n: n, stream: stream, ctx: ctx, cancel: cancel,
+		idle: make(map[string][]*fconn), open: make(map[*fconn]struct{}), queues: make(map[string]*fqueue)}
 }
 
 // fconn is one connection to a leader.
@@ -172,38 +185,25 @@ func (n *Node) outside() bool {
 // whether the request may have reached the leader. A decoded error from
 // the leader comes back in the answer, except the ones call acts on
 // (errRemoteNotLeader, errRemoteClosed, an uncertain outcome), returned as
-// err.
+// err. The request joins the calls under way to addr (see lane): it
+// travels alone when the connections to addr are idle, and with the calls
+// that queued beside it when they are busy.
 func (f *forwarder) roundTrip(ctx context.Context, op, addr string, kind byte, body []byte) (a answer, sent bool, err error) {
-	c, err := f.get(addr)
-	if err != nil {
+	fc := &fcall{ctx: ctx, kind: kind, body: body, done: make(chan struct{})}
+	if err := f.enqueue(addr, fc); err != nil {
 		return answer{}, false, err
 	}
-	var timeout time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = max(time.Until(dl), 1)
-		_ = c.conn.SetDeadline(dl)
+	select {
+	case <-fc.done:
+	case <-ctx.Done():
+		// The call may be in a batch on its way: the leader stops serving
+		// it when its timeout, sent along, passes.
+		return answer{}, true, ctx.Err()
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	frame := binary.AppendVarint([]byte{kind}, int64(timeout))
-	frame = append(frame, body...)
-	sent = true
-	if err := writeFrame(c.w, frame); err != nil {
-		f.drop(c)
-		return answer{}, sent, err
+	if fc.err != nil {
+		return answer{}, fc.sent, fc.err
 	}
-	resp, err := readFrame(c.r)
-	if err != nil {
-		f.drop(c)
-		return answer{}, sent, err
-	}
-	if !stop() { // the context ended: the deadline was moved
-		f.drop(c)
-	} else {
-		_ = c.conn.SetDeadline(time.Time{})
-		f.put(addr, c)
-	}
-	d := decoder{buf: resp}
+	d := decoder{buf: fc.resp}
 	status := d.byte()
 	if status == respOK {
 		a = decodeAnswer(&d)
@@ -211,7 +211,7 @@ func (f *forwarder) roundTrip(ctx context.Context, op, addr string, kind byte, b
 		a.err = decodeError(&d, status, op)
 	}
 	if d.err != nil {
-		return answer{}, sent, d.err
+		return answer{}, true, d.err
 	}
 	switch {
 	case errors.Is(a.err, errRemoteNotLeader):
@@ -219,7 +219,222 @@ func (f *forwarder) roundTrip(ctx context.Context, op, addr string, kind byte, b
 	case errors.Is(a.err, errRemoteClosed):
 		return answer{}, true, a.err
 	}
-	return a, sent, nil
+	return a, true, nil
+}
+
+// Coalescing: the calls a follower forwards to one leader queue up, and at
+// most forwardLanes goroutines (lanes) per leader each take everything
+// queued, up to maxForwardBatch calls and maxForwardBytes, send it as one
+// frame on a connection of their own, and hand each call its answer. An
+// idle follower's call goes out at once, alone; a busy one's calls gather
+// while the lanes are waiting for answers, and the leader serves each
+// batch's calls concurrently, so that its batcher commits them together:
+// a round trip, a TLS record and a wake-up per batch instead of per call.
+const (
+	forwardLanes    = 2
+	maxForwardBatch = 512
+	maxForwardBytes = 8 << 20
+)
+
+// fcall is one call waiting for its answer from the leader.
+type fcall struct {
+	ctx  context.Context
+	kind byte
+	body []byte
+	done chan struct{} // closed once resp, sent and err are set
+	resp []byte        // the leader's response frame: status, body
+	sent bool          // the request may have reached the leader
+	err  error         // the connection's failure; resp is unset
+}
+
+// fqueue is the calls waiting to go to one address, and its lanes.
+type fqueue struct {
+	calls []*fcall
+	lanes int
+}
+
+// enqueue queues fc for addr and starts a lane when fewer than
+// forwardLanes are running.
+func (f *forwarder) enqueue(addr string, fc *fcall) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return errTransportClosed
+	}
+	q := f.queues[addr]
+	if q == nil {
+		q = &fqueue{}
+		f.queues[addr] = q
+	}
+	q.calls = append(q.calls, fc)
+	if q.lanes < forwardLanes {
+		q.lanes++
+		f.wg.Add(1)
+		go f.lane(addr, q)
+	}
+	return nil
+}
+
+// lane sends the calls queued for addr, a batch at a time on one
+// connection, until none is left or the forwarder closes.
+func (f *forwarder) lane(addr string, q *fqueue) {
+	defer f.wg.Done()
+	var c *fconn
+	for {
+		f.mu.Lock()
+		closed := f.closed
+		batch := q.take(closed)
+		if len(batch) == 0 || closed {
+			q.lanes--
+			if q.lanes == 0 && len(q.calls) == 0 && f.queues[addr] == q {
+				delete(f.queues, addr)
+			}
+			f.mu.Unlock()
+			finish(batch, nil, false, errTransportClosed)
+			if c != nil {
+				f.put(addr, c)
+			}
+			return
+		}
+		f.mu.Unlock()
+		c = f.exchange(addr, c, batch)
+	}
+}
+
+// take removes and returns the calls of the next batch (all of them when
+// all is set); a call whose context ended is answered and left out.
+func (q *fqueue) take(all bool) []*fcall {
+	var (
+		batch []*fcall
+		size  int
+		i     int
+	)
+	for i = 0; i < len(q.calls); i++ {
+		fc := q.calls[i]
+		if !all && (len(batch) == maxForwardBatch || (len(batch) > 0 && size+len(fc.body) > maxForwardBytes)) {
+			break
+		}
+		q.calls[i] = nil
+		if err := fc.ctx.Err(); err != nil && !all {
+			fc.err = err
+			close(fc.done)
+			continue
+		}
+		batch = append(batch, fc)
+		size += len(fc.body)
+	}
+	q.calls = q.calls[i:]
+	if len(q.calls) == 0 {
+		q.calls = nil // let the backing array go
+	}
+	return batch
+}
+
+// finish answers every call of batch with resp, or with err.
+func finish(batch []*fcall, resp []byte, sent bool, err error) {
+	for _, fc := range batch {
+		fc.resp, fc.sent, fc.err = resp, sent, err
+		close(fc.done)
+	}
+}
+
+// exchange sends batch to addr on c (a connection from the pool when nil)
+// and answers its calls. It returns the connection, or nil when it failed.
+func (f *forwarder) exchange(addr string, c *fconn, batch []*fcall) *fconn {
+	if c == nil {
+		var err error
+		if c, err = f.get(addr); err != nil {
+			finish(batch, nil, false, err)
+			return nil
+		}
+	}
+	var (
+		deadline time.Time
+		frame    []byte
+	)
+	for _, fc := range batch {
+		dl, ok := fc.ctx.Deadline()
+		if !ok {
+			deadline = time.Time{}
+			break
+		}
+		if dl.After(deadline) {
+			deadline = dl
+		}
+	}
+	if len(batch) == 1 {
+		frame = requestFrame(nil, batch[0])
+	} else {
+		frame = binary.AppendUvarint([]byte{reqBatch, 0}, uint64(len(batch)))
+		for _, fc := range batch {
+			sub := requestFrame(nil, fc)
+			frame = binary.AppendUvarint(frame, uint64(len(sub)))
+			frame = append(frame, sub...)
+		}
+	}
+	_ = c.conn.SetDeadline(deadline)
+	if err := writeFrame(c.w, frame); err != nil {
+		f.drop(c)
+		finish(batch, nil, true, err)
+		return nil
+	}
+	resp, err := readFrame(c.r)
+	if err != nil {
+		f.drop(c)
+		finish(batch, nil, true, err)
+		return nil
+	}
+	if len(batch) == 1 {
+		finish(batch, resp, true, nil)
+		return c
+	}
+	resps, err := splitBatch(resp, len(batch))
+	if err != nil {
+		f.drop(c)
+		finish(batch, nil, true, err)
+		return nil
+	}
+	for i, fc := range batch {
+		fc.resp, fc.sent = resps[i], true
+		close(fc.done)
+	}
+	return c
+}
+
+// requestFrame appends fc's request frame: its kind, the time its context
+// leaves (0 for none) and its body.
+func requestFrame(buf []byte, fc *fcall) []byte {
+	var timeout time.Duration
+	if dl, ok := fc.ctx.Deadline(); ok {
+		timeout = max(time.Until(dl), 1)
+	}
+	buf = binary.AppendVarint(append(buf, fc.kind), int64(timeout))
+	return append(buf, fc.body...)
+}
+
+// splitBatch returns the n responses of a batch's response frame. A
+// response that is an error, not a batch (a leader that refused the batch
+// whole), answers every call.
+func splitBatch(resp []byte, n int) ([][]byte, error) {
+	d := decoder{buf: resp}
+	if d.byte() != respOK {
+		out := make([][]byte, n)
+		for i := range out {
+			out[i] = resp
+		}
+		return out, nil
+	}
+	if d.uvarint() != uint64(n) {
+		return nil, errCorrupt
+	}
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = d.raw(d.uvarint())
+	}
+	if d.err != nil || len(d.buf) != 0 {
+		return nil, errCorrupt
+	}
+	return out, nil
 }
 
 // get returns an idle connection to addr that is still open, or a new one.
@@ -243,7 +458,8 @@ func (f *forwarder) get(addr string) (*fconn, error) {
 		}
 		f.drop(c)
 	}
-	conn, err := f.stream.dial(addr, streamForward, dialTimeout)
+	f.dials.Add(1)
+	conn, err := f.stream.dial(f.ctx, addr, streamForward, dialTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -292,14 +508,17 @@ func (f *forwarder) put(addr string, c *fconn) {
 }
 
 // close ends every connection, idle or in use: a call under way fails.
+// It returns when every lane has.
 func (f *forwarder) close() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.closed = true
+	f.cancel()
 	for c := range f.open {
 		_ = c.conn.Close()
 	}
 	f.idle, f.open = nil, nil
+	f.mu.Unlock()
+	f.wg.Wait()
 }
 
 // serveForward serves the calls a follower forwards on one connection,
@@ -313,11 +532,54 @@ func (n *Node) serveForward(conn net.Conn) {
 		if err != nil {
 			return
 		}
-		resp := n.serveFrame(frame)
+		var resp []byte
+		if len(frame) > 0 && frame[0] == reqBatch {
+			resp = n.serveBatch(frame)
+		} else {
+			resp = n.serveFrame(frame)
+		}
 		if err := writeFrame(w, resp); err != nil {
 			return
 		}
 	}
+}
+
+// serveBatch serves the requests of a batch frame (reqBatch, a timeout
+// byte, a uvarint count, then each request frame with its uvarint
+// length), all at once, so that the writes among them reach the batcher
+// together, and encodes their answers as one frame: respOK, the count,
+// then each answer with its uvarint length.
+func (n *Node) serveBatch(frame []byte) []byte {
+	if len(frame) < 2 {
+		return appendError(nil, errCorrupt)
+	}
+	d := decoder{buf: frame[2:]}
+	count := d.uvarint()
+	if d.err != nil || count == 0 || count > maxForwardBatch {
+		return appendError(nil, errCorrupt)
+	}
+	subs := make([][]byte, count)
+	for i := range subs {
+		subs[i] = d.raw(d.uvarint())
+		if len(subs[i]) > 0 && subs[i][0] == reqBatch {
+			d.fail()
+		}
+	}
+	if d.err != nil || len(d.buf) != 0 {
+		return appendError(nil, errCorrupt)
+	}
+	resps := make([][]byte, count)
+	var wg sync.WaitGroup
+	for i, sub := range subs {
+		wg.Go(func() { resps[i] = n.serveFrame(sub) })
+	}
+	wg.Wait()
+	out := binary.AppendUvarint([]byte{respOK}, count)
+	for _, r := range resps {
+		out = binary.AppendUvarint(out, uint64(len(r)))
+		out = append(out, r...)
+	}
+	return out
 }
 
 // serveFrame serves one forwarded request and encodes its answer.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/lease"
@@ -123,4 +124,34 @@ func TestReadOnDeposedLeaderIsNotLeader(t *testing.T) {
 	}, waitLimit, time.Millisecond)
 	require.ErrorIs(t, err, ErrNotLeader)
 	require.NotErrorIs(t, err, raft.ErrLeadershipLost)
+}
+
+// A follower's concurrent forwarded calls share its few connections to
+// the leader, in batches: many calls at once open no more connections
+// than the follower's lanes, and each gets its own answer.
+func TestForwardCoalescesConcurrentCalls(t *testing.T) {
+	c := newCluster(t, clusterOpts{transport: tcpTransport, raft: patientRaft})
+	ctx := ctxT(t)
+	fol := c.nodes[(c.leader()+1)%3]
+	const calls = 200
+	ids := make(chan lease.ID, calls)
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Go(func() {
+			l, err := fol.Grant(ctx, "h", lease.Operation, time.Minute)
+			if !assert.NoError(t, err) {
+				return
+			}
+			ids <- l.ID
+		})
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[lease.ID]bool{}
+	for id := range ids {
+		assert.False(t, seen[id], "two calls got one lease")
+		seen[id] = true
+	}
+	require.Len(t, seen, calls)
+	assert.LessOrEqual(t, fol.fwd.dials.Load(), int64(forwardLanes), "connections opened for %d concurrent calls", calls)
 }

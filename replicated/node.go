@@ -307,7 +307,12 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 		})
 		n.closers = append(n.closers, closerFunc(func() error {
 			net.CloseStreams() // closing our connections ends the peers' handlers of them
-			return errors.Join(net.Close(), stream.Close())
+			err := errors.Join(net.Close(), stream.Close())
+			// raft's transport ends its accept loop a moment after Close
+			// returns: let go of the node (raft, through the heartbeat
+			// handler raft set), so that its state is garbage at once.
+			net.SetHeartbeatHandler(nil)
+			return err
 		}))
 		n.stream = stream
 		trans = net
@@ -320,7 +325,7 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 	n.raft = r
 	if n.stream != nil {
 		if !cfg.NoForward {
-			n.fwd = &forwarder{n: n, stream: n.stream, idle: make(map[string][]*fconn), open: make(map[*fconn]struct{})}
+			n.fwd = newForwarder(n, n.stream)
 		}
 		n.stream.start(n.serveForward)
 	}

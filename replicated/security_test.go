@@ -136,7 +136,7 @@ func TestTLSRefusesForeignRPCs(t *testing.T) {
 	require.Error(t, tr.RequestVote("n0", target, vote, &raft.RequestVoteResponse{}), "another CA's certificate")
 
 	for _, kind := range []byte{streamRaft, streamForward} {
-		conn, err := foreign.dial(string(target), kind, time.Second)
+		conn, err := foreign.dial(context.Background(), string(target), kind, time.Second)
 		if err == nil { // TLS 1.3: the server's refusal arrives on the first read
 			_ = conn.SetReadDeadline(time.Now().Add(waitLimit))
 			_, err = io.ReadAll(conn)

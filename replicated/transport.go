@@ -1,6 +1,7 @@
 package replicated
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -195,6 +196,7 @@ func (s *streamLayer) Close() error {
 		s.mu.Unlock()
 		err = s.ln.Close()
 		s.wg.Wait()
+		s.forward = nil // raft's transport may still hold s a moment: not the node
 	})
 	return err
 }
@@ -204,11 +206,12 @@ func (s *streamLayer) Addr() net.Addr { return s.ln.Addr() }
 
 // Dial implements raft.StreamLayer.
 func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return s.dial(string(address), streamRaft, timeout)
+	return s.dial(context.Background(), string(address), streamRaft, timeout)
 }
 
-// dial connects to a node's listener for the given kind of stream.
-func (s *streamLayer) dial(address string, kind byte, timeout time.Duration) (net.Conn, error) {
+// dial connects to a node's listener for the given kind of stream, until
+// timeout passes or ctx ends.
+func (s *streamLayer) dial(ctx context.Context, address string, kind byte, timeout time.Duration) (net.Conn, error) {
 	d := &net.Dialer{Timeout: timeout}
 	var (
 		conn net.Conn
@@ -224,9 +227,9 @@ func (s *streamLayer) dial(address string, kind byte, timeout time.Duration) (ne
 			cfg = cfg.Clone()
 			cfg.ServerName = host
 		}
-		conn, err = (&tls.Dialer{NetDialer: d, Config: cfg}).Dial("tcp", address)
+		conn, err = (&tls.Dialer{NetDialer: d, Config: cfg}).DialContext(ctx, "tcp", address)
 	} else {
-		conn, err = d.Dial("tcp", address)
+		conn, err = d.DialContext(ctx, "tcp", address)
 	}
 	if err != nil {
 		return nil, err

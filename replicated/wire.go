@@ -19,7 +19,12 @@ import (
 // length and that many bytes. A request is
 //
 //	kind byte ('W' a command, 'Q' a linearizable read, 'M' a membership
-//	change) | timeout varint (ns, 0 none) | body
+//	change, 'C' a claim store call) | timeout varint (ns, 0 none) | body
+//
+// or a batch of requests a follower coalesced, answered with a batch of
+// responses (see serveBatch):
+//
+//	'B' | 0 | count uvarint | (length uvarint | request) per request
 //
 // where a command's body is the log's command encoding (appendCommand), a
 // read's is its op byte, lease ID, purpose, key and limit, and a
@@ -36,6 +41,8 @@ const (
 	reqWrite  byte = 'W'
 	reqRead   byte = 'Q'
 	reqMember byte = 'M' // a membership change: op byte, id, address
+	// reqBatch carries several requests, served together (see serveBatch).
+	reqBatch byte = 'B'
 )
 
 const (

@@ -43,6 +43,7 @@
 //	-retained   also keep this many completed items on a cluster and measure heap, snapshot and restore
 //	-kill       also burn down this many items and kill the leader half way
 //	-lease      the claims' lease in the -kill measurement (5s): how long a claim of the killed node waits
+//	-cpuprofile write a CPU profile of the whole run to this file
 //
 // Nothing needs a PostgreSQL server but the comparison (-n > 0).
 package hacompare

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -40,6 +41,7 @@ func run() error {
 		kill     int
 		lease    time.Duration
 		all      bool
+		cpuprof  string
 	)
 	flag.StringVar(&cfg.DSN, "dsn", os.Getenv("LEASE_POSTGRES_DSN"), "the PostgreSQL server for River (default $LEASE_POSTGRES_DSN); the role needs CREATEDB")
 	flag.IntVar(&cfg.N, "n", 20_000, "items enqueued and burnt down in each run; 0 skips the comparison")
@@ -56,12 +58,24 @@ func run() error {
 	flag.IntVar(&retained, "retained", 0, "also keep this many completed items on a cluster and measure its heap, a snapshot and a restore")
 	flag.IntVar(&kill, "kill", 0, "also burn down this many items with the workers spread and kill the leader half way")
 	flag.DurationVar(&lease, "lease", 5*time.Second, "the claims' lease in the -kill measurement")
+	flag.StringVar(&cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if flag.NArg() != 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if cpuprof != "" {
+		f, err := os.Create(cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if cfg.N > 0 {
 		if cfg.DSN == "" {
 			return errors.New("no server for River: set LEASE_POSTGRES_DSN or -dsn (scripts/with-postgres sets it), or -n 0")
