@@ -128,7 +128,8 @@ type Node struct {
 	id        string
 	fwd       *forwarder // nil when the node does not forward
 	raft      *raft.Raft
-	stream    *streamLayer // the node's own transport; nil with Config.Transport
+	logs      raft.LogStore // raft's log, read to settle uncertain writes
+	stream    *streamLayer  // the node's own transport; nil with Config.Transport
 	fsm       *fsm
 	closers   []io.Closer // stores and the transport the node opened
 	notify    chan bool   // raft's leadership changes
@@ -318,6 +319,7 @@ func (n *Node) open(cfg Config, rc *raft.Config) error {
 		trans = net
 	}
 	n.fsm = newFSM(cfg.Options, n.dispatchEnd, n.clockMoved)
+	n.logs = logs
 	r, err := startRaft(cfg, rc, n.fsm, logs, stable, snaps, trans)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -198,8 +199,16 @@ func (n *Node) settleOutcome(ctx context.Context, op string, p *proposal, pos in
 		case outcomeLost:
 			return result{err: uncertain(op)}, false
 		}
+		if n.tookIndex(p) {
+			// raft applied another entry at p's index: a no-op or a
+			// configuration of the next leader, which never reaches the
+			// FSM, so the FSM's index may not move for a long while.
+			n.giveUp(p)
+			return result{}, true
+		}
 		select {
 		case <-wait:
+		case <-time.After(outcomePoll):
 		case <-ctx.Done():
 			n.giveUp(p)
 			return result{err: outcomeUnknown(op, ctx.Err())}, false
@@ -208,6 +217,28 @@ func (n *Node) settleOutcome(ctx context.Context, op string, p *proposal, pos in
 			return result{err: outcomeUnknown(op, closedError(op))}, false
 		}
 	}
+}
+
+// outcomePoll is how often settleOutcome looks for an entry of raft's own
+// at the index of an uncertain write.
+const outcomePoll = 20 * time.Millisecond
+
+// tookIndex reports whether raft applied, at the index of p, an entry that
+// is not p's: entries up to raft's applied index are committed, so the
+// local log holds the committed entry there. An entry that is p's, or one
+// the log no longer holds, is left to the FSM to settle.
+func (n *Node) tookIndex(p *proposal) bool {
+	n.fsm.mu.Lock()
+	index, done := p.index, p.done
+	n.fsm.mu.Unlock()
+	if done || n.logs == nil || n.raft.AppliedIndex() < index {
+		return false
+	}
+	var l raft.Log
+	if err := n.logs.GetLog(index, &l); err != nil {
+		return false
+	}
+	return l.Type != raft.LogCommand || string(l.Extensions) != p.key
 }
 
 // giveUp is settleOutcome's end for a caller that stopped waiting.
