@@ -255,3 +255,19 @@ func TestReadmeFiguresAreMeasured(t *testing.T) {
 	}
 	assert.Greater(t, figures, 5)
 }
+
+// TestBenchmarksPageKeepsItsNotes checks that docs/benchmarks.md holds
+// bench/notes.md whole (its intro before the results, the rest after
+// them): the page is regenerated from those notes, so a result written
+// only into the page would be lost at the next run of the generator.
+func TestBenchmarksPageKeepsItsNotes(t *testing.T) {
+	page, err := os.ReadFile("docs/benchmarks.md")
+	require.NoError(t, err)
+	notes, err := os.ReadFile("bench/notes.md")
+	require.NoError(t, err)
+	intro, rest, found := strings.Cut(string(notes), "<!-- end of intro -->")
+	require.True(t, found, "bench/notes.md has no end-of-intro line")
+	assert.Contains(t, string(page), strings.TrimSpace(intro), "docs/benchmarks.md lacks the intro of bench/notes.md")
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(string(page)), strings.TrimSpace(rest)),
+		"docs/benchmarks.md does not end with the notes after the intro in bench/notes.md: copy the page's hand-written sections back into the notes")
+}
