@@ -63,17 +63,9 @@ func NewClaimStore(ctx context.Context, path string, opts ...Option) (*ClaimStor
 	s := &ClaimStore{d: d}
 	s.eng = sqlclaim.New(dialect{s}, sqlclaim.Config{Checks: checks, Closed: &d.closed, Now: d.clock.Now})
 	d.watch.mu.Lock()
-	d.watch.dueQuery = nextDue
+	d.watch.dueSQL = sqlNextDue
 	d.watch.mu.Unlock()
 	return s, nil
-}
-
-// nextDue is the watcher's query for the next instant an item or a claim
-// becomes due.
-func nextDue(ctx context.Context, conn *sql.Conn, now int64) (int64, error) {
-	var next int64
-	err := conn.QueryRowContext(ctx, sqlNextDue, sql.Named("now", now)).Scan(&next)
-	return next, err
 }
 
 // write runs fn in the next group commit, on behalf of op; single says

@@ -53,6 +53,12 @@ type committer struct {
 	// wrote says whether the batch attempted last changed a row; only the
 	// flusher uses it.
 	wrote bool
+	// changes is the writer connection's total_changes() as the last
+	// batch ended, when known: nothing else runs on that connection
+	// between batches, so the next batch starts from it without reading
+	// it. Only the flusher uses them.
+	changes      int64
+	changesKnown bool
 }
 
 func newCommitter(d *db, max int) *committer {
@@ -114,7 +120,7 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		// wakes nobody: waking on it would send an idle worker straight
 		// back to claim, in a loop of empty write transactions.
 		if c.wrote {
-			c.d.watch.changed()
+			c.d.watch.committed()
 		}
 	}
 	for _, w := range batch {
@@ -137,14 +143,18 @@ func (c *committer) attempt(ctx context.Context, batch []*writeCall) (err error)
 	if err != nil {
 		return err
 	}
+	known := c.changesKnown
+	c.changesKnown = false
 	defer func() {
 		if err != nil {
 			_ = tx.Rollback()
 		}
 	}()
-	before, err := totalChanges(ctx, tx)
-	if err != nil {
-		return err
+	before := c.changes
+	if !known {
+		if before, err = c.totalChanges(ctx, tx); err != nil {
+			return err
+		}
 	}
 	one := len(batch) == 1
 	for _, w := range batch {
@@ -189,18 +199,27 @@ func (c *committer) attempt(ctx context.Context, batch []*writeCall) (err error)
 			return err
 		}
 	}
-	after, err := totalChanges(ctx, tx)
+	after, err := c.totalChanges(ctx, tx)
 	if err != nil {
 		return err
 	}
 	c.wrote = after != before
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	// A commit or a rollback leaves total_changes() as it is.
+	c.changes, c.changesKnown = after, true
+	return nil
 }
 
 // totalChanges is the number of rows the write connection has inserted,
 // updated or deleted since it opened.
-func totalChanges(ctx context.Context, tx *sql.Tx) (n int64, err error) {
-	err = tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&n)
+func (c *committer) totalChanges(ctx context.Context, tx *sql.Tx) (n int64, err error) {
+	st, err := c.d.txStmt(ctx, tx, sqlTotalChanges)
+	if err != nil {
+		return 0, err
+	}
+	err = st.QueryRowContext(ctx).Scan(&n)
 	return n, err
 }
 

@@ -188,13 +188,16 @@ func (d *db) reading(ctx context.Context, f func() error) error {
 // preparedWrites are the statements prepared once on the writer
 // connection.
 var preparedWrites = []string{sqlInsert, sqlClaimable, sqlTake, sqlExtend, sqlComplete, sqlCompleteKeep, sqlMove,
-	sqlAcquire, sqlRenew, sqlRelease, sqlSavepoint, sqlRollbackTo, sqlReleaseSavepoint}
+	sqlAcquire, sqlRenew, sqlRelease, sqlSavepoint, sqlRollbackTo, sqlReleaseSavepoint, sqlTotalChanges}
 
 // The savepoint around each write of a batch.
 const (
 	sqlSavepoint        = "SAVEPOINT w"
 	sqlRollbackTo       = "ROLLBACK TO w"
 	sqlReleaseSavepoint = "RELEASE w"
+	// sqlTotalChanges counts the rows the connection changed, to tell a
+	// batch that changed none.
+	sqlTotalChanges = "SELECT total_changes()"
 )
 
 // txStmt returns query, one of preparedWrites, for tx; others are
