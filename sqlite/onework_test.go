@@ -53,5 +53,5 @@ func TestOneWorkerSharesCommits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, claim.Counts{}, counts, "every item completed")
 	t.Logf("%d items in %d commits", n, commits)
-	assert.LessOrEqual(t, commits, int64(n+n/3), "a settlement and the next claim share a commit")
+	assert.LessOrEqual(t, commits, int64(n+n/4), "a settlement and the next claim share a commit")
 }
