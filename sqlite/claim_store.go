@@ -189,7 +189,10 @@ func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Cla
 	s := d.ClaimStore
 	var out []claim.Claim
 	var soonest int64
-	err := s.write(ctx, "claim", false, func(ctx context.Context, tx *wtx, now int64) error {
+	// A claim of one item takes it with one statement: the expired claims
+	// it may bury first stay buried if that statement fails, as the next
+	// claim would bury them, so it needs no savepoint of its own.
+	err := s.write(ctx, "claim", req.Limit == 1, func(ctx context.Context, tx *wtx, now int64) error {
 		out = make([]claim.Claim, 0, min(req.Limit, 64))
 		due := addNanos(now, req.Lease)
 		soonest = 0

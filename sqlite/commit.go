@@ -25,7 +25,10 @@ import (
 // the write when its caller gave up before the batch reached it.
 type write struct {
 	// single: run changes the file with one statement at most, which
-	// SQLite undoes by itself if it fails, so it needs no savepoint.
+	// SQLite undoes by itself if it fails, so it needs no savepoint; or
+	// its other statements make changes that stand on their own, that any
+	// later write would make too (a claim burying an expired claim on its
+	// last attempt before taking its one item).
 	single bool
 	run    func(ctx context.Context, tx *wtx) error
 	// after, if set, runs once the batch committed, before the caller is
