@@ -281,10 +281,12 @@ func (b *Batcher[Req, Res]) flush(ctx context.Context) {
 			return
 		case <-b.kick:
 		}
-		if b.cfg.Gather {
-			b.gather()
-		}
 		for {
+			// Gather before every batch, the next one too: the callers
+			// just answered are ready to run and send their next calls.
+			if b.cfg.Gather {
+				b.gather()
+			}
 			batch := b.take()
 			if len(batch) == 0 {
 				break
