@@ -55,3 +55,40 @@ func TestOneWorkerSharesCommits(t *testing.T) {
 	t.Logf("%d items in %d commits", n, commits)
 	assert.LessOrEqual(t, commits, int64(n+n/4), "a settlement and the next claim share a commit")
 }
+
+// Ten workers burn a queue down in batches of several items a commit:
+// the callers a commit answers send their next writes at once, and the
+// committer lets them run before it takes the next batch.
+func TestTenWorkersShareCommits(t *testing.T) {
+	const n = 600
+	s := newClaimStore(t, tempFile(t))
+	b := lease.Must(claim.New(s))
+	t.Cleanup(func() { _ = b.Close() })
+	items := make([]claim.NewItem, n)
+	for i := range items {
+		items[i] = claim.NewItem{Queue: "q"}
+	}
+	_, err := b.EnqueueMany(t.Context(), items)
+	require.NoError(t, err)
+	before := s.Transactions()
+
+	var mu sync.Mutex
+	runs := map[claim.ItemID]int{}
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	err = b.Work(ctx, claim.Worker{Queue: "q", Concurrency: 10, Handler: func(_ context.Context, c claim.Claim) error {
+		mu.Lock()
+		defer mu.Unlock()
+		runs[c.Item]++
+		if len(runs) == n {
+			stop()
+		}
+		return nil
+	}})
+	require.NoError(t, err)
+	commits := s.Transactions() - before
+
+	assert.Len(t, runs, n)
+	t.Logf("%d items in %d commits", n, commits)
+	assert.LessOrEqual(t, commits, int64(n/3), "the writes of ten workers share commits")
+}
