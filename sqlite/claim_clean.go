@@ -21,7 +21,7 @@ func (s *ClaimStore) Clean(ctx context.Context, limit int) (int, error) {
 func (d dialect) Clean(ctx context.Context, limit int) (int, error) {
 	r := d.d.cfg.retention
 	var n int64
-	err := d.write(ctx, "clean", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := d.write(ctx, "clean", true, func(ctx context.Context, tx *wtx, now int64) error {
 		res, err := tx.ExecContext(ctx, sqlClean, sql.Named("now", now), sql.Named("done", int64(r.Completed)),
 			sql.Named("gone", int64(r.Cancelled)), sql.Named("dead", int64(r.Dead)), sql.Named("limit", limit))
 		if err != nil {

@@ -27,7 +27,7 @@ func (d dialect) Pause(ctx context.Context, queue string, paused bool) error {
 	if paused {
 		op, query = "pause", sqlPause
 	}
-	return d.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	return d.write(ctx, op, true, func(ctx context.Context, tx *wtx, now int64) error {
 		_, err := tx.ExecContext(ctx, query, sql.Named("queue", queue), sql.Named("now", now))
 		return err
 	}, nil)

@@ -63,25 +63,17 @@ func NewClaimStore(ctx context.Context, path string, opts ...Option) (*ClaimStor
 	s := &ClaimStore{d: d}
 	s.eng = sqlclaim.New(dialect{s}, sqlclaim.Config{Checks: checks, Closed: &d.closed, Now: d.clock.Now})
 	d.watch.mu.Lock()
-	d.watch.dueQuery = nextDue
+	d.watch.dueSQL = sqlNextDue
 	d.watch.mu.Unlock()
 	return s, nil
-}
-
-// nextDue is the watcher's query for the next instant an item or a claim
-// becomes due.
-func nextDue(ctx context.Context, conn *sql.Conn, now int64) (int64, error) {
-	var next int64
-	err := conn.QueryRowContext(ctx, sqlNextDue, sql.Named("now", now)).Scan(&next)
-	return next, err
 }
 
 // write runs fn in the next group commit, on behalf of op; single says
 // that fn changes the file with one statement at most (see committer.do).
 // fn is given the batch's context, not the caller's, and must run every
 // statement under it.
-func (s *ClaimStore) write(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx, now int64) error, after func()) error {
-	err := s.d.commit.do(ctx, "claims."+op, single, func(ctx context.Context, tx *sql.Tx) error {
+func (s *ClaimStore) write(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *wtx, now int64) error, after func()) error {
+	err := s.d.commit.do(ctx, "claims."+op, single, func(ctx context.Context, tx *wtx) error {
 		return fn(ctx, tx, s.d.now())
 	}, after)
 	if err != nil {
@@ -90,7 +82,7 @@ func (s *ClaimStore) write(ctx context.Context, op string, single bool, fn func(
 	return nil
 }
 
-func (s *ClaimStore) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+func (s *ClaimStore) txStmt(ctx context.Context, tx *wtx, query string) (*sql.Stmt, error) {
 	return s.d.txStmt(ctx, tx, query)
 }
 
@@ -107,7 +99,7 @@ func (s *ClaimStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 func (d dialect) Enqueue(ctx context.Context, items []claim.NewItem, out []claim.Item) error {
 	s := d.ClaimStore
 	var soonest int64
-	return s.write(ctx, "enqueue", len(items) == 1, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	return s.write(ctx, "enqueue", len(items) == 1, func(ctx context.Context, tx *wtx, now int64) error {
 		soonest = 0
 		ins, err := s.txStmt(ctx, tx, sqlInsert)
 		if err != nil {
@@ -197,7 +189,10 @@ func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Cla
 	s := d.ClaimStore
 	var out []claim.Claim
 	var soonest int64
-	err := s.write(ctx, "claim", false, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	// A claim of one item takes it with one statement: the expired claims
+	// it may bury first stay buried if that statement fails, as the next
+	// claim would bury them, so it needs no savepoint of its own.
+	err := s.write(ctx, "claim", req.Limit == 1, func(ctx context.Context, tx *wtx, now int64) error {
 		out = make([]claim.Claim, 0, min(req.Limit, 64))
 		due := addNanos(now, req.Lease)
 		soonest = 0
@@ -278,7 +273,7 @@ func (s *ClaimStore) Extend(ctx context.Context, r claim.Ref, lease time.Duratio
 func (d dialect) Extend(ctx context.Context, r claim.Ref, lease time.Duration) (time.Time, error) {
 	s := d.ClaimStore
 	var expires int64
-	err := s.write(ctx, "extend", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, "extend", true, func(ctx context.Context, tx *wtx, now int64) error {
 		expires = 0
 		st, err := s.txStmt(ctx, tx, sqlExtend)
 		if err != nil {
@@ -310,7 +305,7 @@ func (d dialect) Settle(ctx context.Context, st claim.Settlement) (bool, error) 
 	s := d.ClaimStore
 	var settled bool
 	var due int64
-	err := s.write(ctx, "settle", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, "settle", true, func(ctx context.Context, tx *wtx, now int64) error {
 		settled, due = false, 0
 		id, token := sql.Named("id", int64(st.Ref.Item)), sql.Named("token", int64(st.Ref.Token))
 		var res sql.Result
@@ -366,7 +361,7 @@ func (d dialect) Cancel(ctx context.Context, queue string, id claim.ItemID) (sql
 	s := d.ClaimStore
 	var found, live bool
 	var token int64
-	err := s.write(ctx, "cancel", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, "cancel", true, func(ctx context.Context, tx *wtx, now int64) error {
 		found, live = false, false
 		var state int
 		err := tx.QueryRowContext(ctx, sqlCancelFind, sql.Named("id", int64(id)), sql.Named("queue", queue),
@@ -408,7 +403,7 @@ func (d dialect) Change(ctx context.Context, ch sqlclaim.Change, queue string, i
 	s := d.ClaimStore
 	var it claim.Item
 	var found bool
-	err := s.write(ctx, op, true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := s.write(ctx, op, true, func(ctx context.Context, tx *wtx, now int64) error {
 		found = false
 		var r itemRow
 		err := tx.QueryRowContext(ctx, query, sql.Named("id", int64(id)), sql.Named("queue", queue),
@@ -436,7 +431,7 @@ func (s *ClaimStore) DeleteDead(ctx context.Context, queue string, id claim.Item
 // DeleteDead is one statement in the shared write transaction.
 func (d dialect) DeleteDead(ctx context.Context, queue string, id claim.ItemID) (bool, error) {
 	var n int64
-	err := d.write(ctx, "delete_dead", true, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := d.write(ctx, "delete_dead", true, func(ctx context.Context, tx *wtx, now int64) error {
 		res, err := tx.ExecContext(ctx, sqlDeleteDead, sql.Named("id", int64(id)), sql.Named("queue", queue),
 			sql.Named("now", now))
 		if err != nil {

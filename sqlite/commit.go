@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -26,9 +25,12 @@ import (
 // the write when its caller gave up before the batch reached it.
 type write struct {
 	// single: run changes the file with one statement at most, which
-	// SQLite undoes by itself if it fails, so it needs no savepoint.
+	// SQLite undoes by itself if it fails, so it needs no savepoint; or
+	// its other statements make changes that stand on their own, that any
+	// later write would make too (a claim burying an expired claim on its
+	// last attempt before taking its one item).
 	single bool
-	run    func(ctx context.Context, tx *sql.Tx) error
+	run    func(ctx context.Context, tx *wtx) error
 	// after, if set, runs once the batch committed, before the caller is
 	// answered: it wakes waiters of what the write changed.
 	after func()
@@ -53,6 +55,12 @@ type committer struct {
 	// wrote says whether the batch attempted last changed a row; only the
 	// flusher uses it.
 	wrote bool
+	// changes is the writer connection's total_changes() as the last
+	// batch ended, when known: nothing else runs on that connection
+	// between batches, so the next batch starts from it without reading
+	// it. Only the flusher uses them.
+	changes      int64
+	changesKnown bool
 }
 
 func newCommitter(d *db, max int) *committer {
@@ -78,7 +86,7 @@ func (c *committer) start(wg *sync.WaitGroup) { c.b.Start(c.d.ctx, wg) }
 // batch goes on without the caller, and the write may be in the file,
 // whole (as with any database call whose context ends while it commits).
 // The other writes of the batch are untouched either way.
-func (c *committer) do(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
+func (c *committer) do(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *wtx) error, after func()) error {
 	_, err := c.b.Do(ctx, &writeCall{Op: op, Req: write{single: single, run: fn, after: after}})
 	return err
 }
@@ -86,7 +94,7 @@ func (c *committer) do(ctx context.Context, op string, single bool, fn func(ctx 
 // doToEnd is do for a caller that must learn what became of a write taken
 // into a batch: when ctx ends after the batch took the write, it waits for
 // the batch and returns the write's answer, nil if it committed.
-func (c *committer) doToEnd(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
+func (c *committer) doToEnd(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *wtx) error, after func()) error {
 	_, err := c.b.Do(ctx, &writeCall{Op: op, ToEnd: true, Req: write{single: single, run: fn, after: after}})
 	return err
 }
@@ -114,7 +122,7 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		// wakes nobody: waking on it would send an idle worker straight
 		// back to claim, in a loop of empty write transactions.
 		if c.wrote {
-			c.d.watch.changed()
+			c.d.watch.committed()
 		}
 	}
 	for _, w := range batch {
@@ -133,18 +141,22 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 // batch to be tried again. Any other error of a write is that write's,
 // the others going on; an error of the transaction itself is returned.
 func (c *committer) attempt(ctx context.Context, batch []*writeCall) (err error) {
-	tx, err := c.d.write.BeginTx(ctx, nil)
-	if err != nil {
+	tx := c.d.wtx
+	if err := c.exec(ctx, tx, sqlBegin); err != nil {
 		return err
 	}
+	known := c.changesKnown
+	c.changesKnown = false
 	defer func() {
 		if err != nil {
-			_ = tx.Rollback()
+			c.rollback(tx)
 		}
 	}()
-	before, err := totalChanges(ctx, tx)
-	if err != nil {
-		return err
+	before := c.changes
+	if !known {
+		if before, err = c.totalChanges(ctx, tx); err != nil {
+			return err
+		}
 	}
 	one := len(batch) == 1
 	for _, w := range batch {
@@ -159,7 +171,6 @@ func (c *committer) attempt(ctx context.Context, batch []*writeCall) (err error)
 					return werr
 				}
 				w.Err = werr
-				_ = tx.Rollback()
 				return errNothingCommitted
 			}
 			break
@@ -189,18 +200,27 @@ func (c *committer) attempt(ctx context.Context, batch []*writeCall) (err error)
 			return err
 		}
 	}
-	after, err := totalChanges(ctx, tx)
+	after, err := c.totalChanges(ctx, tx)
 	if err != nil {
 		return err
 	}
 	c.wrote = after != before
-	return tx.Commit()
+	if err := c.exec(ctx, tx, sqlCommit); err != nil {
+		return err
+	}
+	// A commit or a rollback leaves total_changes() as it is.
+	c.changes, c.changesKnown = after, true
+	return nil
 }
 
 // totalChanges is the number of rows the write connection has inserted,
 // updated or deleted since it opened.
-func totalChanges(ctx context.Context, tx *sql.Tx) (n int64, err error) {
-	err = tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&n)
+func (c *committer) totalChanges(ctx context.Context, tx *wtx) (n int64, err error) {
+	st, err := c.d.txStmt(ctx, tx, sqlTotalChanges)
+	if err != nil {
+		return 0, err
+	}
+	err = st.QueryRowContext(ctx).Scan(&n)
 	return n, err
 }
 
@@ -226,8 +246,17 @@ func isFatal(err error) bool {
 	return kind != nil
 }
 
+// rollback ends the transaction on the writer connection, if one is open:
+// SQLite may have rolled it back itself (an interrupt, a full file, an I/O
+// error), and then ROLLBACK fails with nothing to undo. It runs under a
+// context of its own: the store's may have ended (Close), and the
+// transaction must still end before the connection closes.
+func (c *committer) rollback(tx *wtx) {
+	_ = c.exec(context.Background(), tx, sqlRollback)
+}
+
 // exec runs one of the prepared statements in tx.
-func (c *committer) exec(ctx context.Context, tx *sql.Tx, query string) error {
+func (c *committer) exec(ctx context.Context, tx *wtx, query string) error {
 	st, err := c.d.txStmt(ctx, tx, query)
 	if err != nil {
 		return err

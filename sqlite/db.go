@@ -25,11 +25,10 @@ type db struct {
 	path   string // absolute, named by storage errors
 	clock  lease.Clock
 	write  *sql.DB
+	wtx    *wtx // write's one connection, held for the committer once open
 	read   *sql.DB
 	commit *committer
 	watch  *watcher
-
-	stmts map[string]*sql.Stmt // prepared on the writer connection; read-only once open
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -82,7 +81,7 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 	if err != nil {
 		return nil, invalid(op, "path", err.Error())
 	}
-	d := &db{cfg: c, path: abs, clock: c.clock, stmts: map[string]*sql.Stmt{}}
+	d := &db{cfg: c, path: abs, clock: c.clock}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if err := d.open(ctx, op, abs); err != nil {
 		d.cancel()
@@ -129,14 +128,17 @@ func (d *db) open(ctx context.Context, op, path string) error {
 	if err := migrate(ctx, d); err != nil {
 		return fail(err)
 	}
-	// Prepared here, before any transaction holds the one writer
-	// connection.
+	// The committer holds the one writer connection from now on, and
+	// runs its transactions on it statement by statement.
+	conn, err := d.write.Conn(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	d.wtx = &wtx{conn: conn, stmts: map[string]*sql.Stmt{}}
 	for _, q := range preparedWrites {
-		st, err := d.write.PrepareContext(ctx, q)
-		if err != nil {
+		if _, err := d.wtx.stmt(ctx, q); err != nil {
 			return fail(err)
 		}
-		d.stmts[q] = st
 	}
 	if d.read, err = sql.Open("sqlite", dsn(path, d.cfg, false)); err != nil {
 		return fail(err)
@@ -185,25 +187,89 @@ func (d *db) reading(ctx context.Context, f func() error) error {
 	return retryBusy(ctx, d.cfg.busy, f)
 }
 
-// preparedWrites are the statements prepared once on the writer
-// connection.
-var preparedWrites = []string{sqlInsert, sqlClaimable, sqlTake, sqlExtend, sqlComplete, sqlCompleteKeep, sqlMove,
-	sqlAcquire, sqlRenew, sqlRelease, sqlSavepoint, sqlRollbackTo, sqlReleaseSavepoint}
+// preparedWrites are the statements prepared as the file opens, on the
+// writer connection; others are prepared there when first run.
+var preparedWrites = []string{sqlBegin, sqlCommit, sqlRollback, sqlInsert, sqlClaimable, sqlTake, sqlExtend,
+	sqlComplete, sqlCompleteKeep, sqlMove, sqlAcquire, sqlRenew, sqlRelease, sqlSavepoint, sqlRollbackTo,
+	sqlReleaseSavepoint, sqlTotalChanges}
+
+// The statements of a write transaction. BEGIN IMMEDIATE takes the write
+// lock at once: a deferred transaction that read first could not be
+// upgraded once another process wrote, and would fail busy at once.
+const (
+	sqlBegin    = "BEGIN IMMEDIATE"
+	sqlCommit   = "COMMIT"
+	sqlRollback = "ROLLBACK"
+)
 
 // The savepoint around each write of a batch.
 const (
 	sqlSavepoint        = "SAVEPOINT w"
 	sqlRollbackTo       = "ROLLBACK TO w"
 	sqlReleaseSavepoint = "RELEASE w"
+	// sqlTotalChanges counts the rows the connection changed, to tell a
+	// batch that changed none.
+	sqlTotalChanges = "SELECT total_changes()"
 )
 
-// txStmt returns query, one of preparedWrites, for tx; others are
-// prepared in tx.
-func (d *db) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
-	if st, ok := d.stmts[query]; ok {
-		return tx.StmtContext(ctx, st), nil
+// txStmt returns query prepared on the writer connection, for the write
+// transaction tx.
+func (d *db) txStmt(ctx context.Context, tx *wtx, query string) (*sql.Stmt, error) {
+	return tx.stmt(ctx, query)
+}
+
+// wtx is the writer connection, on which the committer runs its write
+// transactions with BEGIN IMMEDIATE and COMMIT: a statement of a batch runs
+// on it with no database/sql transaction around it, and each query text is
+// prepared on it once, the first time it runs, and kept until the file
+// closes. Only the committer's flusher uses it once the file is open (the
+// schema's migration runs before), so it needs no lock; the statements are
+// the constants of this package, so their cache is bounded.
+type wtx struct {
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+}
+
+// stmt returns query prepared on the connection.
+func (t *wtx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[query]; ok {
+		return st, nil
 	}
-	return tx.PrepareContext(ctx, query)
+	st, err := t.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	t.stmts[query] = st
+	return st, nil
+}
+
+// ExecContext runs query, prepared once, with args.
+func (t *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// QueryRowContext runs query, prepared once, with args, for one row; a
+// failure to prepare it is the row's error.
+func (t *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		// A statement that cannot be prepared fails again as a query,
+		// through the connection: the row carries its error.
+		return t.conn.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// close closes the statements and gives the connection back.
+func (t *wtx) close() {
+	for _, st := range t.stmts {
+		_ = st.Close()
+	}
+	_ = t.conn.Close()
 }
 
 // storage wraps err, a failure of the file in op, as a storage error
@@ -228,8 +294,8 @@ func (d *db) close() {
 }
 
 func (d *db) closeConns() {
-	for _, s := range d.stmts {
-		_ = s.Close()
+	if d.wtx != nil {
+		d.wtx.close()
 	}
 	if d.read != nil {
 		_ = d.read.Close()

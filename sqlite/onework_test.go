@@ -18,6 +18,24 @@ import (
 // once and none is left.
 func TestOneWorkerSharesCommits(t *testing.T) {
 	const n = 300
+	commits := burnDownCommits(t, n, 1)
+	assert.LessOrEqual(t, commits, int64(n+n/4), "a settlement and the next claim share a commit")
+}
+
+// Ten workers burn a queue down in batches of several items a commit:
+// the callers a commit answers send their next writes at once, and the
+// committer lets them run before it takes the next batch.
+func TestTenWorkersShareCommits(t *testing.T) {
+	const n = 600
+	commits := burnDownCommits(t, n, 10)
+	assert.LessOrEqual(t, commits, int64(n/3), "the writes of ten workers share commits")
+}
+
+// burnDownCommits works n items off a fresh queue with workers handlers,
+// checks that each ran exactly once and none is left, and returns the
+// commits the burn-down took.
+func burnDownCommits(t *testing.T, n, workers int) int64 {
+	t.Helper()
 	s := newClaimStore(t, tempFile(t))
 	b := lease.Must(claim.New(s))
 	t.Cleanup(func() { _ = b.Close() })
@@ -33,7 +51,7 @@ func TestOneWorkerSharesCommits(t *testing.T) {
 	runs := map[claim.ItemID]int{}
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
-	err = b.Work(ctx, claim.Worker{Queue: "q", Concurrency: 1, Handler: func(_ context.Context, c claim.Claim) error {
+	err = b.Work(ctx, claim.Worker{Queue: "q", Concurrency: workers, Handler: func(_ context.Context, c claim.Claim) error {
 		mu.Lock()
 		defer mu.Unlock()
 		runs[c.Item]++
@@ -53,5 +71,5 @@ func TestOneWorkerSharesCommits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, claim.Counts{}, counts, "every item completed")
 	t.Logf("%d items in %d commits", n, commits)
-	assert.LessOrEqual(t, commits, int64(n+n/3), "a settlement and the next claim share a commit")
+	return commits
 }

@@ -104,7 +104,7 @@ func (p *LockProvider) acquire(ctx context.Context, name, executionID string, d 
 	)
 	// To its end: AcquireWait releases a lease acquired as its context
 	// ended, so it must learn of every lease it acquired.
-	err := p.d.commit.doToEnd(ctx, "acquire", true, func(ctx context.Context, tx *sql.Tx) error {
+	err := p.d.commit.doToEnd(ctx, "acquire", true, func(ctx context.Context, tx *wtx) error {
 		l, ends = nil, 0
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlAcquire)
@@ -145,7 +145,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 		return nil, nil
 	}
 	renewed := make([]int64, len(leases))
-	err := p.d.commit.do(ctx, "renew", len(leases) == 1, func(ctx context.Context, tx *sql.Tx) error {
+	err := p.d.commit.do(ctx, "renew", len(leases) == 1, func(ctx context.Context, tx *wtx) error {
 		clear(renewed)
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlRenew)
@@ -202,7 +202,7 @@ func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
 	if len(leases) == 0 {
 		return nil
 	}
-	err := p.d.commit.do(ctx, "release", len(leases) == 1, func(ctx context.Context, tx *sql.Tx) error {
+	err := p.d.commit.do(ctx, "release", len(leases) == 1, func(ctx context.Context, tx *wtx) error {
 		now := p.d.now()
 		st, err := p.d.txStmt(ctx, tx, sqlRelease)
 		if err != nil {

@@ -32,15 +32,18 @@ type watcher struct {
 	// rescan is set when the file changed and the next due instant must
 	// be read from it again.
 	rescan bool
-	// dueQuery, if set, returns the earliest instant after now at which
-	// something in the file becomes due, or 0 for none.
-	dueQuery func(ctx context.Context, conn *sql.Conn, now int64) (int64, error)
-	active   chan struct{} // capacity 1: a waiter arrived
+	// dueSQL, if set, is the query of the earliest instant after :now at
+	// which something in the file becomes due, or 0 for none.
+	dueSQL string
+	active chan struct{} // capacity 1: a waiter arrived
 
-	// conn is the watcher's own connection, and version the last
-	// data_version read on it; both belong to the goroutine once it runs.
+	// conn is the watcher's own connection, version the last data_version
+	// read on it, and the statements are prepared on it once; they belong
+	// to the goroutine once it runs.
 	conn    *sql.Conn
 	version int64
+	dataVer *sql.Stmt
+	nextDue *sql.Stmt // nil until first needed
 }
 
 // start takes the watcher's connection and reads the first data_version,
@@ -52,8 +55,18 @@ func (w *watcher) start(ctx context.Context) error {
 		return err
 	}
 	if err := w.d.reading(ctx, func() error {
-		return conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&w.version)
+		if w.dataVer == nil {
+			st, err := conn.PrepareContext(ctx, "PRAGMA data_version")
+			if err != nil {
+				return err
+			}
+			w.dataVer = st
+		}
+		return w.dataVer.QueryRowContext(ctx).Scan(&w.version)
 	}); err != nil {
+		if w.dataVer != nil {
+			_ = w.dataVer.Close()
+		}
 		_ = conn.Close()
 		return err
 	}
@@ -74,6 +87,19 @@ func (w *watcher) wait() (<-chan struct{}, func()) {
 	default:
 	}
 	return ch, stop
+}
+
+// committed wakes every waiter: a write through this db committed. The
+// watcher's goroutine is not woken for it: the next poll sees the commit
+// in data_version and reads the next due instant again, and every write of
+// this db has armed the timer for what it made due already. A burst of
+// commits thus costs the watcher one reading a poll interval, not one
+// each.
+func (w *watcher) committed() {
+	w.mu.Lock()
+	w.rescan = true
+	w.mu.Unlock()
+	w.waiters.WakeAll()
 }
 
 // changed wakes every waiter, and asks for the next due instant to be
@@ -137,9 +163,16 @@ func (w *watcher) close() {
 func (w *watcher) run() {
 	ctx := w.d.ctx
 	conn, version := w.conn, w.version
-	defer func() { _ = conn.Close() }()
+	defer func() {
+		_ = w.dataVer.Close()
+		if w.nextDue != nil {
+			_ = w.nextDue.Close()
+		}
+		_ = conn.Close()
+	}()
 	tick := time.NewTicker(w.d.cfg.poll)
 	defer tick.Stop()
+	var scanned time.Time // when the next due instant was last read
 	for {
 		w.mu.Lock()
 		idle := !w.rescan && w.waiters.Waiters() == 0
@@ -158,7 +191,7 @@ func (w *watcher) run() {
 		case <-w.active:
 		}
 		var v int64
-		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		if err := w.dataVer.QueryRowContext(ctx).Scan(&v); err != nil {
 			continue
 		}
 		w.mu.Lock()
@@ -167,14 +200,35 @@ func (w *watcher) run() {
 			w.waiters.WakeAll()
 		}
 		version = v
-		rescan, q := w.rescan, w.dueQuery
-		w.rescan = false
+		// The next due instant is read at most once a poll interval (see
+		// committed).
+		rescan, q := w.rescan, w.dueSQL
+		if rescan && time.Since(scanned) < w.d.cfg.poll {
+			rescan = false // at a later tick
+		} else {
+			w.rescan = false
+		}
 		w.mu.Unlock()
-		if rescan && q != nil {
-			now := w.d.now()
-			if next, err := q(ctx, conn, now); err == nil && next != 0 {
+		if rescan && q != "" {
+			scanned = time.Now()
+			if next, err := w.readNextDue(ctx, conn, q); err == nil && next != 0 {
 				w.dueAt(next)
 			}
 		}
 	}
+}
+
+// readNextDue runs q, the next-due query, on conn, preparing it the first
+// time.
+func (w *watcher) readNextDue(ctx context.Context, conn *sql.Conn, q string) (int64, error) {
+	if w.nextDue == nil {
+		st, err := conn.PrepareContext(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		w.nextDue = st
+	}
+	var next int64
+	err := w.nextDue.QueryRowContext(ctx, sql.Named("now", w.d.now())).Scan(&next)
+	return next, err
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/leasehold/lease/claim"
 )
@@ -56,8 +57,16 @@ type BatcherConfig struct {
 	Inline bool
 	// Gather lets the goroutines that are ready run before a woken
 	// flusher takes its batch, so that calls sent at one moment (a
-	// worker's settlement and its next claim) share it.
+	// worker's settlement and its next claim) share it. A call that
+	// arrives while a batch is under way says that its caller was a
+	// moment late: for a while after, a flusher that finds one call alone
+	// waits up to GatherWait for a second before it takes the batch (and
+	// stops as soon as one comes). A lone caller, whose next call always
+	// comes after its last batch ended, never waits.
 	Gather bool
+	// GatherWait is the longest wait for a second call (Gather); 0 or
+	// less is DefaultGatherWait.
+	GatherWait time.Duration
 	// Closed is the error of a call on a closed batcher.
 	Closed func(op string) error
 }
@@ -81,6 +90,10 @@ type Batcher[Req, Res any] struct {
 	run func(ctx context.Context, batch []*Call[Req, Res]) error
 
 	batches atomic.Int64
+	// late is how many more times a lone call waits for a second one
+	// (Gather): set when a call arrives while a batch is under way, less
+	// one at each wait that ends without a second call.
+	late atomic.Int32
 
 	mu      sync.Mutex
 	pending []*Call[Req, Res]
@@ -92,6 +105,9 @@ type Batcher[Req, Res any] struct {
 // starts its flushers.
 func NewBatcher[Req, Res any](cfg BatcherConfig, run func(ctx context.Context, batch []*Call[Req, Res]) error) *Batcher[Req, Res] {
 	cfg.Max, cfg.Flushers = max(cfg.Max, 1), max(cfg.Flushers, 1)
+	if cfg.GatherWait <= 0 {
+		cfg.GatherWait = DefaultGatherWait
+	}
 	return &Batcher[Req, Res]{cfg: cfg, kick: make(chan struct{}, 1), run: run}
 }
 
@@ -150,6 +166,9 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, c *Call[Req, Res]) (Res, err
 		return c.Res, c.Err
 	}
 	b.pending = append(b.pending, c)
+	if b.cfg.Gather && b.running > 0 {
+		b.late.Store(gatherRounds)
+	}
 	b.mu.Unlock()
 	b.wake()
 	select {
@@ -169,6 +188,34 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, c *Call[Req, Res]) (Res, err
 	}
 	<-c.done
 	return c.Res, c.Err
+}
+
+// DefaultGatherWait is how long a lone call waits for a second one when
+// callers have been late (BatcherConfig.Gather): longer than a goroutine
+// usually takes from being woken to sending its call, about as long as a
+// commit that syncs, the most the wait can save. Under the race detector,
+// which slows goroutines down about tenfold, it is ten times as long.
+const DefaultGatherWait = 200 * time.Microsecond * raceSlowdown
+
+// gatherRounds is how many waits that end without a second call a late
+// arrival allows.
+const gatherRounds = 16
+
+// gather lets the goroutines that are ready run, then, while callers have
+// been late, waits up to GatherWait for a second call if one is alone.
+func (b *Batcher[Req, Res]) gather() {
+	runtime.Gosched()
+	if b.late.Load() <= 0 || b.Pending() != 1 {
+		return
+	}
+	deadline := time.Now().Add(b.cfg.GatherWait)
+	for b.Pending() == 1 {
+		if time.Now().After(deadline) {
+			b.late.Add(-1)
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // wake tells a flusher that calls are pending.
@@ -234,10 +281,12 @@ func (b *Batcher[Req, Res]) flush(ctx context.Context) {
 			return
 		case <-b.kick:
 		}
-		if b.cfg.Gather {
-			runtime.Gosched()
-		}
 		for {
+			// Gather before every batch, the next one too: the callers
+			// just answered are ready to run and send their next calls.
+			if b.cfg.Gather {
+				b.gather()
+			}
 			batch := b.take()
 			if len(batch) == 0 {
 				break
@@ -245,6 +294,11 @@ func (b *Batcher[Req, Res]) flush(ctx context.Context) {
 			b.batches.Add(1)
 			err := b.run(ctx, batch)
 			closed := err != nil && ctx.Err() != nil
+			// The batch is over before its callers hear of it: a caller's
+			// next call then finds none under way (see Gather).
+			b.mu.Lock()
+			b.running--
+			b.mu.Unlock()
 			for _, c := range batch {
 				switch {
 				case closed:
@@ -254,9 +308,6 @@ func (b *Batcher[Req, Res]) flush(ctx context.Context) {
 				}
 				close(c.done)
 			}
-			b.mu.Lock()
-			b.running--
-			b.mu.Unlock()
 			// Calls that arrived meanwhile may be waiting for another
 			// flusher that is busy: pass the word on.
 			b.wake()
