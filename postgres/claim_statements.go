@@ -176,8 +176,9 @@ func newClaimStatements(table, migrations, queues string, keep claim.Retention) 
 ),
 input AS MATERIALIZED (
   SELECT nextval(seq.s) AS id, u.*
-  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $9::text[],
-      $10::text[], $11::bytea[], $12::int[])
+  FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::bytea[]), (SELECT $4::bigint[]),
+      (SELECT $5::int[]), (SELECT $6::int[]), (SELECT $7::bigint[]), (SELECT $9::text[]), (SELECT $10::text[]),
+      (SELECT $11::bytea[]), (SELECT $12::int[]))
     WITH ORDINALITY AS u(queue, key, payload, delay_us, max_attempts, priority, timeout_us, kind, tags, metadata, states, n)
   CROSS JOIN seq
 ),
@@ -229,25 +230,25 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 		// once the table had statistics.
 		claim: r.Replace(`WITH waiting AS (
   SELECT id, due, priority FROM {T}
-  WHERE queue = $1 AND state = 1 AND due <= now()
-    AND NOT EXISTS (SELECT FROM {Q} AS p WHERE p.target = $6 AND p.queue = $1)
+  WHERE queue = (SELECT $1::text) AND state = 1 AND due <= now()
+    AND NOT EXISTS (SELECT FROM {Q} AS p WHERE p.target = (SELECT $6::text) AND p.queue = (SELECT $1::text))
   ORDER BY priority, due, id
-  LIMIT $5
+  LIMIT (SELECT $5::bigint)
   FOR UPDATE SKIP LOCKED
 ),
 expired AS (
   SELECT id, due, priority FROM {T}
-  WHERE queue = $1 AND state = 3 AND due <= now()
-    AND NOT EXISTS (SELECT FROM {Q} AS p WHERE p.target = $6 AND p.queue = $1)
+  WHERE queue = (SELECT $1::text) AND state = 3 AND due <= now()
+    AND NOT EXISTS (SELECT FROM {Q} AS p WHERE p.target = (SELECT $6::text) AND p.queue = (SELECT $1::text))
   ORDER BY priority, due, id
-  LIMIT $5
+  LIMIT (SELECT $5::bigint)
   FOR UPDATE SKIP LOCKED
 ),
 locked AS (SELECT * FROM waiting UNION ALL SELECT * FROM expired),
 picked AS MATERIALIZED (
   SELECT l.id, l.rn, width_bucket(l.rn, $4::bigint[]) AS i
   FROM (SELECT id, row_number() OVER (ORDER BY priority, due, id) AS rn FROM locked) AS l
-  WHERE l.rn <= $5
+  WHERE l.rn <= (SELECT $5::bigint)
 )
 UPDATE {T} AS t SET
   state = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN 4 ELSE 3 END,
@@ -259,7 +260,7 @@ UPDATE {T} AS t SET
   dead_at = CASE WHEN t.state = 3 AND t.attempts >= t.max_attempts THEN t.due END,
   history = CASE WHEN t.state = 3 THEN t.history || {LOST} ELSE t.history END
 FROM picked AS p
-WHERE t.id = p.id
+WHERE t.id = p.id AND t.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.timeout_us, t.enqueued_at, t.due, t.token, t.payload, t.kind, t.tags::text, t.metadata`),
 
 		// $1 IDs, $2 tokens, $3 leases in µs; each ID once. Returns the
@@ -268,7 +269,7 @@ RETURNING p.i, p.rn, t.id, t.state, t.attempts, t.max_attempts, t.priority, t.ti
 		// the same rows cannot deadlock.
 		extend: r.Replace(`WITH live AS MATERIALIZED (
   SELECT t.id, i.n, i.lease_us
-  FROM (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS u(id, token, lease_us, n)
+  FROM (SELECT * FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[]), (SELECT $3::bigint[])) WITH ORDINALITY AS u(id, token, lease_us, n)
     ORDER BY id) AS i
   CROSS JOIN LATERAL ({CLAIMBYID}) AS t
 )
@@ -283,7 +284,7 @@ RETURNING l.n, t.due`),
 		// waiters when the batch commits.
 		settle: r.Replace(strings.Replace(`WITH live AS MATERIALIZED (
   SELECT t.id, i.n, i.how, i.after_us, i.reason
-  FROM (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::bigint[], $5::text[])
+  FROM (SELECT * FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[]), (SELECT $3::int[]), (SELECT $4::bigint[]), (SELECT $5::text[]))
       WITH ORDINALITY AS u(id, token, how, after_us, reason, n)
     ORDER BY id) AS i
   CROSS JOIN LATERAL ({CLAIMBYID}) AS t
