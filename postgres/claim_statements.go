@@ -26,6 +26,17 @@ const (
 // Every time is now(): the database's clock at the start of the statement's
 // transaction, which for these single-statement transactions is when the
 // statement started. Durations travel as whole microseconds.
+//
+// In the statements of the hot path (enqueue, claim, extend, settle) the
+// planner sees no parameter's value: each is read through a subquery,
+// (SELECT $1::text), which runs once per statement. Their plans then cost
+// the same for any values, so a connection plans each a few times and then
+// keeps a generic plan, as PostgreSQL does for a prepared statement whose
+// generic plan is no dearer than the plans for its values. Planned for the
+// values of each call, which PostgreSQL did while the estimates depended
+// on the queue, the limit or the length of the arrays, a claim spent about
+// as long in the planner as in running (0.3 ms), and a settlement of one
+// claim seven times as long.
 type claimStatements struct {
 	enqueue, existing                   string
 	claim, extend, settle, settleTx     string
@@ -224,10 +235,11 @@ WHERE key IS NOT NULL AND (queue, key) IN (SELECT * FROM unnest($1::text[], $2::
 		// reads the row's old values. Returns each row's call (1-based)
 		// and number.
 		//
-		// The limit is a parameter and nothing is joined but the rows
-		// taken, so the planner knows how few rows are updated and finds
-		// them by primary key: with a guess it scanned the whole table
-		// once the table had statistics.
+		// The planner sees neither the queue nor the limit (see
+		// claimStatements), so it guesses how many rows are taken: the
+		// rows updated are found by primary key from the list of those
+		// taken (id = ANY), since with the guess alone it joined them to
+		// a scan of the whole table.
 		claim: r.Replace(`WITH waiting AS (
   SELECT id, due, priority FROM {T}
   WHERE queue = (SELECT $1::text) AND state = 1 AND due <= now()
