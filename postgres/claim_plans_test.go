@@ -102,3 +102,54 @@ func TestSettleAndExtendFindClaimsByID(t *testing.T) {
 		require.NoError(t, s.Settle(ctx, complete(c)), "the claims are still live: the plans were rolled back")
 	}
 }
+
+// The statements of the hot path (enqueue, claim, extend, settle) are
+// planned a few times per connection, then run from one generic plan:
+// none of their estimates depends on the values of their parameters.
+// Planned anew for each call, as PostgreSQL does when a plan for the
+// values looks cheaper than the generic one, a claim spent about as long
+// in the planner as in running, and a settlement of one claim seven times
+// as long.
+func TestHotStatementsKeepGenericPlans(t *testing.T) {
+	pool := newPool(t, "lease-claims-plans", func(c *pgxpoolConfig) { c.MaxConns = 1 })
+	s := claimStoreOn(t, pool, WithClaimTable(uniqueTable()), WithRetention(claim.StandardRetention))
+	const calls = 12
+	// A backlog with statistics, so that a plan for a claim's limit
+	// looks cheaper than one for any limit.
+	backlog := make([]claim.NewItem, 1000)
+	for i := range backlog {
+		backlog[i] = item("q", "x")
+	}
+	enqueue(t, s, backlog...)
+	_, err := pool.Exec(ctx, "ANALYZE "+s.table)
+	require.NoError(t, err)
+	for range calls - 1 {
+		enqueue(t, s, item("q", "x"))
+	}
+	for range calls {
+		cs := claimN(t, s, "q", "w", 1)
+		require.Len(t, cs, 1)
+		_, err = s.Extend(ctx, cs[0].Ref, time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, s.Settle(ctx, complete(cs[0])))
+	}
+	rows, err := pool.Query(ctx, "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+	require.NoError(t, err)
+	type plans struct{ generic, custom int64 }
+	got := map[string]plans{}
+	var (
+		stmt string
+		p    plans
+	)
+	_, err = pgx.ForEachRow(rows, []any{&stmt, &p.generic, &p.custom}, func() error {
+		got[stmt] = p
+		return nil
+	})
+	require.NoError(t, err)
+	for name, stmt := range map[string]string{"enqueue": s.sql.enqueue, "claim": s.sql.claim, "extend": s.sql.extend, "settle": s.sql.settle} {
+		p, ok := got[stmt]
+		require.True(t, ok, "%s was not prepared on the connection", name)
+		assert.LessOrEqual(t, p.custom, int64(5), "%s planned for its values on %d of %d calls", name, p.custom, calls)
+		assert.GreaterOrEqual(t, p.generic, int64(calls-5), "%s ran from its generic plan on %d of %d calls", name, p.generic, calls)
+	}
+}
