@@ -90,6 +90,10 @@ type Run struct {
 	// Fill is how long bulk-loading the history (Row.History rows, and
 	// VACUUM ANALYZE) took on the burn-down's database; zero without.
 	Fill time.Duration
+	// TableBytes is the size of the System's table with its indexes and
+	// TOAST holding the history (pg_total_relation_size of the template,
+	// after VACUUM ANALYZE); zero without a history.
+	TableBytes int64
 	// Queues and Counts are the median times of the store's Queues call
 	// and of its Counts of the measured queue, on the idle queue's
 	// database with its history; zero for a System that is not a
@@ -224,7 +228,7 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 // measureOnce is one Run of s, each database a copy of tpl (empty ones
 // if tpl is the zero template).
 func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, tpl template) (Run, error) {
-	run := Run{Fill: tpl.fill}
+	run := Run{Fill: tpl.fill, TableBytes: tpl.bytes}
 	err := withSystem(ctx, cfg, admin, s, tpl, func(sys System, _ *pgxpool.Pool) error {
 		var (
 			r   relay
@@ -274,6 +278,8 @@ func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, tp
 type template struct {
 	db   string        // the database's name; "" for none
 	fill time.Duration // how long loading the history and VACUUM ANALYZE took
+	// bytes is the table's size with its indexes once loaded.
+	bytes int64
 }
 
 // makeTemplate creates a database, opens s on it (which migrates it),
@@ -296,8 +302,11 @@ func makeTemplate(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, h
 	}
 	defer pool.Close() // before the copy: CREATE DATABASE refuses a template with connections
 	t0 := time.Now()
-	err = loadHistory(ctx, cfg, sys, pool, history)
+	table, err := loadHistory(ctx, cfg, sys, pool, history)
 	t.fill = time.Since(t0)
+	if err == nil {
+		err = pool.QueryRow(ctx, "SELECT pg_total_relation_size($1::text::regclass)", table).Scan(&t.bytes)
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Timeout)
 	defer cancel()
 	if serr := sys.Stop(sctx); serr != nil {
@@ -381,23 +390,23 @@ type StatsTimer interface {
 }
 
 // loadHistory fills sys's table with n finished items and VACUUM
-// ANALYZEs it, so that the run starts on a table as a long-running
+// ANALYZEs it, and returns the table's name, so that the run starts on a table as a long-running
 // queue's looks: its history, and statistics that know it.
-func loadHistory(ctx context.Context, cfg Config, sys System, pool *pgxpool.Pool, n int) error {
+func loadHistory(ctx context.Context, cfg Config, sys System, pool *pgxpool.Pool, n int) (string, error) {
 	hf, ok := sys.(HistoryFiller)
 	if !ok {
-		return errors.New("history: the system cannot be filled with finished items")
+		return "", errors.New("history: the system cannot be filled with finished items")
 	}
 	hctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	table, err := hf.FillHistory(hctx, pool, n)
 	if err != nil {
-		return fmt.Errorf("history: %w", err)
+		return "", fmt.Errorf("history: %w", err)
 	}
 	if _, err := pool.Exec(hctx, "VACUUM ANALYZE "+table); err != nil {
-		return fmt.Errorf("history: vacuum: %w", err)
+		return "", fmt.Errorf("history: vacuum: %w", err)
 	}
-	return nil
+	return table, nil
 }
 
 // counter counts completions and closes reached when the count gets to
@@ -624,6 +633,7 @@ func medianRun(runs []Run) Run {
 		PickupAfterP99: time.Duration(field(func(r Run) float64 { return float64(r.PickupAfterP99) })),
 		TxEnqueue:      time.Duration(field(func(r Run) float64 { return float64(r.TxEnqueue) })),
 		Fill:           time.Duration(field(func(r Run) float64 { return float64(r.Fill) })),
+		TableBytes:     int64(field(func(r Run) float64 { return float64(r.TableBytes) })),
 		Queues:         time.Duration(field(func(r Run) float64 { return float64(r.Queues) })),
 		Counts:         time.Duration(field(func(r Run) float64 { return float64(r.Counts) })),
 	}

@@ -228,6 +228,7 @@ func TestHistorySmall(t *testing.T) {
 		tpl, err := makeTemplate(ctx, cfg.withDefaults(), admin, s, 300)
 		require.NoError(t, err, s.Name)
 		assert.Positive(t, tpl.fill, s.Name)
+		assert.Positive(t, tpl.bytes, s.Name)
 		err = withSystem(ctx, cfg.withDefaults(), admin, s, tpl, func(sys System, pool *pgxpool.Pool) error {
 			var n int
 			if cs, ok := sys.(*claimSystem); ok {
