@@ -45,6 +45,7 @@
 //	-history      comma-separated finished-row counts to preload; an empty table is always measured too
 //	-clean        also measure the retention cleaner removing this many rows while claims run
 //	-clean-pause  the cleaner's pause between Clean calls (0: as long as the previous call took)
+//	-clean-before how long the load runs alone first, the baseline (3s)
 //	-clean-rate   with -clean, a steady load of this many items/s (Broker.Work, -clean-workers handlers)
 //	              instead of claim loops: claim p99 and completions/s before and while the cleaner runs
 //	-svg          also write a bar chart of the medians to this file
@@ -101,6 +102,7 @@ func run() error {
 	flag.IntVar(&clean.Rows, "clean", 0, "also measure the retention cleaner removing this many completed rows while claims run")
 	flag.IntVar(&clean.Rate, "clean-rate", 0, "with -clean, a steady load of this many items/s worked off by Broker.Work instead of one-at-a-time claim loops")
 	flag.IntVar(&clean.RateWorkers, "clean-workers", 100, "handlers of the -clean-rate load")
+	flag.DurationVar(&clean.Before, "clean-before", 3*time.Second, "how long the load runs before the cleaner starts: the baseline of the claim latencies")
 	flag.StringVar(&svg, "svg", "", "also write a bar chart of the medians to this file (it must not exist)")
 	flag.Parse()
 	if flag.NArg() != 0 {
