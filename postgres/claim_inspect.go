@@ -122,22 +122,29 @@ func (d dialect) DeleteDead(ctx context.Context, queue string, id claim.ItemID) 
 // which took longer than the count (Queues beside a million finished
 // rows: 490 ms, of which 390 compiling, against 110 ms without; from
 // about 100,000 rows for Queues, which counts each queue it lists, and
-// from about 2 million for Counts). The setting is sent with the
-// statement, in one round trip after the transaction's BEGIN, and ends
-// with the transaction.
+// from about 2 million for Counts). The transaction and the setting are
+// sent with the statement in one batch, one round trip; the setting ends
+// with the transaction. A connection that the batch leaves inside the
+// transaction (a statement failed) is not idle, and the pool closes it
+// rather than reusing it.
 func (d dialect) withoutJIT(ctx context.Context, sql string, args []any, scan func(pgx.Rows) error) error {
-	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
-		b.Queue("SET LOCAL jit = off")
-		b.Queue(sql, args...)
-		br := tx.SendBatch(ctx, b)
+	b := &pgx.Batch{}
+	b.Queue("BEGIN READ ONLY")
+	b.Queue("SET LOCAL jit = off")
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	br := d.pool.SendBatch(ctx, b)
+	for range 2 {
 		if _, err := br.Exec(); err != nil {
 			return errors.Join(err, br.Close())
 		}
-		rows, err := br.Query()
-		if err == nil {
-			err = scan(rows)
-		}
-		return errors.Join(err, br.Close())
-	})
+	}
+	rows, err := br.Query()
+	if err == nil {
+		err = scan(rows)
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
+	return errors.Join(err, br.Close())
 }

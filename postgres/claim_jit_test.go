@@ -85,7 +85,7 @@ func TestCountsAndQueuesPlanWithoutJIT(t *testing.T) {
 	for name, stmt := range map[string]string{"counts": s.sql.counts, "queues": s.sql.queues} {
 		sent := log.before(stmt)
 		require.Len(t, sent, 1, name)
-		assert.Equal(t, [2]string{"begin read only", "SET LOCAL jit = off"}, sent[0], name)
+		assert.Equal(t, [2]string{"BEGIN READ ONLY", "SET LOCAL jit = off"}, sent[0], name)
 	}
 
 	// The setting ends with the transaction: the connection plans with
@@ -93,4 +93,37 @@ func TestCountsAndQueuesPlanWithoutJIT(t *testing.T) {
 	var jit string
 	require.NoError(t, pool.QueryRow(ctx, "SHOW jit").Scan(&jit))
 	assert.Equal(t, "on", jit)
+}
+
+// TestCountsFailingLeavesNoTransactionOpen makes the counts statement
+// fail inside the batch that opened its transaction (a lock timeout) on a
+// pool of one connection, and checks that the next calls run as usual
+// on it: not inside the failed transaction, nor with JIT left off.
+func TestCountsFailingLeavesNoTransactionOpen(t *testing.T) {
+	pool := newPool(t, "lease-claims-jit-fail", func(c *pgxpoolConfig) {
+		c.MaxConns = 1
+		c.ConnConfig.RuntimeParams["lock_timeout"] = "50ms"
+	})
+	s := claimStoreOn(t, pool, WithClaimTable(uniqueTable()), WithRetention(claim.StandardRetention))
+	fillFinished(t, s, "q", 5, 5, 0)
+
+	other := newPool(t, "lease-claims-jit-locker")
+	tx, err := other.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "LOCK TABLE "+s.table+" IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+	_, err = s.Counts(ctx, "q")
+	require.Error(t, err, "the table is locked")
+	_, err = s.Queues(ctx, claim.QueueQuery{Limit: 10})
+	require.Error(t, err, "the table is locked")
+	require.NoError(t, tx.Rollback(ctx))
+
+	c, err := s.Counts(ctx, "q")
+	require.NoError(t, err)
+	assert.Equal(t, claim.Counts{Completed: 5}, c)
+	var jit string
+	require.NoError(t, pool.QueryRow(ctx, "SHOW jit").Scan(&jit))
+	assert.Equal(t, "on", jit)
+	_, err = pool.Exec(ctx, "INSERT INTO "+s.table+" (queue, state, max_attempts, priority, enqueued_at, due) VALUES ('w', 1, 1, 0, now(), now())")
+	require.NoError(t, err, "the connection is not left in a read-only transaction")
 }
