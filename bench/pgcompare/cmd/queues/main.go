@@ -38,7 +38,7 @@
 //	-pickup       items whose pickup latency each run measures (200), after -warmup (5)
 //	-runs         runs of each setting, interleaved round by round; tables show medians (3)
 //	-timeout      limit on each phase of a run (10m)
-//	-only         measure only the settings whose names contain this text
+//	-only         measure only the settings whose names contain this text (alternatives separated by |)
 //	-tx-items     items enqueued in one caller transaction (1000), -tx-rounds of them (5)
 //	-features     River tuned and bench beside the claim store plain and with kinds and retention
 //	-split        add the claim store with kinds alone and with retention alone
@@ -60,6 +60,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +93,7 @@ func run() error {
 	flag.IntVar(&cfg.PickupWarmup, "warmup", 5, "unmeasured pickups before those")
 	flag.IntVar(&cfg.Runs, "runs", 3, "runs of each setting; the table shows medians")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit on each phase of a run")
-	flag.StringVar(&only, "only", "", "measure only the settings whose names contain this text")
+	flag.StringVar(&only, "only", "", "measure only the settings whose names contain this text; alternatives separated by |, e.g. River|kinds")
 	flag.IntVar(&cfg.TxItems, "tx-items", 1_000, "items enqueued in one caller transaction")
 	flag.IntVar(&cfg.TxRounds, "tx-rounds", 5, "caller transactions timed in each run")
 	flag.BoolVar(&features, "features", false, "measure River tuned and bench beside the claim store plain and with kinds and retention")
@@ -135,7 +136,7 @@ func run() error {
 	}
 	var settings []pgcompare.Setting
 	for _, s := range all {
-		if strings.Contains(s.Name, only) {
+		if slices.ContainsFunc(strings.Split(only, "|"), func(o string) bool { return strings.Contains(s.Name, o) }) {
 			settings = append(settings, s)
 		}
 	}
