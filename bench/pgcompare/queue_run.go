@@ -198,6 +198,13 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 			}
 		}
 	}
+	if len(templates) > 0 {
+		// The loads leave hundreds of megabytes of dirty pages: written
+		// now, not by the checkpointer during the first runs.
+		if _, err := admin.Exec(ctx, "CHECKPOINT"); err != nil {
+			return nil, fmt.Errorf("pgcompare: checkpoint after the history loads: %w", err)
+		}
+	}
 	for r := range cfg.Runs {
 		for j, h := range cfg.History {
 			for i, s := range settings {
