@@ -45,26 +45,29 @@ func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.Qu
 	return s.eng.Queues(ctx, q)
 }
 
-// Queues is one statement.
+// Queues is one statement, planned without JIT compilation (withoutJIT).
 func (d dialect) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
-	rows, err := d.pool.Query(ctx, d.sql.queues, d.table, q.After, q.Limit)
+	var out []claim.QueueInfo
+	err := d.withoutJIT(ctx, d.sql.queues, []any{d.table, q.After, q.Limit}, func(rows pgx.Rows) error {
+		out = []claim.QueueInfo{}
+		var (
+			name     string
+			counts   [6]int64
+			pausedAt *time.Time
+		)
+		_, err := pgx.ForEachRow(rows, []any{&name, &counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &counts[5], &pausedAt}, func() error {
+			info := claim.QueueInfo{Name: name, Counts: claim.Counts{Visible: int(counts[0]), Delayed: int(counts[1]),
+				Claimed: int(counts[2]), Dead: int(counts[3]), Completed: int(counts[4]), Cancelled: int(counts[5])}}
+			if pausedAt != nil {
+				info.Paused, info.PausedAt = true, *pausedAt
+			}
+			out = append(out, info)
+			return nil
+		})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := []claim.QueueInfo{}
-	var (
-		name     string
-		counts   [6]int64
-		pausedAt *time.Time
-	)
-	_, err = pgx.ForEachRow(rows, []any{&name, &counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &counts[5], &pausedAt}, func() error {
-		info := claim.QueueInfo{Name: name, Counts: claim.Counts{Visible: int(counts[0]), Delayed: int(counts[1]),
-			Claimed: int(counts[2]), Dead: int(counts[3]), Completed: int(counts[4]), Cancelled: int(counts[5])}}
-		if pausedAt != nil {
-			info.Paused, info.PausedAt = true, *pausedAt
-		}
-		out = append(out, info)
-		return nil
-	})
-	return out, err
+	return out, nil
 }

@@ -18,7 +18,10 @@
 // With Config.History, each database first holds that many finished items
 // (completed rows each store keeps: the claim store with a retention,
 // River's completed jobs), bulk-loaded in one INSERT ... SELECT FROM
-// generate_series and VACUUM ANALYZEd, and Report.WriteHistoryMarkdown
+// generate_series and VACUUM ANALYZEd once per setting and size into a
+// template database that every run's databases copy (CREATE DATABASE
+// ... TEMPLATE ... STRATEGY FILE_COPY, PostgreSQL 15 and later), and
+// Report.WriteHistoryMarkdown
 // shows how each figure grows with them; HistorySettings are what it
 // compares. CleanConfig.Rate runs the retention cleaner beside a steady
 // load instead of claim loops. Every burn-down checks that each item ran

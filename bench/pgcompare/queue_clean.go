@@ -146,7 +146,7 @@ func MeasureCleaner(ctx context.Context, cfg CleanConfig) (*CleanReport, error) 
 		var run CleanRun
 		setting := Setting{Name: "cleaner", PoolSize: cleanPoolSize(cfg), Open: func(context.Context, *pgxpool.Pool) (System, error) { return nopSystem{}, nil }}
 		qcfg := Config{DSN: cfg.DSN, Timeout: cfg.Timeout}
-		err := withSystem(ctx, qcfg, admin, setting, 0, nil, func(_ System, pool *pgxpool.Pool) error {
+		err := withSystem(ctx, qcfg, admin, setting, template{}, func(_ System, pool *pgxpool.Pool) error {
 			var err error
 			run, err = cleanOnce(ctx, cfg, pool)
 			return err

@@ -106,6 +106,7 @@ const (
 // claimSystem is the claim store on one database.
 type claimSystem struct {
 	store   *postgres.ClaimStore
+	pool    *pgxpool.Pool // the store's
 	broker  *claim.Broker
 	workers int
 	// prefetch is the Worker's Prefetch: items held claimed beyond the
@@ -155,7 +156,7 @@ func openClaimStoreWith(ctx context.Context, pool *pgxpool.Pool, workers int, ki
 	if err != nil {
 		return nil, err
 	}
-	return &claimSystem{store: store, broker: broker, workers: workers, kinds: kinds, trace: trace}, nil
+	return &claimSystem{store: store, pool: pool, broker: broker, workers: workers, kinds: kinds, trace: trace}, nil
 }
 
 // ourNoop is the arguments of the no-op job of the kinds settings.
@@ -239,16 +240,21 @@ func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 	return nil
 }
 
-// Settled polls the store until no item of the queue is left unsettled.
+// Settled polls the table until no item of the queue is left waiting or
+// claimed. It asks the claim indexes directly rather than through Counts,
+// whose exact count of the kept rows reads an index page per few hundred
+// of them: beside a million finished rows that alone would add tens of
+// milliseconds to the end of every burn-down.
 func (s *claimSystem) Settled(ctx context.Context) error {
+	live := fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE queue = $1 AND state IN (1, 3))", s.store.Table())
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for {
-		c, err := s.store.Counts(ctx, ourQueue)
-		if err != nil {
+		var busy bool
+		if err := s.pool.QueryRow(ctx, live, ourQueue).Scan(&busy); err != nil {
 			return err
 		}
-		if c.Visible+c.Delayed+c.Claimed == 0 {
+		if !busy {
 			return nil
 		}
 		select {

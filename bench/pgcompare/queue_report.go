@@ -55,6 +55,7 @@ func (r *Report) WriteHistoryMarkdown(w io.Writer) error {
 		text  func(Run) string
 	}{
 		{"history load + VACUUM ANALYZE s", func(m Run) float64 { return m.Fill.Seconds() }, func(m Run) string { return fmt.Sprintf("%.2f", m.Fill.Seconds()) }},
+		{"table + indexes MB", func(m Run) float64 { return float64(m.TableBytes) }, func(m Run) string { return fmt.Sprintf("%.1f", float64(m.TableBytes)/(1<<20)) }},
 		{"enqueue items/s", func(m Run) float64 { return m.EnqueuePerSec }, func(m Run) string { return fmt.Sprintf("%.0f", m.EnqueuePerSec) }},
 		{"burn-down jobs/s", func(m Run) float64 { return m.BurnDownPerSec }, func(m Run) string { return fmt.Sprintf("%.0f", m.BurnDownPerSec) }},
 		{"pickup p50 ms", func(m Run) float64 { return float64(m.PickupP50) }, func(m Run) string { return ms(m.PickupP50) }},

@@ -90,6 +90,10 @@ type Run struct {
 	// Fill is how long bulk-loading the history (Row.History rows, and
 	// VACUUM ANALYZE) took on the burn-down's database; zero without.
 	Fill time.Duration
+	// TableBytes is the size of the System's table with its indexes and
+	// TOAST holding the history (pg_total_relation_size of the template,
+	// after VACUUM ANALYZE); zero without a history.
+	TableBytes int64
 	// Queues and Counts are the median times of the store's Queues call
 	// and of its Counts of the measured queue, on the idle queue's
 	// database with its history; zero for a System that is not a
@@ -168,10 +172,43 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 			r.Setting, r.PoolSize, r.History = s.Name, max(s.PoolSize, 1), h
 		}
 	}
+	// Each setting's history of each size is loaded once, into a template
+	// database that every database of every run copies (CREATE DATABASE
+	// ... TEMPLATE, a file copy): a million rows take longer to insert and
+	// VACUUM than a run takes, and every run then starts from the same
+	// table, statistics and visibility map.
+	templates := make(map[[2]int]template)
+	defer func() {
+		for _, t := range templates {
+			_, _ = admin.Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+t.db+" WITH (FORCE)")
+		}
+	}()
+	for j, h := range cfg.History {
+		if h == 0 {
+			continue
+		}
+		for i, s := range settings {
+			t, err := makeTemplate(ctx, cfg, admin, s, h)
+			if err != nil {
+				return nil, fmt.Errorf("pgcompare: %s, history %d: %w", s.Name, h, err)
+			}
+			templates[[2]int{i, j}] = t
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "%s: %d finished rows loaded and VACUUM ANALYZEd in %s\n", s.Name, h, t.fill)
+			}
+		}
+	}
+	if len(templates) > 0 {
+		// The loads leave hundreds of megabytes of dirty pages: written
+		// now, not by the checkpointer during the first runs.
+		if _, err := admin.Exec(ctx, "CHECKPOINT"); err != nil {
+			return nil, fmt.Errorf("pgcompare: checkpoint after the history loads: %w", err)
+		}
+	}
 	for r := range cfg.Runs {
 		for j, h := range cfg.History {
 			for i, s := range settings {
-				run, err := measureOnce(ctx, cfg, admin, s, h)
+				run, err := measureOnce(ctx, cfg, admin, s, templates[[2]int{i, j}])
 				if err != nil {
 					name := s.Name
 					if h > 0 {
@@ -195,11 +232,11 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 	return rep, nil
 }
 
-// measureOnce is one Run of s, each database holding history finished
-// items first.
-func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, history int) (Run, error) {
-	var run Run
-	err := withSystem(ctx, cfg, admin, s, history, &run.Fill, func(sys System, _ *pgxpool.Pool) error {
+// measureOnce is one Run of s, each database a copy of tpl (empty ones
+// if tpl is the zero template).
+func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, tpl template) (Run, error) {
+	run := Run{Fill: tpl.fill, TableBytes: tpl.bytes}
+	err := withSystem(ctx, cfg, admin, s, tpl, func(sys System, _ *pgxpool.Pool) error {
 		var (
 			r   relay
 			err error
@@ -218,7 +255,7 @@ func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, hi
 	if err != nil {
 		return run, err
 	}
-	err = withSystem(ctx, cfg, admin, s, history, nil, func(sys System, _ *pgxpool.Pool) error {
+	err = withSystem(ctx, cfg, admin, s, tpl, func(sys System, _ *pgxpool.Pool) error {
 		if st, ok := sys.(StatsTimer); ok {
 			var err error
 			if run.Queues, run.Counts, err = st.TimeStats(ctx); err != nil {
@@ -235,7 +272,7 @@ func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, hi
 	if err != nil {
 		return run, err
 	}
-	err = withSystem(ctx, cfg, admin, s, history, nil, func(sys System, pool *pgxpool.Pool) error {
+	err = withSystem(ctx, cfg, admin, s, tpl, func(sys System, pool *pgxpool.Pool) error {
 		var err error
 		run.TxEnqueue, err = txEnqueue(ctx, cfg, sys, pool)
 		return err
@@ -243,14 +280,83 @@ func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, hi
 	return run, err
 }
 
+// template is a database holding a setting's history, which withSystem
+// copies; the zero template stands for an empty database.
+type template struct {
+	db   string        // the database's name; "" for none
+	fill time.Duration // how long loading the history and VACUUM ANALYZE took
+	// bytes is the table's size with its indexes once loaded.
+	bytes int64
+}
+
+// makeTemplate creates a database, opens s on it (which migrates it),
+// loads history finished items into it, stops s and closes every
+// connection to it, so that withSystem can copy it.
+func makeTemplate(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, history int) (t template, err error) {
+	t.db = fmt.Sprintf("pgcompare_template_%d_%d", os.Getpid(), dbSeq.Add(1))
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+t.db); err != nil {
+		return template{}, err
+	}
+	defer func() {
+		if err != nil {
+			_, derr := admin.Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+t.db+" WITH (FORCE)")
+			err = errors.Join(err, derr)
+		}
+	}()
+	pool, sys, err := openSystem(ctx, cfg, s, t.db)
+	if err != nil {
+		return t, err
+	}
+	defer pool.Close() // before the copy: CREATE DATABASE refuses a template with connections
+	t0 := time.Now()
+	table, err := loadHistory(ctx, cfg, sys, pool, history)
+	t.fill = time.Since(t0)
+	if err == nil {
+		err = pool.QueryRow(ctx, "SELECT pg_total_relation_size($1::text::regclass)", table).Scan(&t.bytes)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Timeout)
+	defer cancel()
+	if serr := sys.Stop(sctx); serr != nil {
+		err = errors.Join(err, fmt.Errorf("stop: %w", serr))
+	}
+	return t, err
+}
+
+// openSystem opens a pool of s's size on database db and s on it.
+func openSystem(ctx context.Context, cfg Config, s Setting, db string) (*pgxpool.Pool, System, error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
+	if err != nil {
+		return nil, nil, err
+	}
+	pcfg.ConnConfig.Database = db
+	pcfg.MaxConns = int32(max(s.PoolSize, 1)) // as Row.PoolSize
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	sys, err := s.Open(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("open: %w", err)
+	}
+	return pool, sys, nil
+}
+
 var dbSeq atomic.Int64
 
-// withSystem creates a fresh database, opens s on it, fills it with
-// history finished items (timing that in *fill if fill is not nil), calls
-// f, then stops the System and drops the database whatever f returned.
-func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, history int, fill *time.Duration, f func(System, *pgxpool.Pool) error) (err error) {
+// withSystem creates a fresh database, empty or a copy of tpl, opens s
+// on it, calls f, then stops the System and drops the database whatever f
+// returned.
+func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, tpl template, f func(System, *pgxpool.Pool) error) (err error) {
 	db := fmt.Sprintf("pgcompare_queues_%d_%d", os.Getpid(), dbSeq.Add(1))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+	create := "CREATE DATABASE " + db
+	if tpl.db != "" {
+		// A file copy of the template's directory, not its pages written
+		// through the WAL (PostgreSQL 15's default): the cheaper copy of a
+		// large history.
+		create += " TEMPLATE " + tpl.db + " STRATEGY FILE_COPY"
+	}
+	if _, err := admin.Exec(ctx, create); err != nil {
 		return err
 	}
 	cleanup := context.WithoutCancel(ctx)
@@ -258,21 +364,11 @@ func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, his
 		_, derr := admin.Exec(cleanup, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
 		err = errors.Join(err, derr)
 	}()
-	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
-	if err != nil {
-		return err
-	}
-	pcfg.ConnConfig.Database = db
-	pcfg.MaxConns = int32(max(s.PoolSize, 1)) // as Row.PoolSize
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	pool, sys, err := openSystem(ctx, cfg, s, db)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	sys, err := s.Open(ctx, pool)
-	if err != nil {
-		return fmt.Errorf("open: %w", err)
-	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(cleanup, cfg.Timeout)
 		defer cancel()
@@ -280,15 +376,6 @@ func withSystem(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, his
 			err = errors.Join(err, fmt.Errorf("stop: %w", serr))
 		}
 	}()
-	if history > 0 {
-		t0 := time.Now()
-		if err := loadHistory(ctx, cfg, sys, pool, history); err != nil {
-			return err
-		}
-		if fill != nil {
-			*fill = time.Since(t0)
-		}
-	}
 	return f(sys, pool)
 }
 
@@ -310,23 +397,23 @@ type StatsTimer interface {
 }
 
 // loadHistory fills sys's table with n finished items and VACUUM
-// ANALYZEs it, so that the run starts on a table as a long-running
+// ANALYZEs it, and returns the table's name, so that the run starts on a table as a long-running
 // queue's looks: its history, and statistics that know it.
-func loadHistory(ctx context.Context, cfg Config, sys System, pool *pgxpool.Pool, n int) error {
+func loadHistory(ctx context.Context, cfg Config, sys System, pool *pgxpool.Pool, n int) (string, error) {
 	hf, ok := sys.(HistoryFiller)
 	if !ok {
-		return errors.New("history: the system cannot be filled with finished items")
+		return "", errors.New("history: the system cannot be filled with finished items")
 	}
 	hctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	table, err := hf.FillHistory(hctx, pool, n)
 	if err != nil {
-		return fmt.Errorf("history: %w", err)
+		return "", fmt.Errorf("history: %w", err)
 	}
 	if _, err := pool.Exec(hctx, "VACUUM ANALYZE "+table); err != nil {
-		return fmt.Errorf("history: vacuum: %w", err)
+		return "", fmt.Errorf("history: vacuum: %w", err)
 	}
-	return nil
+	return table, nil
 }
 
 // counter counts completions and closes reached when the count gets to
@@ -553,6 +640,7 @@ func medianRun(runs []Run) Run {
 		PickupAfterP99: time.Duration(field(func(r Run) float64 { return float64(r.PickupAfterP99) })),
 		TxEnqueue:      time.Duration(field(func(r Run) float64 { return float64(r.TxEnqueue) })),
 		Fill:           time.Duration(field(func(r Run) float64 { return float64(r.Fill) })),
+		TableBytes:     int64(field(func(r Run) float64 { return float64(r.TableBytes) })),
 		Queues:         time.Duration(field(func(r Run) float64 { return float64(r.Queues) })),
 		Counts:         time.Duration(field(func(r Run) float64 { return float64(r.Counts) })),
 	}

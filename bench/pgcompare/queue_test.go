@@ -219,12 +219,17 @@ func TestHistorySmall(t *testing.T) {
 	require.NoError(t, rep.WriteHistoryMarkdown(&md))
 	assert.Contains(t, md.String(), "| figure | 0 rows | 300 rows | largest / smallest |")
 
-	// The rows each store keeps: loaded into a database of each.
+	// The rows each store keeps: loaded into a template of each, and
+	// there in a copy of it.
 	admin, err := pgx.Connect(ctx, cfg.DSN)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, admin.Close(ctx)) }()
 	for _, s := range HistorySettings() {
-		err := withSystem(ctx, cfg.withDefaults(), admin, s, 300, nil, func(sys System, pool *pgxpool.Pool) error {
+		tpl, err := makeTemplate(ctx, cfg.withDefaults(), admin, s, 300)
+		require.NoError(t, err, s.Name)
+		assert.Positive(t, tpl.fill, s.Name)
+		assert.Positive(t, tpl.bytes, s.Name)
+		err = withSystem(ctx, cfg.withDefaults(), admin, s, tpl, func(sys System, pool *pgxpool.Pool) error {
 			var n int
 			if cs, ok := sys.(*claimSystem); ok {
 				c, err := cs.store.Counts(ctx, ourQueue)
@@ -237,6 +242,8 @@ func TestHistorySmall(t *testing.T) {
 			assert.Equal(t, 300, n)
 			return nil
 		})
+		require.NoError(t, err, s.Name)
+		_, err = admin.Exec(ctx, "DROP DATABASE "+tpl.db)
 		require.NoError(t, err, s.Name)
 	}
 }

@@ -23,7 +23,50 @@ func openOursRetained(ctx context.Context, path string, sync Sync) (System, erro
 	if err != nil {
 		return nil, err
 	}
-	return &ourSystem{store: store, broker: lease.Must(claim.New(store))}, nil
+	db, err := openDB(ctx, path, sync)
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	return &retainedSystem{ourSystem: &ourSystem{store: store, broker: lease.Must(claim.New(store))}, db: db}, nil
+}
+
+// retainedSystem is ours with a retention, and a connection of its own
+// on the file for Settled.
+type retainedSystem struct {
+	*ourSystem
+	db *sql.DB
+}
+
+// liveItems says whether the measured queue has an item waiting or
+// claimed, through the claim index (over those states only).
+const liveItems = `SELECT EXISTS (SELECT 1 FROM lease_claims WHERE queue = ? AND state IN (1, 3))`
+
+// Settled polls the file until no item of the queue is left waiting or
+// claimed. It does not ask Counts, as ourSystem does: its exact count of
+// the kept rows reads each of them, which beside a million finished
+// items would add a scan of the table to the end of every burn-down.
+func (s *retainedSystem) Settled(ctx context.Context) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		var busy bool
+		if err := s.db.QueryRowContext(ctx, liveItems, ourQueue).Scan(&busy); err != nil {
+			return err
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop stops ours and closes the connection.
+func (s *retainedSystem) Stop(ctx context.Context) error {
+	return errors.Join(s.ourSystem.Stop(ctx), s.db.Close())
 }
 
 // withRetention returns q as the history measurement opens it: ours with
@@ -119,4 +162,44 @@ func WriteHistoryMarkdown(w io.Writer, reps []*Report) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// MeasureHistory measures cfg once on empty files and once for each of
+// sizes (finished items preloaded, Config.History), our store with a
+// retention in all of them, and returns a Report per size, the empty
+// files' first. The sizes are interleaved: each of cfg.Runs rounds
+// measures every size once (a Measure of one run, its templates loaded
+// afresh), so that drift of the machine spreads over all of them, and
+// each Report holds the medians of its size's rounds.
+func MeasureHistory(ctx context.Context, cfg Config, sizes []int) ([]*Report, error) {
+	cfg = cfg.withDefaults()
+	all := append([]int{0}, sizes...)
+	reps := make([]*Report, len(all))
+	for r := range cfg.Runs {
+		for i, n := range all {
+			one := cfg
+			one.Runs, one.History, one.Retention = 1, n, true
+			rep, err := Measure(ctx, one)
+			if err != nil {
+				return nil, fmt.Errorf("history %d, round %d: %w", n, r+1, err)
+			}
+			if reps[i] == nil {
+				rep.Config.Runs = cfg.Runs
+				reps[i] = rep
+				continue
+			}
+			reps[i].Floor = append(reps[i].Floor, rep.Floor...)
+			for c := range reps[i].Columns {
+				reps[i].Columns[c].Runs = append(reps[i].Columns[c].Runs, rep.Columns[c].Runs...)
+			}
+			reps[i].Load[1] = rep.Load[1]
+		}
+	}
+	for _, rep := range reps {
+		rep.FloorMedian = median(rep.Floor)
+		for c := range rep.Columns {
+			rep.Columns[c].Median = medianRun(rep.Columns[c].Runs)
+		}
+	}
+	return reps, nil
 }

@@ -117,7 +117,7 @@ func TestHistoryTiny(t *testing.T) {
 		if q.Name == OursName {
 			// The store counts the loaded rows as completed items of the queue.
 			err := withSystem(ctx, cfg, q, path, func(sys System) error {
-				c, err := sys.(*ourSystem).store.Counts(ctx, ourQueue)
+				c, err := sys.(*retainedSystem).store.Counts(ctx, ourQueue)
 				assert.Equal(t, 50, c.Completed)
 				return err
 			})

@@ -38,13 +38,14 @@
 //	-pickup       items whose pickup latency each run measures (200), after -warmup (5)
 //	-runs         runs of each setting, interleaved round by round; tables show medians (3)
 //	-timeout      limit on each phase of a run (10m)
-//	-only         measure only the settings whose names contain this text
+//	-only         measure only the settings whose names contain this text (alternatives separated by |)
 //	-tx-items     items enqueued in one caller transaction (1000), -tx-rounds of them (5)
 //	-features     River tuned and bench beside the claim store plain and with kinds and retention
 //	-split        add the claim store with kinds alone and with retention alone
 //	-history      comma-separated finished-row counts to preload; an empty table is always measured too
 //	-clean        also measure the retention cleaner removing this many rows while claims run
 //	-clean-pause  the cleaner's pause between Clean calls (0: as long as the previous call took)
+//	-clean-before how long the load runs alone first, the baseline (3s)
 //	-clean-rate   with -clean, a steady load of this many items/s (Broker.Work, -clean-workers handlers)
 //	              instead of claim loops: claim p99 and completions/s before and while the cleaner runs
 //	-svg          also write a bar chart of the medians to this file
@@ -59,6 +60,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,7 +93,7 @@ func run() error {
 	flag.IntVar(&cfg.PickupWarmup, "warmup", 5, "unmeasured pickups before those")
 	flag.IntVar(&cfg.Runs, "runs", 3, "runs of each setting; the table shows medians")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit on each phase of a run")
-	flag.StringVar(&only, "only", "", "measure only the settings whose names contain this text")
+	flag.StringVar(&only, "only", "", "measure only the settings whose names contain this text; alternatives separated by |, e.g. River|kinds")
 	flag.IntVar(&cfg.TxItems, "tx-items", 1_000, "items enqueued in one caller transaction")
 	flag.IntVar(&cfg.TxRounds, "tx-rounds", 5, "caller transactions timed in each run")
 	flag.BoolVar(&features, "features", false, "measure River tuned and bench beside the claim store plain and with kinds and retention")
@@ -101,6 +103,7 @@ func run() error {
 	flag.IntVar(&clean.Rows, "clean", 0, "also measure the retention cleaner removing this many completed rows while claims run")
 	flag.IntVar(&clean.Rate, "clean-rate", 0, "with -clean, a steady load of this many items/s worked off by Broker.Work instead of one-at-a-time claim loops")
 	flag.IntVar(&clean.RateWorkers, "clean-workers", 100, "handlers of the -clean-rate load")
+	flag.DurationVar(&clean.Before, "clean-before", 3*time.Second, "how long the load runs before the cleaner starts: the baseline of the claim latencies")
 	flag.StringVar(&svg, "svg", "", "also write a bar chart of the medians to this file (it must not exist)")
 	flag.Parse()
 	if flag.NArg() != 0 {
@@ -133,7 +136,7 @@ func run() error {
 	}
 	var settings []pgcompare.Setting
 	for _, s := range all {
-		if strings.Contains(s.Name, only) {
+		if slices.ContainsFunc(strings.Split(only, "|"), func(o string) bool { return strings.Contains(s.Name, o) }) {
 			settings = append(settings, s)
 		}
 	}

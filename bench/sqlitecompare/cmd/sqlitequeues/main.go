@@ -11,11 +11,12 @@
 //	go run ./cmd/sqlitequeues -memory 1000000   # the heap while 1M items pass through ours
 //	go run ./cmd/sqlitequeues -history 10000,100000,1000000 -runs 3
 //
-// With -history N1,N2,... it measures everything once on empty files and
-// once for each N on files that first hold N finished items where the
-// queue keeps them (our store then with claim.StandardRetention; River's
-// completed jobs; goqite keeps none), prints each measurement's table and
-// then one table per queue of how each figure grows with the history.
+// With -history N1,N2,... it measures everything on empty files and on
+// files that first hold N finished items where the queue keeps them (our
+// store then with claim.StandardRetention; River's completed jobs; goqite
+// keeps none), the sizes interleaved round by round
+// (sqlitecompare.MeasureHistory), prints each size's table and then one
+// table per queue of how each figure grows with the history.
 // Every burn-down checks that each item it enqueued ran exactly once.
 //
 // Flags:
@@ -149,24 +150,24 @@ func run() (err error) {
 			}
 		}
 	}
-	var reps []*sqlitecompare.Report
-	cfg.Retention = len(sizes) > 1 // the empty files too, so that only the history differs
-	for i, n := range sizes {
-		cfg.History = n
+	if len(sizes) == 1 {
 		rep, err := sqlitecompare.Measure(ctx, cfg)
 		if err != nil {
 			return err
 		}
+		return rep.WriteMarkdown(os.Stdout)
+	}
+	reps, err := sqlitecompare.MeasureHistory(ctx, cfg, sizes[1:])
+	if err != nil {
+		return err
+	}
+	for i, rep := range reps {
 		if i > 0 {
 			fmt.Println()
 		}
 		if err := rep.WriteMarkdown(os.Stdout); err != nil {
 			return err
 		}
-		reps = append(reps, rep)
-	}
-	if len(reps) < 2 {
-		return nil
 	}
 	fmt.Println()
 	return sqlitecompare.WriteHistoryMarkdown(os.Stdout, reps)
