@@ -46,6 +46,11 @@ func (op claimOp) isRead() bool {
 	return false
 }
 
+// resendable reports whether a write of op that may have been applied is
+// safe to send again: a settlement is conditional on its claim being live,
+// which the first one ends, and an extension extends again.
+func (op claimOp) resendable() bool { return op == callSettle || op == callExtend }
+
 // claimCall is one call and its arguments.
 type claimCall struct {
 	Op         claimOp

@@ -56,7 +56,7 @@ func (n *Node) claimLocal(ctx context.Context, c *claimCall) (*claimReply, error
 
 func (f *forwarder) claim(ctx context.Context, c *claimCall) (*claimReply, error) {
 	req := append([]byte{reqClaim, 0}, encodeClaimCall(c)...)
-	a, err := f.call(ctx, string(c.Op), req, !c.Op.isRead(), func() (answer, bool) {
+	a, err := f.call(ctx, string(c.Op), req, !c.Op.isRead(), c.Op.resendable(), func() (answer, bool) {
 		rep, err := f.n.claimHere(ctx, c) // this node became leader meanwhile
 		return answer{value: encodeReply(rep), err: err}, !errors.Is(err, ErrNotLeader)
 	})
