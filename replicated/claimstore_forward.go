@@ -3,6 +3,8 @@ package replicated
 import (
 	"context"
 	"errors"
+
+	"github.com/hashicorp/raft"
 )
 
 // reqClaim is the forwarding frame of a claim store call: its body is the
@@ -14,6 +16,11 @@ const reqClaim byte = 'C'
 // write, as a linearizable read otherwise, forwarded when this node does
 // not lead.
 func (n *Node) claimCall(ctx context.Context, c *claimCall) (*claimReply, error) {
+	if n.fwd != nil && n.raft.State() != raft.Leader {
+		// A follower's call goes to the leader at once (forward serves it
+		// here if this node leads by then).
+		return n.fwd.claim(ctx, c)
+	}
 	rep, err := n.claimHere(ctx, c)
 	if f, ok := n.forwardable(err); ok {
 		return f.claim(ctx, c)
