@@ -205,15 +205,9 @@ func decodeClaimCall(data []byte) (*claimCall, error) {
 		return nil, unknownClaimFormat("call", data)
 	}
 	c := &claimCall{Op: claimOpOf(&d)}
-	present := d.uvarint()
-	if present&^callHasAll != 0 {
-		d.fail()
-	}
+	present := d.present(callHasAll)
 	if present&callHasItems != 0 {
-		c.Items = make([]claim.NewItem, d.length())
-		for i := range c.Items {
-			d.newItem(&c.Items[i])
-		}
+		c.Items = decodeSlice(&d, (*decoder).newItem)
 	}
 	if present&callHasRequest != 0 {
 		c.Request = &claimRequest{Queue: d.string(), Owner: d.string(), Limit: d.int(), Lease: d.duration()}
@@ -354,25 +348,16 @@ func decodeReply(data []byte) (*claimReply, error) {
 		return nil, unknownClaimFormat("reply", data)
 	}
 	rep := &claimReply{}
-	present := d.uvarint()
-	if present&^replyHasAll != 0 {
-		d.fail()
-	}
+	present := d.present(replyHasAll)
 	if present&replyHasItems != 0 {
-		rep.Items = make([]claim.Item, d.length())
-		for i := range rep.Items {
-			d.item(&rep.Items[i])
-		}
+		rep.Items = decodeSlice(&d, (*decoder).item)
 	}
 	if present&replyHasItem != 0 {
 		rep.Item = &claim.Item{}
 		d.item(rep.Item)
 	}
 	if present&replyHasClaims != 0 {
-		rep.Claims = make([]claim.Claim, d.length())
-		for i := range rep.Claims {
-			d.claim(&rep.Claims[i])
-		}
+		rep.Claims = decodeSlice(&d, (*decoder).claim)
 	}
 	if present&replyHasTime != 0 {
 		rep.Time = d.claimTime()
@@ -384,14 +369,12 @@ func decodeReply(data []byte) (*claimReply, error) {
 		rep.Counts = d.counts()
 	}
 	if present&replyHasQueues != 0 {
-		rep.Queues = make([]claim.QueueInfo, d.length())
-		for i := range rep.Queues {
-			q := &rep.Queues[i]
+		rep.Queues = decodeSlice(&d, func(d *decoder, q *claim.QueueInfo) {
 			q.Name = d.string()
 			q.Counts = d.counts()
 			q.Paused = d.bool()
 			q.PausedAt = d.claimTime()
-		}
+		})
 	}
 	if d.err != nil || len(d.buf) != 0 {
 		return nil, corruptClaim("reply", "malformed")
@@ -537,6 +520,25 @@ func (d *decoder) bool() bool {
 
 func (d *decoder) ref() claim.Ref {
 	return claim.Ref{Item: claim.ItemID(d.uvarint()), Token: d.uvarint()}
+}
+
+// present reads the bits of the fields present; a bit outside all is a
+// field this build does not know.
+func (d *decoder) present(all uint64) uint64 {
+	p := d.uvarint()
+	if p&^all != 0 {
+		d.fail()
+	}
+	return p
+}
+
+// decodeSlice reads a slice's length and that many values with one.
+func decodeSlice[T any](d *decoder, one func(*decoder, *T)) []T {
+	out := make([]T, d.length())
+	for i := range out {
+		one(d, &out[i])
+	}
+	return out
 }
 
 // length reads the length of a slice of values that take a byte or more

@@ -58,62 +58,22 @@ func claimOne(t *testing.T, s *ClaimStore) claim.Claim {
 	return cs[0]
 }
 
-// A follower's settlement that its leader took and died with, before
-// committing it, is sent again to the next leader, which commits it: the
-// item completes once instead of running again when its claim's lease
-// ends.
-func TestForwardedSettlementResentAfterLeaderDies(t *testing.T) {
+// settleAsLeaderDies claims an item on a follower's store, settles it
+// there while the leader, holding the settlement (having committed it
+// first, with commit), closes, and returns the store, the claim and what
+// Settle returned, once another node leads.
+func settleAsLeaderDies(t *testing.T, commit bool) (*ClaimStore, claim.Claim, error) {
 	rc := newResendCluster(t)
-	ctx := ctxT(t)
 	old := rc.leader()
-	fi := (old + 1) % 3
-	s, err := NewClaimStore(rc.nodes[fi])
+	s, err := NewClaimStore(rc.nodes[(old+1)%3])
 	require.NoError(t, err)
-	defer s.Close()
+	t.Cleanup(func() { _ = s.Close() })
 	held := claimOne(t, s)
 
+	rc.commit.Store(commit)
 	rc.hold.Store(true)
 	settled := make(chan error, 1)
-	go func() { settled <- s.Settle(ctx, claim.Settlement{Ref: held.Ref, How: claim.SettleComplete}) }()
-	select {
-	case <-rc.arrived:
-	case <-time.After(waitLimit):
-		t.Fatal("the settlement did not reach the leader")
-	}
-	rc.stop(old)
-	rc.hold.Store(false)
-	var err2 error
-	select {
-	case err2 = <-settled:
-	case <-time.After(waitLimit):
-		t.Fatal("the settlement did not return")
-	}
-	require.NoError(t, err2, "the settlement went to the next leader")
-	rc.leaderOtherThan(old)
-	it, err := s.Lookup(ctx, held.Item)
-	require.NoError(t, err)
-	assert.Equal(t, claim.Completed, it.State)
-	assert.Equal(t, 1, it.Attempts, "the item ran once")
-}
-
-// A settlement that its leader committed before dying, sent again, finds
-// its claim ended: the caller learns the outcome is not known (its first
-// attempt may have been applied), with the error of the second, and the
-// item stays completed.
-func TestForwardedSettlementResentAfterCommitIsUncertain(t *testing.T) {
-	rc := newResendCluster(t)
-	ctx := ctxT(t)
-	old := rc.leader()
-	fi := (old + 1) % 3
-	s, err := NewClaimStore(rc.nodes[fi])
-	require.NoError(t, err)
-	defer s.Close()
-	held := claimOne(t, s)
-
-	rc.commit.Store(true)
-	rc.hold.Store(true)
-	settled := make(chan error, 1)
-	go func() { settled <- s.Settle(ctx, claim.Settlement{Ref: held.Ref, How: claim.SettleComplete}) }()
+	go func() { settled <- s.Settle(ctxT(t), claim.Settlement{Ref: held.Ref, How: claim.SettleComplete}) }()
 	select {
 	case <-rc.arrived:
 	case <-time.After(waitLimit):
@@ -126,13 +86,35 @@ func TestForwardedSettlementResentAfterCommitIsUncertain(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("the settlement did not return")
 	}
+	rc.leaderOtherThan(old)
+	return s, held, err
+}
+
+// A follower's settlement that its leader took and died with, before
+// committing it, is sent again to the next leader, which commits it: the
+// item completes once instead of running again when its claim's lease
+// ends.
+func TestForwardedSettlementResentAfterLeaderDies(t *testing.T) {
+	s, held, err := settleAsLeaderDies(t, false)
+	require.NoError(t, err, "the settlement went to the next leader")
+	it, err := s.Lookup(ctxT(t), held.Item)
+	require.NoError(t, err)
+	assert.Equal(t, claim.Completed, it.State)
+	assert.Equal(t, 1, it.Attempts, "the item ran once")
+}
+
+// A settlement that its leader committed before dying, sent again, finds
+// its claim ended: the caller learns the outcome is not known (its first
+// attempt may have been applied), with the error of the second, and the
+// item stays completed.
+func TestForwardedSettlementResentAfterCommitIsUncertain(t *testing.T) {
+	s, held, err := settleAsLeaderDies(t, true)
 	require.ErrorIs(t, err, ErrOutcomeUnknown)
 	require.ErrorIs(t, err, lease.ErrStaleUse, "the second attempt's error")
 	var le *lease.Error
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, CodeOutcomeUnknown, le.Code)
-	rc.leaderOtherThan(old)
-	it, err := s.Lookup(ctx, held.Item)
+	it, err := s.Lookup(ctxT(t), held.Item)
 	require.NoError(t, err)
 	assert.Equal(t, claim.Completed, it.State)
 }
