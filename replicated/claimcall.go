@@ -2,17 +2,16 @@ package replicated
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/leasehold/lease/claim"
 )
 
-// A claim store call travels as JSON: in the log (a command of op
-// opClaim, whose value is the call), and to the leader when a follower
-// forwards it (a frame of kind reqClaim, answered with the reply as JSON).
-// The encoding covers every field of the claim package's plain values, so
-// a field added there travels without a change here.
+// A claim store call travels in the encoding of claimcodec.go: in the log
+// (a command of op opClaim, whose value is the call), and to the leader
+// when a follower forwards it (a frame of kind reqClaim, answered with the
+// reply). The JSON tags below are those of the JSON that release 0.1.0
+// wrote into its logs, which nodes still apply.
 
 // claimOp names a claim store call.
 type claimOp string
@@ -46,6 +45,11 @@ func (op claimOp) isRead() bool {
 	}
 	return false
 }
+
+// resendable reports whether a write of op that may have been applied is
+// safe to send again: a settlement is conditional on its claim being live,
+// which the first one ends, and an extension extends again.
+func (op claimOp) resendable() bool { return op == callSettle || op == callExtend }
 
 // claimCall is one call and its arguments.
 type claimCall struct {
@@ -153,9 +157,4 @@ func itemOf(it claim.Item, err error) (*claim.Item, error) {
 		return nil, err
 	}
 	return &it, nil
-}
-
-func encodeClaimCall(c *claimCall) []byte {
-	b, _ := json.Marshal(c) // plain values: Marshal cannot fail
-	return b
 }

@@ -2,20 +2,25 @@ package replicated
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
+
+	"github.com/hashicorp/raft"
 )
 
 // reqClaim is the forwarding frame of a claim store call: its body is the
-// call as JSON, and a successful answer carries the reply as JSON in its
-// value.
+// encoded call (see claimcodec.go), and a successful answer carries the
+// encoded reply in its value.
 const reqClaim byte = 'C'
 
 // claimCall makes a claim store call on the leader: through the log for a
 // write, as a linearizable read otherwise, forwarded when this node does
 // not lead.
 func (n *Node) claimCall(ctx context.Context, c *claimCall) (*claimReply, error) {
+	if n.fwd != nil && n.raft.State() != raft.Leader {
+		// A follower's call goes to the leader at once (forward serves it
+		// here if this node leads by then).
+		return n.fwd.claim(ctx, c)
+	}
 	rep, err := n.claimHere(ctx, c)
 	if f, ok := n.forwardable(err); ok {
 		return f.claim(ctx, c)
@@ -58,7 +63,7 @@ func (n *Node) claimLocal(ctx context.Context, c *claimCall) (*claimReply, error
 
 func (f *forwarder) claim(ctx context.Context, c *claimCall) (*claimReply, error) {
 	req := append([]byte{reqClaim, 0}, encodeClaimCall(c)...)
-	a, err := f.call(ctx, string(c.Op), req, !c.Op.isRead(), func() (answer, bool) {
+	a, err := f.call(ctx, string(c.Op), req, !c.Op.isRead(), c.Op.resendable(), func() (answer, bool) {
 		rep, err := f.n.claimHere(ctx, c) // this node became leader meanwhile
 		return answer{value: encodeReply(rep), err: err}, !errors.Is(err, ErrNotLeader)
 	})
@@ -68,37 +73,25 @@ func (f *forwarder) claim(ctx context.Context, c *claimCall) (*claimReply, error
 	if a.err != nil {
 		return nil, a.err
 	}
-	var rep claimReply
-	if err := json.Unmarshal(a.value, &rep); err != nil {
-		return nil, fmt.Errorf("replicated: %s: corrupt answer from the leader: %w", c.Op, err)
-	}
-	return &rep, nil
+	return decodeReply(a.value)
 }
 
 // serveClaim serves a forwarded claim store call on this node. A write's
-// body, the call as JSON, goes into the log as it came: every node decodes
+// body, the encoded call, goes into the log as it came: every node decodes
 // it there, and a body that does not decode fails alike on every node.
 func (n *Node) serveClaim(ctx context.Context, body []byte) answer {
-	var head struct{ Op claimOp }
-	if err := json.Unmarshal(body, &head); err != nil {
-		return answer{err: errCorrupt}
+	op, err := peekClaimOp(body)
+	if err != nil {
+		return answer{err: err}
 	}
-	if !head.Op.isRead() {
+	if !op.isRead() {
 		r := n.submit(ctx, command{op: opClaim, value: body})
 		return answer{value: encodeReply(r.claim), err: r.err}
 	}
-	var c claimCall
-	if err := json.Unmarshal(body, &c); err != nil {
-		return answer{err: errCorrupt}
+	c, err := decodeClaimCall(body)
+	if err != nil {
+		return answer{err: err}
 	}
-	rep, err := n.claimHere(ctx, &c)
+	rep, err := n.claimHere(ctx, c)
 	return answer{value: encodeReply(rep), err: err}
-}
-
-func encodeReply(rep *claimReply) []byte {
-	if rep == nil {
-		return nil
-	}
-	b, _ := json.Marshal(rep) // plain values: Marshal cannot fail
-	return b
 }

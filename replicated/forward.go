@@ -92,7 +92,7 @@ func (n *Node) write(ctx context.Context, c command) result {
 func (f *forwarder) write(ctx context.Context, c *command) result {
 	op := c.op.String()
 	req := appendCommand([]byte{reqWrite, 0}, c) // the timeout byte is rewritten per attempt
-	a, err := f.call(ctx, op, req, true, func() (answer, bool) {
+	a, err := f.call(ctx, op, req, true, false, func() (answer, bool) {
 		r := f.n.submit(ctx, *c) // this node became leader meanwhile
 		return answer{lease: r.lease, ok: r.ok, err: r.err}, !errors.Is(r.err, ErrNotLeader)
 	})
@@ -104,7 +104,7 @@ func (f *forwarder) write(ctx context.Context, c *command) result {
 
 func (f *forwarder) read(ctx context.Context, q *query) answer {
 	req := appendQuery([]byte{reqRead, 0}, q)
-	a, err := f.call(ctx, q.op.String(), req, false, func() (answer, bool) {
+	a, err := f.call(ctx, q.op.String(), req, false, false, func() (answer, bool) {
 		a := f.n.readHere(ctx, q)
 		return a, !errors.Is(a.err, ErrNotLeader)
 	})
@@ -117,7 +117,7 @@ func (f *forwarder) read(ctx context.Context, q *query) answer {
 func (f *forwarder) member(ctx context.Context, op memberOp, id, address string) error {
 	req := []byte{reqMember, 0, byte(op)}
 	req = appendString(appendString(req, id), address)
-	a, err := f.call(ctx, op.String(), req, true, func() (answer, bool) {
+	a, err := f.call(ctx, op.String(), req, true, false, func() (answer, bool) {
 		err := f.n.memberHere(ctx, op, id, address)
 		return answer{err: err}, !errors.Is(err, ErrNotLeader)
 	})
@@ -131,28 +131,59 @@ func (f *forwarder) member(ctx context.Context, op memberOp, id, address string)
 // leader until one answers it, the context ends or no leader turns up in
 // time. here serves the call on this node when it turns out to lead; it
 // reports false when it did not after all.
-func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite bool, here func() (answer, bool)) (answer, error) {
+//
+// A write whose leader went away after it was sent may have been applied:
+// call returns an error matching ErrOutcomeUnknown, unless resend is set.
+// resend says the write is safe to send again, because applying it twice
+// fails the second time (a settlement, conditional on its claim being
+// live) or does what the first did (an extension): it goes to the next
+// leader, so that a write the old leader never committed is not lost with
+// it. Its answer there is the call's, but for an error, which may come of
+// the first attempt having been applied: that gets ErrOutcomeUnknown too.
+func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite, resend bool, here func() (answer, bool)) (answer, error) {
 	wait := time.NewTimer(forwardWait)
 	defer wait.Stop()
 	body := req[2:]
+	var unsure bool // an attempt may have been applied
+	answered := func(a answer) (answer, error) {
+		if unsure && a.err != nil {
+			a.err = resentUnknown(op, a.err)
+		}
+		return a, nil
+	}
+	giveUp := func(err error) (answer, error) {
+		if unsure {
+			return answer{}, outcomeUnknown(op, err)
+		}
+		return answer{}, err
+	}
 	for {
 		id, addr := f.n.Leader()
 		switch {
 		case addr == "" && f.n.outside():
-			return answer{}, f.n.notLeader(op) // removed: no leader will come
+			return giveUp(f.n.notLeader(op)) // removed: no leader will come
 		case id == f.n.id:
 			if a, ok := here(); ok {
-				return a, nil
+				if resend && errors.Is(a.err, ErrOutcomeUnknown) && ctx.Err() == nil {
+					unsure = true
+					break
+				}
+				return answered(a)
 			}
 		case addr != "":
 			a, sent, err := f.roundTrip(ctx, op, addr, req[0], body)
 			switch {
+			case err == nil && resend && errors.Is(a.err, ErrOutcomeUnknown):
+				// The leader lost its place while committing it.
+				unsure = true
 			case err == nil:
-				return a, nil
+				return answered(a)
 			case ctx.Err() != nil:
-				return answer{}, ctx.Err()
+				return giveUp(ctx.Err())
 			case errors.Is(err, errRemoteNotLeader):
 				// Refused before entering the log: try the next leader.
+			case isWrite && sent && resend:
+				unsure = true
 			case isWrite && sent:
 				// The leader may have applied it before it went away.
 				return answer{}, uncertain(op)
@@ -161,11 +192,11 @@ func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite boo
 		select {
 		case <-time.After(forwardRetry):
 		case <-wait.C:
-			return answer{}, f.n.notLeader(op)
+			return giveUp(f.n.notLeader(op))
 		case <-ctx.Done():
-			return answer{}, ctx.Err()
+			return giveUp(ctx.Err())
 		case <-f.n.closing:
-			return answer{}, closedError(op)
+			return giveUp(closedError(op))
 		}
 	}
 }
@@ -589,6 +620,9 @@ func (n *Node) serveFrame(frame []byte) []byte {
 	timeout := time.Duration(d.varint())
 	if d.err != nil {
 		return appendError(nil, errCorrupt)
+	}
+	if n.onServe != nil {
+		n.onServe(n, kind, d.buf)
 	}
 	ctx := context.Background()
 	if timeout > 0 {

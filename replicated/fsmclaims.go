@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -100,9 +99,9 @@ func restoreClaimState(data []byte, clock *logClock, lost func(claim.Ref, error)
 
 // apply runs one claim store call from the log on the Memory.
 func (c *claimState) apply(data []byte, lost func(claim.Ref, error)) result {
-	var call claimCall
-	if err := json.Unmarshal(data, &call); err != nil {
-		return result{err: fmt.Errorf("replicated: corrupt claim store call: %w", err)}
+	call, err := decodeClaimCall(data)
+	if err != nil {
+		return result{err: err}
 	}
 	rep, err := call.run(context.Background(), c.mem, lost)
 	return result{claim: rep, err: err}

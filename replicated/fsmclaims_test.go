@@ -210,8 +210,10 @@ func TestFSMRefusesACorruptClaimCall(t *testing.T) {
 	f := newFSM(nil, func(lease.Lease, lease.EndReason) {}, func() {})
 	defer f.close()
 	before := queueDoc(t, f)
-	r := applyAt(f, 1, time.Unix(1_000, 0), command{op: opClaim, value: []byte("{")}, claimCmd(claimCall{Op: "steal"}))
+	r := applyAt(f, 1, time.Unix(1_000, 0), command{op: opClaim, value: []byte("{")}, claimCmd(claimCall{Op: "steal"}),
+		command{op: opClaim, value: []byte{9, 1, 0}})
 	require.ErrorContains(t, r[0].err, "corrupt claim store call")
-	require.ErrorIs(t, r[1].err, lease.ErrInvalidArgument)
+	require.ErrorIs(t, r[1].err, lease.ErrStorage, "an op with no code")
+	require.ErrorContains(t, r[2].err, "unknown format 0x09")
 	require.Equal(t, before, queueDoc(t, f))
 }

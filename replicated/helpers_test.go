@@ -85,6 +85,8 @@ type clusterOpts struct {
 	insecure bool
 	// wrapLog, when set with memStores, wraps node i's log store.
 	wrapLog func(i int, s raft.LogStore) raft.LogStore
+	// onServe, when set, is every node's Config.onServe.
+	onServe func(n *Node, kind byte, body []byte)
 }
 
 func newCluster(t testing.TB, o clusterOpts) *cluster {
@@ -100,7 +102,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 		if o.dirs != nil {
 			dir = o.dirs[i]
 		}
-		cfg := Config{ID: id, Dir: dir, Options: o.options, onTerm: c.notify}
+		cfg := Config{ID: id, Dir: dir, Options: o.options, onTerm: c.notify, onServe: o.onServe}
 		rc := testRaftConfig()
 		if o.raft != nil {
 			o.raft(rc)

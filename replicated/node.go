@@ -89,6 +89,9 @@ type Config struct {
 	// onTerm, when set (by tests), is called when a term of this node
 	// becomes ready to serve or ends.
 	onTerm func()
+	// onServe, when set (by tests), is called as the node starts serving
+	// a forwarded request of kind with body, on the connection's goroutine.
+	onServe func(n *Node, kind byte, body []byte)
 }
 
 // ErrNotLeader matches the error of a write (or a linearizable read) sent to
@@ -148,6 +151,7 @@ type Node struct {
 	termMu      sync.Mutex           // orders term starts with currentTerm's waits
 	termStarted chan struct{}        // closed when a term starts; nil when nobody waits
 	onTerm      func()
+	onServe     func(n *Node, kind byte, body []byte)
 
 	verifyMu sync.RWMutex // held for reading by leadership confirmations
 
@@ -230,6 +234,7 @@ func Open(ctx context.Context, cfg Config) (*Node, error) {
 		closing:   make(chan struct{}),
 		stopped:   make(chan struct{}),
 		onTerm:    cfg.onTerm,
+		onServe:   cfg.onServe,
 		id:        cfg.ID,
 	}
 	rc, err := raftConfig(&cfg)

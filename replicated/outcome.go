@@ -53,6 +53,16 @@ func outcomeUnknown(op string, cause error) error {
 	return &causedError{le: le, cause: errors.Join(raft.ErrLeadershipLost, cause)}
 }
 
+// resentUnknown returns the error of op's write that was sent again after
+// its leader went away with it, and failed with err: the failure may come
+// of the first attempt having been applied. It matches ErrOutcomeUnknown
+// and err.
+func resentUnknown(op string, err error) error {
+	detail := "its leader went away with it, and sent again it failed (" + err.Error() + "): the first attempt may have been applied"
+	le := &lease.Error{Package: "replicated", Code: CodeOutcomeUnknown, Op: op, Detail: detail, Err: ErrOutcomeUnknown}
+	return &causedError{le: le, cause: errors.Join(raft.ErrLeadershipLost, err)}
+}
+
 // uncertain is the error of op's write whose leader lost its place while
 // committing it, when nothing is left to settle it with.
 func uncertain(op string) error { return outcomeUnknown(op, nil) }

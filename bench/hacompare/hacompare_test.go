@@ -39,6 +39,7 @@ func TestKillTiny(t *testing.T) {
 	assert.Less(t, res.KilledAt, 600)
 	assert.Positive(t, res.Election)
 	assert.Greater(t, res.Total, res.Election)
+	assert.Equal(t, res.Reruns, res.RerunsKilledNode+res.RerunsSurvivor)
 	var md bytes.Buffer
 	require.NoError(t, res.WriteMarkdown(&md, cfg))
 	assert.Contains(t, md.String(), "completed count = items")

@@ -30,10 +30,14 @@ type KillResult struct {
 	Total time.Duration
 	// Reruns counts the items that ran more than once: each had a run
 	// before the new leader served whose completion the cluster did not
-	// commit (on the killed node, or on a follower whose settlement went
-	// to the killed leader), and ran again once its claim's lease ran
-	// out; RerunsKilledNode those whose first run was on the killed node.
-	Reruns, RerunsKilledNode int
+	// commit, and ran again once its claim's lease ran out.
+	// RerunsKilledNode counts those whose first run was on the killed
+	// node: its workers died with it, before or while settling, so the
+	// queue gives the item to another worker (at least once, for a
+	// crashed worker). RerunsSurvivor counts those whose first run was on
+	// a node that lived: a settlement forwarded to the killed leader that
+	// the cluster did not commit.
+	Reruns, RerunsKilledNode, RerunsSurvivor int
 	// Lease is the claims' lease, which bounds how long such an item
 	// waits.
 	Lease time.Duration
@@ -143,6 +147,8 @@ func MeasureKill(ctx context.Context, cfg SystemConfig, items, batch int, progre
 		first := rs[0]
 		if first.node == killed {
 			res.RerunsKilledNode++
+		} else {
+			res.RerunsSurvivor++
 		}
 		// A run whose settlement the cluster did not commit started
 		// before a new leader served: on the killed node, or on a follower
@@ -190,9 +196,10 @@ func (r KillResult) WriteMarkdown(w io.Writer, cfg SystemConfig) error {
 	cfg.Spread = true
 	_, err := fmt.Fprintf(w, "Leader killed mid burn-down: %s, %d items, the leader's node closed once half had completed (%d), claim lease %s, raft's default timeouts.\n\n"+
 		"| figure | value |\n|---|--:|\n| rate before the kill | %.0f items/s |\n| kill to a new leader serving | %s ms |\n"+
-		"| kill to a %s window at half the rate before | %s |\n| whole burn-down | %.2f s |\n| items run again (a run before the new leader served, not committed) | %d (%d first on the killed node) |\n"+
+		"| kill to a %s window at half the rate before | %s |\n| whole burn-down | %.2f s |\n| items run again (a run before the new leader served, not committed) | %d |\n"+
+		"| of which first run on the killed node (its workers died with it) | %d |\n| of which first run on a surviving node (settlement lost with the leader) | %d |\n"+
 		"| every item ran; the cluster settled each once | yes%s |\n",
-		cfg.withDefaults().Name(), r.Items, r.KilledAt, r.Lease, r.RateBefore, msText(r.Election), r.Window, recovery, r.Total.Seconds(), r.Reruns, r.RerunsKilledNode, completedText(cfg))
+		cfg.withDefaults().Name(), r.Items, r.KilledAt, r.Lease, r.RateBefore, msText(r.Election), r.Window, recovery, r.Total.Seconds(), r.Reruns, r.RerunsKilledNode, r.RerunsSurvivor, completedText(cfg))
 	return err
 }
 
