@@ -29,6 +29,10 @@ type burnCounts struct {
 	settlingSum     atomic.Int64 // sum over Settle calls of settling as each began
 	settlingMax     atomic.Int64
 	settleTime      atomic.Int64 // nanoseconds, summed over Settle calls
+	// wal is pg_stat_wal's wal_sync, wal_sync_time (ms) and wal_write
+	// as the burn-down began, if the server says.
+	wal    [3]float64
+	walSet bool
 	// first holds the sizes of the first claims, in order.
 	first [24]atomic.Int64
 }
@@ -71,6 +75,22 @@ func (c *burnCounts) settleEnd(t0 time.Time) {
 	c.settles.Add(1)
 }
 
+// walStats returns pg_stat_wal's wal_sync, wal_sync_time and wal_write.
+func walStats(ctx context.Context, pool *pgxpool.Pool) ([3]float64, error) {
+	var w [3]float64
+	err := pool.QueryRow(ctx, `SELECT wal_sync::float8, wal_sync_time, wal_write::float8 FROM pg_stat_wal`).Scan(&w[0], &w[1], &w[2])
+	return w, err
+}
+
+// begin records the server's WAL counts as the burn-down begins. Backends
+// report their WAL counts to pg_stat_wal at most once a second, so those
+// of a burn-down shorter than a few seconds are partial.
+func (c *burnCounts) begin(ctx context.Context, pool *pgxpool.Pool) {
+	if w, err := walStats(ctx, pool); err == nil {
+		c.wal, c.walSet = w, true
+	}
+}
+
 // report writes the counts since the last report and the server's counts
 // of table (pg_stat_user_tables, checkpoints, and pg_stat_statements when
 // the extension is there).
@@ -101,6 +121,11 @@ func (c *burnCounts) report(ctx context.Context, out io.Writer, label string, po
 	} else {
 		fmt.Fprintf(&b, "; table: %v", err)
 	}
+	if w, err := walStats(ctx, pool); err == nil && c.walSet {
+		syncs := max(w[0]-c.wal[0], 1)
+		fmt.Fprintf(&b, "; WAL syncs reported so far %.0f (%.3f ms each, %.2f per claim+settle statement), writes %.0f", w[0]-c.wal[0], (w[1]-c.wal[1])/syncs,
+			syncs/float64(claims+settleStatements(ctx, pool)), w[2]-c.wal[2])
+	}
 	var ckpt int64
 	if err := pool.QueryRow(ctx, `SELECT num_timed + num_requested FROM pg_stat_checkpointer`).Scan(&ckpt); err == nil {
 		fmt.Fprintf(&b, "; checkpoints so far %d", ckpt)
@@ -123,4 +148,12 @@ FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname 
 		rows.Close()
 	}
 	fmt.Fprintln(out, b.String())
+}
+
+// settleStatements returns how many settle statements pg_stat_statements
+// counted in this database, 0 if it cannot say.
+func settleStatements(ctx context.Context, pool *pgxpool.Pool) int64 {
+	var n int64
+	_ = pool.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query LIKE 'WITH live AS MATERIALIZED%'`).Scan(&n)
+	return n
 }

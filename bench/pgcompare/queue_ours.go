@@ -209,6 +209,7 @@ func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if s.trace != nil {
 		_, _ = s.pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+		s.trace.counts.begin(ctx, s.pool)
 	}
 	started := obs.Started
 	if s.trace != nil {
