@@ -207,6 +207,10 @@ func (s *claimSystem) EnqueueTx(ctx context.Context, tx pgx.Tx, n int) error {
 // returns; Work stores it right after, and Settled waits for that.
 func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 	ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if s.trace != nil {
+		_, _ = s.pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+		s.trace.counts.begin(ctx, s.pool)
+	}
 	started := obs.Started
 	if s.trace != nil {
 		started = func(id uint64) { s.trace.mark("handler"); obs.Started(id) }
@@ -255,6 +259,9 @@ func (s *claimSystem) Settled(ctx context.Context) error {
 			return err
 		}
 		if !busy {
+			if s.trace != nil && !s.trace.reported.Swap(true) {
+				s.trace.counts.report(ctx, s.trace.out, s.trace.label, s.pool, s.store.Table())
+			}
 			return nil
 		}
 		select {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/lease/claim"
@@ -24,6 +25,9 @@ const TraceEnv = "PGCOMPARE_TRACE"
 type pickupTrace struct {
 	label string
 	out   io.Writer
+	// counts are the Broker's calls during the burn-down.
+	counts   burnCounts
+	reported atomic.Bool
 
 	mu   sync.Mutex
 	t0   time.Time
@@ -114,7 +118,9 @@ func (s tracedStore) Enqueue(ctx context.Context, items []claim.NewItem) ([]clai
 
 func (s tracedStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
 	s.t.mark("claim sent")
+	t0 := s.t.counts.claimStart()
 	out, err := s.ClaimStore.Claim(ctx, req)
+	s.t.counts.claimEnd(t0, len(out))
 	if len(out) > 0 {
 		s.t.mark("claimed")
 	} else {
@@ -125,7 +131,9 @@ func (s tracedStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 
 func (s tracedStore) Settle(ctx context.Context, st claim.Settlement) error {
 	s.t.mark("settle sent")
+	t0 := s.t.counts.settleStart()
 	err := s.ClaimStore.Settle(ctx, st)
+	s.t.counts.settleEnd(t0)
 	s.t.mark("settled")
 	return err
 }

@@ -54,3 +54,25 @@ func TestSplitSettingsSmall(t *testing.T) {
 		assert.Positive(t, row.Median.PickupAfterP50, row.Setting)
 	}
 }
+
+// TestBurnCountsCountClaimsAndSettles checks the burn-down counts: claims
+// by size bucket and in order, and the settles in flight as each began.
+func TestBurnCountsCountClaimsAndSettles(t *testing.T) {
+	var c burnCounts
+	for _, n := range []int{100, 1, 99, 0} {
+		c.claimEnd(c.claimStart(), n)
+	}
+	assert.Equal(t, int64(4), c.claims.Load())
+	assert.Equal(t, int64(200), c.claimed.Load())
+	assert.Equal(t, []int64{100, 1, 99, 0, 0}, []int64{c.first[0].Load(), c.first[1].Load(), c.first[2].Load(), c.first[3].Load(), c.first[4].Load()})
+	assert.Equal(t, int64(1), c.sizes[0].Load()) // 0
+	assert.Equal(t, int64(1), c.sizes[1].Load()) // 1
+	assert.Equal(t, int64(2), c.sizes[5].Load()) // 65 and more
+	a, b := c.settleStart(), c.settleStart()
+	c.settleEnd(a)
+	c.settleEnd(b)
+	assert.Equal(t, int64(2), c.settles.Load())
+	assert.Equal(t, int64(3), c.settlingSum.Load()) // 1 then 2 in flight
+	assert.Equal(t, int64(2), c.settlingMax.Load())
+	assert.Zero(t, c.settling.Load())
+}
