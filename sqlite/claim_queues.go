@@ -35,8 +35,10 @@ func (d dialect) Pause(ctx context.Context, queue string, paused bool) error {
 
 // Queues lists the queues with items in any state and the paused ones, in
 // byte order, with their counts as of now on the store's clock: a page of
-// at most q.Limit above q.After. It reads every row of the queues listed:
-// an inspection call, not one for a hot path.
+// at most q.Limit above q.After. It counts each queue listed as Counts
+// does, so it reads the live rows of those queues and an index entry of
+// each of their finished and dead ones: an inspection call, not one for a
+// hot path.
 func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
 	return s.eng.Queues(ctx, q)
 }

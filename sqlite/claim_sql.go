@@ -24,7 +24,18 @@ const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
 const lostEntry = `json_insert(history, '$[#]', json_object('a', attempts, 'o', owner, 't', due,
   'r', 'lease expired', 'l', json('true')))`
 
-var claimSQL = strings.NewReplacer("{COLS}", claimColumns, "{STATE}", effectiveState, "{LOST}", lostEntry)
+// liveCounts are the counts of live rows (states 1 and 3) by their
+// claim.State as of :now, named as sqlCounts and sqlQueues read them.
+const liveCounts = `coalesce(sum({STATE} = 1), 0) AS visible, coalesce(sum({STATE} = 2), 0) AS delayed,
+  coalesce(sum({STATE} = 3), 0) AS claimed, coalesce(sum({STATE} = 4), 0) AS dead`
+
+// keptCounts are the counts of kept rows (states 4, 5 and 6), which read
+// state alone, so that lease_claims_kept covers them.
+const keptCounts = `coalesce(sum(state = 4), 0) AS dead, coalesce(sum(state = 5), 0) AS completed,
+  coalesce(sum(state = 6), 0) AS cancelled`
+
+var claimSQL = strings.NewReplacer("{COLS}", claimColumns, "{STATE}", effectiveState, "{LOST}", lostEntry,
+	"{LIVE}", strings.ReplaceAll(liveCounts, "{STATE}", effectiveState), "{KEPT}", keptCounts)
 
 var (
 	sqlInsert = `INSERT INTO lease_claims (queue, kind, key, payload, state, max_attempts, priority, timeout_ns,
@@ -115,32 +126,53 @@ WHERE queue = :queue AND id > :after AND (:state = 0 OR {STATE} = :state) AND (:
   AND (:tag = '' OR EXISTS (SELECT 1 FROM json_each(tags) WHERE value = :tag))
 ORDER BY id LIMIT :limit`)
 
-	sqlCounts = claimSQL.Replace(`SELECT
-  coalesce(sum({STATE} = 1), 0), coalesce(sum({STATE} = 2), 0),
-  coalesce(sum({STATE} = 3), 0), coalesce(sum({STATE} = 4), 0),
-  coalesce(sum(state = 5), 0), coalesce(sum(state = 6), 0)
-FROM lease_claims WHERE queue = :queue`)
+	// The counts of :queue: its live rows read through the claim index,
+	// its kept rows counted in lease_claims_kept without reading them.
+	sqlCounts = claimSQL.Replace(`SELECT l.visible, l.delayed, l.claimed, l.dead + k.dead, k.completed, k.cancelled
+FROM (SELECT {LIVE} FROM lease_claims WHERE queue = :queue AND state IN (1, 3)) AS l,
+  (SELECT {KEPT} FROM lease_claims WHERE queue = :queue AND state IN (4, 5, 6)) AS k`)
 
 	// A row of lease_claim_queues is a paused queue.
 	sqlPause  = `INSERT INTO lease_claim_queues (queue, paused_at) VALUES (:queue, :now) ON CONFLICT (queue) DO NOTHING`
 	sqlResume = `DELETE FROM lease_claim_queues WHERE queue = :queue`
 	// The queues with rows or paused, in byte order (SQLite's BINARY
 	// collation), a page of :limit above :after, with their counts and
-	// pause. It reads every row of the queues listed.
-	sqlQueues = claimSQL.Replace(`WITH names AS (
-  SELECT queue FROM lease_claims WHERE queue > :after
+	// pause. The names of the queues with rows are found by stepping from
+	// one to the next in the claim index and in lease_claims_kept, a
+	// search each, rather than by reading the rows between; each queue
+	// listed is counted as Counts counts it.
+	sqlQueues = claimSQL.Replace(`WITH RECURSIVE live(queue) AS (
+  SELECT (SELECT queue FROM lease_claims WHERE state IN (1, 3) AND queue > :after ORDER BY queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT t.queue FROM lease_claims AS t WHERE t.state IN (1, 3) AND t.queue > l.queue ORDER BY t.queue LIMIT 1)
+  FROM live AS l WHERE l.queue IS NOT NULL
+  LIMIT :limit
+),
+kept(queue) AS (
+  SELECT (SELECT queue FROM lease_claims WHERE state IN (4, 5, 6) AND queue > :after ORDER BY queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT t.queue FROM lease_claims AS t WHERE t.state IN (4, 5, 6) AND t.queue > k.queue ORDER BY t.queue LIMIT 1)
+  FROM kept AS k WHERE k.queue IS NOT NULL
+  LIMIT :limit
+),
+names AS (
+  SELECT queue FROM live WHERE queue IS NOT NULL
+  UNION SELECT queue FROM kept WHERE queue IS NOT NULL
   UNION SELECT queue FROM lease_claim_queues WHERE queue > :after
   ORDER BY queue LIMIT :limit
+),
+lc AS (
+  SELECT queue, {LIVE} FROM lease_claims WHERE state IN (1, 3) AND queue IN (SELECT queue FROM names) GROUP BY queue
+),
+kc AS (
+  SELECT queue, {KEPT} FROM lease_claims WHERE state IN (4, 5, 6) AND queue IN (SELECT queue FROM names) GROUP BY queue
 )
-SELECT n.queue,
-  coalesce(sum(t.id IS NOT NULL AND {STATE} = 1), 0), coalesce(sum(t.id IS NOT NULL AND {STATE} = 2), 0),
-  coalesce(sum(t.id IS NOT NULL AND {STATE} = 3), 0), coalesce(sum(t.id IS NOT NULL AND {STATE} = 4), 0),
-  coalesce(sum(t.state = 5), 0), coalesce(sum(t.state = 6), 0),
-  p.paused_at
+SELECT n.queue, coalesce(l.visible, 0), coalesce(l.delayed, 0), coalesce(l.claimed, 0),
+  coalesce(l.dead, 0) + coalesce(k.dead, 0), coalesce(k.completed, 0), coalesce(k.cancelled, 0), p.paused_at
 FROM names AS n
-LEFT JOIN lease_claims AS t ON t.queue = n.queue
+LEFT JOIN lc AS l ON l.queue = n.queue
+LEFT JOIN kc AS k ON k.queue = n.queue
 LEFT JOIN lease_claim_queues AS p ON p.queue = n.queue
-GROUP BY n.queue, p.paused_at
 ORDER BY n.queue`)
 
 	// The earliest instant after :now at which a row becomes due: a delay

@@ -102,10 +102,24 @@ SELECT id, queue, key, payload, state, attempts, max_attempts, priority, timeout
   paused_at INTEGER NOT NULL
 ) WITHOUT ROWID`,
 	},
+	{
+		// The rows no claim takes (dead, completed and cancelled) by queue
+		// and state, in place of version 1's dead rows by queue and ID,
+		// which no statement reads: an index entry also carries the row's
+		// ID, so a state's rows stay in ID order. With a retention the
+		// file holds a day of finished rows beside a few live ones, and
+		// without this index Counts and Queues found the rows of a queue
+		// by reading the whole table. With it they count the kept states
+		// from the index alone, a range per queue and state, and Queues
+		// steps from one queue's name to the next. Building it reads the
+		// table once.
+		`CREATE INDEX lease_claims_kept ON lease_claims (queue, state) WHERE state IN (4, 5, 6)`,
+		`DROP INDEX lease_claims_dead`,
+	},
 }
 
 // SchemaVersion is the version of the file's schema this package writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrate brings the file's schema up to SchemaVersion. It runs in one
 // write transaction begun with BEGIN IMMEDIATE, which holds the file's

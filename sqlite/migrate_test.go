@@ -111,6 +111,18 @@ func TestMigrateFromVersion1(t *testing.T) {
 	assert.Equal(t, sqlite.SchemaVersion, version)
 	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM lease_locks WHERE name = 'reports' AND token = 7`).Scan(&locks))
 	assert.Equal(t, 1, locks, "the locks are left as they were")
+	indexes := []string{}
+	rows, err := raw.Query(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'lease_claims'
+  AND sql IS NOT NULL ORDER BY name`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		indexes = append(indexes, name)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []string{"lease_claims_dead_at", "lease_claims_due", "lease_claims_finished", "lease_claims_kept",
+		"lease_claims_key", "lease_claims_ready"}, indexes, "the claim table's indexes")
 	var check string
 	require.NoError(t, raw.QueryRow(`PRAGMA integrity_check`).Scan(&check))
 	assert.Equal(t, "ok", check)

@@ -166,7 +166,7 @@ func TestFullFile(t *testing.T) {
 }
 
 // A file whose data pages were damaged after the store opened it: the
-// call that reads them (Queues reads every row of the queues it lists)
+// call that reads them (Queues, which reads the queues it lists)
 // gets ErrCorrupt naming the file.
 func TestCorruptPageReadByCall(t *testing.T) {
 	path := tempFile(t)
