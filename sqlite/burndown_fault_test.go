@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,6 +155,7 @@ func TestBurnDownSurvivesKills(t *testing.T) {
 
 	acked := map[int64]int{}     // item ID -> key index
 	ran := map[int64][]uint64{}  // item ID -> tokens of its runs
+	ranOn := map[int64][]int{}   // item ID -> the children that ran it
 	done := map[int64][]uint64{} // item ID -> tokens of its completions
 	record := func(l burnLine) {
 		f := strings.Fields(l.line)
@@ -167,6 +169,7 @@ func TestBurnDownSurvivesKills(t *testing.T) {
 			acked[id] = int(n)
 		case "ran":
 			ran[id] = append(ran[id], n)
+			ranOn[id] = append(ranOn[id], l.from)
 		case "done":
 			done[id] = append(done[id], n)
 		}
@@ -222,9 +225,16 @@ func TestBurnDownSurvivesKills(t *testing.T) {
 	}
 
 	require.True(t, killedWorkers && killedProducer)
+	killed := func(from int) bool { return from == 1 || from == 2 } // workers[0] and workers[1]
 	keys := map[int]bool{}
 	for id, k := range acked {
 		keys[k] = true
+		if len(done[id]) == 0 && slices.ContainsFunc(ranOn[id], killed) {
+			// Its completion may have committed with the worker's last
+			// batch just before the kill cut the worker off: the queue,
+			// empty at the end, says it was not lost.
+			continue
+		}
 		if !assert.Len(t, done[id], 1, "item %d (key %d): completions", id, k) {
 			continue
 		}
