@@ -164,8 +164,8 @@ const (
 	outcomeLost                      // a snapshot restore may have skipped it: never known
 )
 
-// settleOutcome waits until the outcome of p is known, the context ends or the
-// node closes, and returns the result of the command at pos of the entry
+// settleOutcome waits until the outcome of p is known, the context ends, the
+// node closes or it is removed from the configuration, and returns the result of the command at pos of the entry
 // when it was applied; drop reports an entry that was not. Every caller
 // of a proposal calls settleOutcome once.
 func (n *Node) settleOutcome(ctx context.Context, op string, p *proposal, pos int) (r result, drop bool) {
@@ -215,6 +215,12 @@ func (n *Node) settleOutcome(ctx context.Context, op string, p *proposal, pos in
 			// FSM, so the FSM's index may not move for a long while.
 			n.giveUp(p)
 			return result{}, true
+		}
+		if n.outside() {
+			// Removed from the configuration: no leader sends this node
+			// another entry, so it would never learn the outcome.
+			n.giveUp(p)
+			return result{err: outcomeUnknown(op, n.notLeader(op))}, false
 		}
 		select {
 		case <-wait:
