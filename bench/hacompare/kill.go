@@ -119,6 +119,9 @@ func MeasureKill(ctx context.Context, cfg SystemConfig, items, batch int, progre
 		return res, fmt.Errorf("close the leader: %w", err)
 	}
 	res.Phases = watch.stop(killAt)
+	if res.Phases.Serving < 0 {
+		res.Phases.Serving = res.Election // served between two of the watch's looks
+	}
 	s.leader = next
 	c, err := s.settled(ctx, next)
 	if err != nil {
