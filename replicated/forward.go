@@ -27,8 +27,7 @@ const (
 	// to, when its context has no earlier deadline.
 	forwardWait = 10 * time.Second
 	// forwardRetry is how soon a call tries again when no leader is known
-	// or the leader could not be reached, unless raft names a leader
-	// sooner: a leader change wakes the waiting calls at once.
+	// or the leader could not be reached.
 	forwardRetry = 20 * time.Millisecond
 	// dialTimeout bounds a connection to the leader.
 	dialTimeout = 5 * time.Second
@@ -56,53 +55,12 @@ type forwarder struct {
 	queues map[string]*fqueue  // by address: calls waiting to be sent
 	closed bool
 	dials  atomic.Int64 // connections opened, for tests
-	// retry is forwardRetry (tests lengthen it).
-	retry time.Duration
-	// changed is closed, and replaced, when raft observes a leader
-	// change: the calls waiting to try again wake (guarded by mu).
-	changed  chan struct{}
-	observer *raft.Observer
 }
 
 func newForwarder(n *Node, stream *streamLayer) *forwarder {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &forwarder{n: n, stream: stream, ctx: ctx, cancel: cancel, retry: forwardRetry, changed: make(chan struct{}),
+	return &forwarder{n: n, stream: stream, ctx: ctx, cancel: cancel,
 		idle: make(map[string][]*fconn), open: make(map[*fconn]struct{}), queues: make(map[string]*fqueue)}
-	// One observation at a time is enough: a dropped one finds the
-	// callers already woken by the one waiting in the channel.
-	obs := make(chan raft.Observation, 1)
-	f.observer = raft.NewObserver(obs, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.LeaderObservation)
-		return ok
-	})
-	n.raft.RegisterObserver(f.observer)
-	f.wg.Add(1)
-	go f.watchLeader(obs)
-	return f
-}
-
-// watchLeader wakes the calls waiting to try again whenever raft observes
-// a leader change, until the forwarder closes.
-func (f *forwarder) watchLeader(obs <-chan raft.Observation) {
-	defer f.wg.Done()
-	for {
-		select {
-		case <-f.ctx.Done():
-			return
-		case <-obs:
-			f.mu.Lock()
-			close(f.changed)
-			f.changed = make(chan struct{})
-			f.mu.Unlock()
-		}
-	}
-}
-
-// leaderChange returns a channel closed at the next leader change.
-func (f *forwarder) leaderChange() <-chan struct{} {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.changed
 }
 
 // fconn is one connection to a leader.
@@ -200,9 +158,6 @@ func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite, re
 		return answer{}, err
 	}
 	for {
-		// Taken before the leader is read: a change after the read
-		// wakes the wait below.
-		changed := f.leaderChange()
 		id, addr := f.n.Leader()
 		switch {
 		case addr == "" && f.n.outside():
@@ -234,10 +189,8 @@ func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite, re
 				return answer{}, uncertain(op)
 			}
 		}
-		retry := time.NewTimer(f.retry)
 		select {
-		case <-retry.C:
-		case <-changed:
+		case <-time.After(forwardRetry):
 		case <-wait.C:
 			return giveUp(f.n.notLeader(op))
 		case <-ctx.Done():
@@ -245,7 +198,6 @@ func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite, re
 		case <-f.n.closing:
 			return giveUp(closedError(op))
 		}
-		retry.Stop()
 	}
 }
 
@@ -589,7 +541,6 @@ func (f *forwarder) put(addr string, c *fconn) {
 // close ends every connection, idle or in use: a call under way fails.
 // It returns when every lane has.
 func (f *forwarder) close() {
-	f.n.raft.DeregisterObserver(f.observer)
 	f.mu.Lock()
 	f.closed = true
 	f.cancel()

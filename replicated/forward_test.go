@@ -155,25 +155,3 @@ func TestForwardCoalescesConcurrentCalls(t *testing.T) {
 	require.Len(t, seen, calls)
 	assert.LessOrEqual(t, fol.fwd.dials.Load(), int64(forwardLanes), "connections opened for %d concurrent calls", calls)
 }
-
-// A forwarded call waiting for a leader tries again as soon as raft names
-// one, not after its retry interval: here the interval is an hour, so the
-// call succeeds only because the leader change woke it.
-func TestForwardWakesOnLeaderChange(t *testing.T) {
-	c := newCluster(t, clusterOpts{transport: tcpTransport, stores: boltStores, raft: patientRaft})
-	ctx := ctxT(t)
-	old := c.leader()
-	fi, oi := (old+1)%3, (old+2)%3
-	fol := c.nodes[fi]
-	fol.fwd.retry = time.Hour
-	// Without two nodes no leader can be elected: the call waits.
-	c.stop(old)
-	c.stop(oi)
-	done := make(chan error, 1)
-	go func() {
-		_, err := fol.Grant(ctx, "h", lease.Operation, time.Minute)
-		done <- err
-	}()
-	c.start(oi)
-	require.NoError(t, <-done)
-}
