@@ -41,6 +41,8 @@ type KillResult struct {
 	// Lease is the claims' lease, which bounds how long such an item
 	// waits.
 	Lease time.Duration
+	// Phases breaks Election down, each from the kill.
+	Phases KillPhases
 }
 
 // run is one handler run: when, on which node, which item.
@@ -103,6 +105,7 @@ func MeasureKill(ctx context.Context, cfg SystemConfig, items, batch int, progre
 	res.KilledAt = int(done.Load())
 	// A hard stop of the leader: its node closes under its workers, whose
 	// Work then ends; the followers' stores see its transport go.
+	watch := s.c.watch(killed, start)
 	closed := make(chan error, 1)
 	go func() { closed <- s.c.stop(killed) }()
 	ectx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -114,6 +117,10 @@ func MeasureKill(ctx context.Context, cfg SystemConfig, items, batch int, progre
 	res.Election = time.Since(start) - killAt
 	if err := <-closed; err != nil {
 		return res, fmt.Errorf("close the leader: %w", err)
+	}
+	res.Phases = watch.stop(killAt)
+	if res.Phases.Serving < 0 {
+		res.Phases.Serving = res.Election // served between two of the watch's looks
 	}
 	s.leader = next
 	c, err := s.settled(ctx, next)
@@ -131,6 +138,11 @@ func MeasureKill(ctx context.Context, cfg SystemConfig, items, batch int, progre
 
 	mu.Lock()
 	defer mu.Unlock()
+	defer func() {
+		if progress != nil {
+			fmt.Fprintf(progress, "kill phases: %s\n", res.Phases)
+		}
+	}()
 	byItem := map[uint64][]run{}
 	for _, r := range runs {
 		byItem[r.id] = append(byItem[r.id], r)
@@ -170,6 +182,26 @@ func MeasureKill(ctx context.Context, cfg SystemConfig, items, batch int, progre
 		}
 	}
 	res.RateBefore = float64(before) / killAt.Seconds()
+	if res.Phases.Leader >= 0 {
+		from := killAt + res.Phases.Leader
+		for _, r := range runs {
+			if r.at >= from && (res.Phases.FirstRun < 0 || r.at-killAt < res.Phases.FirstRun) {
+				res.Phases.FirstRun = r.at - killAt
+			}
+		}
+		const w = 50 * time.Millisecond
+		for t := from; t < min(res.Total, from+time.Second) && res.Phases.Full < 0; t += time.Millisecond {
+			n := 0
+			for _, r := range runs {
+				if r.at >= t && r.at < t+w {
+					n++
+				}
+			}
+			if float64(n) >= res.RateBefore*w.Seconds() {
+				res.Phases.Full = t + w - killAt
+			}
+		}
+	}
 	res.Recovery = -1
 	want := res.RateBefore / 2 * res.Window.Seconds()
 	for t := killAt; t < res.Total; t += 10 * time.Millisecond {
@@ -196,10 +228,10 @@ func (r KillResult) WriteMarkdown(w io.Writer, cfg SystemConfig) error {
 	cfg.Spread = true
 	_, err := fmt.Fprintf(w, "Leader killed mid burn-down: %s, %d items, the leader's node closed once half had completed (%d), claim lease %s, raft's default timeouts.\n\n"+
 		"| figure | value |\n|---|--:|\n| rate before the kill | %.0f items/s |\n| kill to a new leader serving | %s ms |\n"+
-		"| kill to a %s window at half the rate before | %s |\n| whole burn-down | %.2f s |\n| items run again (a run before the new leader served, not committed) | %d |\n"+
+		"%s| kill to a %s window at half the rate before | %s |\n| whole burn-down | %.2f s |\n| items run again (a run before the new leader served, not committed) | %d |\n"+
 		"| of which first run on the killed node (its workers died with it) | %d |\n| of which first run on a surviving node (settlement lost with the leader) | %d |\n"+
 		"| every item ran; the cluster settled each once | yes%s |\n",
-		cfg.withDefaults().Name(), r.Items, r.KilledAt, r.Lease, r.RateBefore, msText(r.Election), r.Window, recovery, r.Total.Seconds(), r.Reruns, r.RerunsKilledNode, r.RerunsSurvivor, completedText(cfg))
+		cfg.withDefaults().Name(), r.Items, r.KilledAt, r.Lease, r.RateBefore, msText(r.Election), r.Phases.rows(), r.Window, recovery, r.Total.Seconds(), r.Reruns, r.RerunsKilledNode, r.RerunsSurvivor, completedText(cfg))
 	return err
 }
 
