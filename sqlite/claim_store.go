@@ -82,10 +82,6 @@ func (s *ClaimStore) write(ctx context.Context, op string, single bool, fn func(
 	return nil
 }
 
-func (s *ClaimStore) txStmt(ctx context.Context, tx *wtx, query string) (*sql.Stmt, error) {
-	return s.d.txStmt(ctx, tx, query)
-}
-
 // Enqueue adds items in one transaction and returns them, in order, with
 // IDs in that order. An item whose Key exists in its queue (or earlier in
 // items) is not added: the existing item is returned in its place, unless
@@ -101,7 +97,7 @@ func (d dialect) Enqueue(ctx context.Context, items []claim.NewItem, out []claim
 	var soonest int64
 	return s.write(ctx, "enqueue", len(items) == 1, func(ctx context.Context, tx *wtx, now int64) error {
 		soonest = 0
-		ins, err := s.txStmt(ctx, tx, sqlInsert)
+		ins, err := tx.stmt(ctx, sqlInsert)
 		if err != nil {
 			return err
 		}
@@ -196,11 +192,11 @@ func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Cla
 		out = make([]claim.Claim, 0, min(req.Limit, 64))
 		due := addNanos(now, req.Lease)
 		soonest = 0
-		take, err := s.txStmt(ctx, tx, sqlTake)
+		take, err := tx.stmt(ctx, sqlTake)
 		if err != nil {
 			return err
 		}
-		claimable, err := s.txStmt(ctx, tx, sqlClaimable)
+		claimable, err := tx.stmt(ctx, sqlClaimable)
 		if err != nil {
 			return err
 		}
@@ -275,7 +271,7 @@ func (d dialect) Extend(ctx context.Context, r claim.Ref, lease time.Duration) (
 	var expires int64
 	err := s.write(ctx, "extend", true, func(ctx context.Context, tx *wtx, now int64) error {
 		expires = 0
-		st, err := s.txStmt(ctx, tx, sqlExtend)
+		st, err := tx.stmt(ctx, sqlExtend)
 		if err != nil {
 			return err
 		}
@@ -314,7 +310,7 @@ func (d dialect) Settle(ctx context.Context, st claim.Settlement) (bool, error) 
 			if s.d.cfg.retention.Completed > 0 {
 				q = sqlCompleteKeep
 			}
-			stmt, err := s.txStmt(ctx, tx, q)
+			stmt, err := tx.stmt(ctx, q)
 			if err != nil {
 				return err
 			}
@@ -322,7 +318,7 @@ func (d dialect) Settle(ctx context.Context, st claim.Settlement) (bool, error) 
 				return err
 			}
 		} else {
-			stmt, err := s.txStmt(ctx, tx, sqlMove)
+			stmt, err := tx.stmt(ctx, sqlMove)
 			if err != nil {
 				return err
 			}

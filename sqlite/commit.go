@@ -216,7 +216,7 @@ func (c *committer) attempt(ctx context.Context, batch []*writeCall) (err error)
 // totalChanges is the number of rows the write connection has inserted,
 // updated or deleted since it opened.
 func (c *committer) totalChanges(ctx context.Context, tx *wtx) (n int64, err error) {
-	st, err := c.d.txStmt(ctx, tx, sqlTotalChanges)
+	st, err := tx.stmt(ctx, sqlTotalChanges)
 	if err != nil {
 		return 0, err
 	}
@@ -257,7 +257,7 @@ func (c *committer) rollback(tx *wtx) {
 
 // exec runs one of the prepared statements in tx.
 func (c *committer) exec(ctx context.Context, tx *wtx, query string) error {
-	st, err := c.d.txStmt(ctx, tx, query)
+	st, err := tx.stmt(ctx, query)
 	if err != nil {
 		return err
 	}

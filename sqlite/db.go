@@ -212,12 +212,6 @@ const (
 	sqlTotalChanges = "SELECT total_changes()"
 )
 
-// txStmt returns query prepared on the writer connection, for the write
-// transaction tx.
-func (d *db) txStmt(ctx context.Context, tx *wtx, query string) (*sql.Stmt, error) {
-	return tx.stmt(ctx, query)
-}
-
 // wtx is the writer connection, on which the committer runs its write
 // transactions with BEGIN IMMEDIATE and COMMIT: a statement of a batch runs
 // on it with no database/sql transaction around it, and each query text is

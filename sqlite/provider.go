@@ -107,7 +107,7 @@ func (p *LockProvider) acquire(ctx context.Context, name, executionID string, d 
 	err := p.d.commit.doToEnd(ctx, "acquire", true, func(ctx context.Context, tx *wtx) error {
 		l, ends = nil, 0
 		now := p.d.now()
-		st, err := p.d.txStmt(ctx, tx, sqlAcquire)
+		st, err := tx.stmt(ctx, sqlAcquire)
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 	err := p.d.commit.do(ctx, "renew", len(leases) == 1, func(ctx context.Context, tx *wtx) error {
 		clear(renewed)
 		now := p.d.now()
-		st, err := p.d.txStmt(ctx, tx, sqlRenew)
+		st, err := tx.stmt(ctx, sqlRenew)
 		if err != nil {
 			return err
 		}
@@ -204,7 +204,7 @@ func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
 	}
 	err := p.d.commit.do(ctx, "release", len(leases) == 1, func(ctx context.Context, tx *wtx) error {
 		now := p.d.now()
-		st, err := p.d.txStmt(ctx, tx, sqlRelease)
+		st, err := tx.stmt(ctx, sqlRelease)
 		if err != nil {
 			return err
 		}
