@@ -191,7 +191,9 @@ func TestKilledLeaderReplaced(t *testing.T) {
 	t.Parallel()
 	path := tempFile(t)
 	p := newProvider(t, path)
-	el, err := election.New(p, "leader", election.WithLeaseDuration(faultLease))
+	// Resign's release gets the retry interval as its deadline: a tenth of
+	// the lease (100 ms) was too short once for a loaded machine.
+	el, err := election.New(p, "leader", election.WithLeaseDuration(faultLease), election.WithRetryInterval(faultLease/2))
 	require.NoError(t, err)
 	c := startChild(t, "leader", path, "leader")
 	childToken, err := strconv.ParseUint(c.expect(t, "leading ", 30*time.Second), 10, 64)
