@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,18 +111,34 @@ func startServer(dir string) (*embed.Etcd, error) {
 	}
 }
 
+// usedPorts holds every address freeURL has returned in this process: the
+// kernel often gives a just-closed port to the next listener, and etcd
+// refuses a client and a peer URL on one port.
+var usedPorts = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: make(map[string]bool)}
+
 // freeURL returns an http URL on a port of 127.0.0.1 that was free a moment
-// ago: the kernel picks it, and the listener is closed for etcd to take it.
+// ago and not returned before: the kernel picks it, and the listener is
+// closed for etcd to take it.
 func freeURL() (*url.URL, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+	usedPorts.Lock()
+	defer usedPorts.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		addr := ln.Addr().String()
+		if err := ln.Close(); err != nil {
+			return nil, err
+		}
+		if !usedPorts.addrs[addr] {
+			usedPorts.addrs[addr] = true
+			return &url.URL{Scheme: "http", Host: addr}, nil
+		}
 	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		return nil, err
-	}
-	return &url.URL{Scheme: "http", Host: addr}, nil
 }
 
 // newTestProvider returns a Provider on the test server whose keys live

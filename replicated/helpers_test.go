@@ -161,14 +161,33 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	return c
 }
 
-// freeAddr returns a TCP address on 127.0.0.1 that was free a moment ago.
+// handedOut holds every address freeAddr has returned in this process: the
+// kernel often gives a just-closed port to the next listener, so two nodes of
+// one cluster could otherwise be handed the same address.
+var handedOut struct {
+	sync.Mutex
+	addrs map[string]bool
+}
+
+// freeAddr returns a TCP address on 127.0.0.1 that was free a moment ago and
+// that it has not returned before in this process.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.addrs == nil {
+		handedOut.addrs = make(map[string]bool)
+	}
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr
+		}
+	}
 }
 
 func (c *cluster) notify() {

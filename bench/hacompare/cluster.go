@@ -104,14 +104,19 @@ type cluster struct {
 	nodes []*replicated.Node // nil where a node is down
 }
 
-// freeAddr returns a TCP address on 127.0.0.1 that was free a moment ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freeAddrs returns n distinct TCP addresses on 127.0.0.1 that were free a
+// moment ago. The listeners stay open until all n are picked, since the
+// kernel often hands a just-closed port to the next listener.
+func freeAddrs(n int) (addrs []string, err error) {
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, l.Close()) }()
+		addrs = append(addrs, l.Addr().String())
 	}
-	addr := l.Addr().String()
-	return addr, l.Close()
+	return addrs, nil
 }
 
 // startCluster opens three nodes that bootstrap one cluster, and waits
@@ -133,13 +138,14 @@ func startCluster(ctx context.Context, cc ClusterConfig) (c *cluster, err error)
 			return c, err
 		}
 	}
+	binds, err := freeAddrs(clusterSize)
+	if err != nil {
+		return c, err
+	}
 	var servers []replicated.Server
 	for i := range clusterSize {
 		id := fmt.Sprintf("node%d", i)
-		bind, err := freeAddr()
-		if err != nil {
-			return c, err
-		}
+		bind := binds[i]
 		rc := raft.DefaultConfig()
 		rc.Logger = hclog.NewNullLogger()
 		cfg := replicated.Config{ID: id, Dir: filepath.Join(dir, id), Bind: bind, Raft: rc}

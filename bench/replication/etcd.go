@@ -101,18 +101,34 @@ func startEtcd(ctx context.Context, dir string) (system, error) {
 	return c, nil
 }
 
+// usedPorts holds every address freeURL has returned in this process: the
+// kernel often gives a just-closed port to the next listener, and etcd
+// refuses a client and a peer URL on one port.
+var usedPorts = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: make(map[string]bool)}
+
 // freeURL returns an http URL on a port of 127.0.0.1 that was free a moment
-// ago: the kernel picks it, and the listener is closed for etcd to take it.
+// ago and not returned before: the kernel picks it, and the listener is
+// closed for etcd to take it.
 func freeURL() (*url.URL, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+	usedPorts.Lock()
+	defer usedPorts.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		addr := ln.Addr().String()
+		if err := ln.Close(); err != nil {
+			return nil, err
+		}
+		if !usedPorts.addrs[addr] {
+			usedPorts.addrs[addr] = true
+			return &url.URL{Scheme: "http", Host: addr}, nil
+		}
 	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		return nil, err
-	}
-	return &url.URL{Scheme: "http", Host: addr}, nil
 }
 
 // seconds rounds ttl up to whole seconds, etcd's unit.

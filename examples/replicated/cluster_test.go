@@ -222,14 +222,25 @@ func post(t *testing.T, url, body string) (*http.Response, []byte) {
 	return resp, raw
 }
 
-// freeAddr returns a host:port of 127.0.0.1 that was free a moment ago.
+// usedAddrs holds every address freeAddr has returned: the kernel often
+// gives a just-closed port to the next listener, and two nodes on one port
+// would not form a cluster.
+var usedAddrs = map[string]bool{}
+
+// freeAddr returns a host:port of 127.0.0.1 that was free a moment ago and
+// not returned before. Tests call it from their own goroutine only.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		if !usedAddrs[addr] {
+			usedAddrs[addr] = true
+			return addr
+		}
+	}
 }
 
 // syncBuffer is a bytes.Buffer that a process's output and the test may
