@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,11 +74,7 @@ var leakOptions []goleak.Option
 // is short so that its minimum lease TTL is 1 s (etcd's is 1.5 election
 // timeouts, rounded up to whole seconds).
 func startServer(dir string) (*embed.Etcd, error) {
-	client, err := freeURL()
-	if err != nil {
-		return nil, err
-	}
-	peer, err := freeURL()
+	client, peer, err := freeURLs()
 	if err != nil {
 		return nil, err
 	}
@@ -111,34 +106,22 @@ func startServer(dir string) (*embed.Etcd, error) {
 	}
 }
 
-// usedPorts holds every address freeURL has returned in this process: the
-// kernel often gives a just-closed port to the next listener, and etcd
-// refuses a client and a peer URL on one port.
-var usedPorts = struct {
-	sync.Mutex
-	addrs map[string]bool
-}{addrs: make(map[string]bool)}
-
-// freeURL returns an http URL on a port of 127.0.0.1 that was free a moment
-// ago and not returned before: the kernel picks it, and the listener is
-// closed for etcd to take it.
-func freeURL() (*url.URL, error) {
-	usedPorts.Lock()
-	defer usedPorts.Unlock()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		addr := ln.Addr().String()
-		if err := ln.Close(); err != nil {
-			return nil, err
-		}
-		if !usedPorts.addrs[addr] {
-			usedPorts.addrs[addr] = true
-			return &url.URL{Scheme: "http", Host: addr}, nil
-		}
+// freeURLs returns a client and a peer URL on two ports of 127.0.0.1 that
+// were free a moment ago: the kernel picks them, both listeners open at once
+// so that it cannot hand out one port twice, then closed for etcd to take.
+func freeURLs() (client, peer *url.URL, err error) {
+	first, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
 	}
+	defer first.Close()
+	second, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer second.Close()
+	return &url.URL{Scheme: "http", Host: first.Addr().String()},
+		&url.URL{Scheme: "http", Host: second.Addr().String()}, nil
 }
 
 // newTestProvider returns a Provider on the test server whose keys live

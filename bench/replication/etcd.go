@@ -33,15 +33,12 @@ func startEtcd(ctx context.Context, dir string) (system, error) {
 	const n = 3
 	var cfgs []*embed.Config
 	var initial []string
+	urls, err := freeURLs(2 * n)
+	if err != nil {
+		return nil, err
+	}
 	for i := range n {
-		client, err := freeURL()
-		if err != nil {
-			return nil, err
-		}
-		peer, err := freeURL()
-		if err != nil {
-			return nil, err
-		}
+		client, peer := &urls[2*i], &urls[2*i+1]
 		cfg := embed.NewConfig()
 		cfg.Name = "m" + strconv.Itoa(i+1)
 		cfg.Dir = filepath.Join(dir, cfg.Name)
@@ -101,34 +98,20 @@ func startEtcd(ctx context.Context, dir string) (system, error) {
 	return c, nil
 }
 
-// usedPorts holds every address freeURL has returned in this process: the
-// kernel often gives a just-closed port to the next listener, and etcd
-// refuses a client and a peer URL on one port.
-var usedPorts = struct {
-	sync.Mutex
-	addrs map[string]bool
-}{addrs: make(map[string]bool)}
-
-// freeURL returns an http URL on a port of 127.0.0.1 that was free a moment
-// ago and not returned before: the kernel picks it, and the listener is
-// closed for etcd to take it.
-func freeURL() (*url.URL, error) {
-	usedPorts.Lock()
-	defer usedPorts.Unlock()
-	for {
+// freeURLs returns n distinct http URLs on ports of 127.0.0.1 that were
+// free a moment ago. The kernel picks them; the listeners stay open until all
+// n are picked (it often hands a just-closed port to the next listener) and
+// are then closed for etcd to take the ports.
+func freeURLs(n int) (urls []url.URL, err error) {
+	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
-		addr := ln.Addr().String()
-		if err := ln.Close(); err != nil {
-			return nil, err
-		}
-		if !usedPorts.addrs[addr] {
-			usedPorts.addrs[addr] = true
-			return &url.URL{Scheme: "http", Host: addr}, nil
-		}
+		defer func() { err = errors.Join(err, ln.Close()) }()
+		urls = append(urls, url.URL{Scheme: "http", Host: ln.Addr().String()})
 	}
+	return urls, nil
 }
 
 // seconds rounds ttl up to whole seconds, etcd's unit.
