@@ -28,7 +28,10 @@ import (
 // call whose ctx ends while it waits returns ctx.Err() at once and leaves
 // the other calls of its transaction untouched: its write is withdrawn if
 // no transaction had taken it yet, and otherwise may be in the file,
-// whole. Reads (Lookup, List, Counts, Queues) use a small pool of reader
+// whole. A call that finds no other write under way or waiting commits on
+// its own goroutine: its ctx then ends only the wait for another
+// process's write lock (ctx.Err(), nothing written), and once its
+// transaction began the call waits for the commit and reports it. Reads (Lookup, List, Counts, Queues) use a small pool of reader
 // connections and never wait for writes.
 //
 // Deadlines are instants of the store's clock ([WithClock]; the host's wall

@@ -5,3 +5,9 @@ func PendingWrites(s *ClaimStore) int { return s.d.commit.b.Pending() }
 
 // The statements of Counts and Queues, for their query plans.
 var SQLCounts, SQLQueues = sqlCounts, sqlQueues
+
+// Batches returns how many batches the store's committer ran, and how
+// many of them ran on their callers' goroutines.
+func Batches(s *ClaimStore) (all, byCaller int64) {
+	return s.d.commit.b.Batches(), s.d.commit.b.CallerBatches()
+}
