@@ -11,3 +11,7 @@ var SQLCounts, SQLQueues = sqlCounts, sqlQueues
 func Batches(s *ClaimStore) (all, byCaller int64) {
 	return s.d.commit.b.Batches(), s.d.commit.b.CallerBatches()
 }
+
+// ForeignWrites returns how many writes to the file the store's watcher
+// took for another process's.
+func ForeignWrites(s *ClaimStore) int64 { return s.d.watch.foreignWrites.Load() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -36,6 +37,13 @@ type watcher struct {
 	// which something in the file becomes due, or 0 for none.
 	dueSQL string
 	active chan struct{} // capacity 1: a waiter arrived
+	// written (capacity 1) says that another process may have written
+	// the file (watchWrites); stopFiles, if set, stops that watch.
+	written   chan struct{}
+	stopFiles func()
+	// foreignWrites counts the writes taken for another process's, for
+	// tests.
+	foreignWrites atomic.Int64
 
 	// conn is the watcher's own connection, version the last data_version
 	// read on it, and the statements are prepared on it once; they belong
@@ -75,8 +83,47 @@ func (w *watcher) start(ctx context.Context) error {
 }
 
 func newWatcher(d *db) *watcher {
-	return &watcher{d: d, waiters: sqlclaim.NewHub[struct{}](), active: make(chan struct{}, 1)}
+	return &watcher{d: d, waiters: sqlclaim.NewHub[struct{}](), active: make(chan struct{}, 1),
+		written: make(chan struct{}, 1)}
 }
+
+// watchFiles asks to be told of every write to the write-ahead log, where
+// every commit of every process goes first (where the system can): a
+// commit of another process is then seen a moment after it, not at the
+// next poll. Without it, the poll alone sees them.
+func (w *watcher) watchFiles(wg *sync.WaitGroup) {
+	if stop, err := watchWrites(w.d.path+"-wal", wg, w.fileWritten); err == nil {
+		w.stopFiles = stop
+	}
+}
+
+// fileWritten is told of writes to the write-ahead log. This store's own
+// commits write it too, and wake their waiters themselves: writes seen
+// while this store writes are let be, and the later ones of the same
+// commit wait a moment to be told of together, once. Any other write
+// makes the watcher read data_version now and again shortly, until it
+// changes: the commit that wrote is visible only once synced.
+func (w *watcher) fileWritten() {
+	if w.d.commit.ownWrites() {
+		time.Sleep(ownWritePause)
+		return
+	}
+	w.foreignWrites.Add(1)
+	select {
+	case w.written <- struct{}{}:
+	default:
+	}
+}
+
+// ownWritePause is how long the watch of the file rests after a write of
+// this store's, so that the others of its commit come as one.
+const ownWritePause = time.Millisecond
+
+// recheck is how often the watcher reads data_version, after another
+// process wrote, until it changes or a poll interval passed: a commit is
+// visible once it synced, a fraction of a millisecond on a disk that syncs
+// several thousand times a second.
+const recheck = 200 * time.Microsecond
 
 // wait returns a channel closed at the next change, and a function to call
 // when no longer waiting.
@@ -153,6 +200,9 @@ func (w *watcher) close() {
 	}
 	w.waiters.Close()
 	w.closed = true
+	if w.stopFiles != nil {
+		w.stopFiles()
+	}
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -172,6 +222,12 @@ func (w *watcher) run() {
 	}()
 	tick := time.NewTicker(w.d.cfg.poll)
 	defer tick.Stop()
+	// soon reads again while another process's commit may be on its way
+	// (until soonUntil).
+	soon := time.NewTimer(time.Hour)
+	soon.Stop()
+	defer soon.Stop()
+	var soonUntil time.Time
 	var scanned time.Time // when the next due instant was last read
 	for {
 		w.mu.Lock()
@@ -189,10 +245,21 @@ func (w *watcher) run() {
 			return
 		case <-tick.C:
 		case <-w.active:
+		case <-w.written:
+			soonUntil = time.Now().Add(w.d.cfg.poll)
+		case <-soon.C:
 		}
 		var v int64
 		if err := w.dataVer.QueryRowContext(ctx).Scan(&v); err != nil {
 			continue
+		}
+		switch {
+		case v != version || soonUntil.IsZero():
+			soonUntil = time.Time{}
+		case time.Now().Before(soonUntil):
+			soon.Reset(recheck)
+		default:
+			soonUntil = time.Time{}
 		}
 		w.mu.Lock()
 		if v != version {

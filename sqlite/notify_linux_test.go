@@ -1,0 +1,45 @@
+package sqlite_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease/sqlite"
+)
+
+// A commit of another store on the file (as of another process) wakes the
+// waiters of this one as it lands, not at this one's next poll, which is
+// an hour here. This store's own commits, which wake its waiters
+// themselves, are not taken for another's.
+func TestAnotherStoresCommitWakesAtOnce(t *testing.T) {
+	path := tempFile(t)
+	waiting := newClaimStore(t, path, sqlite.WithPoll(time.Hour))
+	other := newClaimStore(t, path)
+	ctx := t.Context()
+
+	for i := range 3 {
+		ready, stop := waiting.Notify("q")
+		_, err := other.Enqueue(ctx, noopItems("q", 1))
+		require.NoError(t, err)
+		select {
+		case <-ready:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("commit %d of the other store not seen", i)
+		}
+		stop()
+	}
+	foreign := sqlite.ForeignWrites(waiting)
+	assert.GreaterOrEqual(t, foreign, int64(3), "each commit of the other store is seen written")
+
+	ready, stop := waiting.Notify("q")
+	for range 20 {
+		_, err := waiting.Enqueue(ctx, noopItems("own", 1))
+		require.NoError(t, err)
+	}
+	stop()
+	<-ready
+	assert.LessOrEqual(t, sqlite.ForeignWrites(waiting)-foreign, int64(2), "its own commits are its own")
+}
