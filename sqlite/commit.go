@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	sqlite3 "modernc.org/sqlite"
 	lib "modernc.org/sqlite/lib"
@@ -53,12 +52,9 @@ type committer struct {
 
 	// transactions counts the transactions committed, for tests.
 	transactions atomic.Int64
-	// writing counts the batches under way, and ended when the last one
-	// ended, as time since base: what the watcher needs to tell this
-	// store's writes to the file from another process's (ownWrites).
+	// writing counts the batches under way: the watcher takes the writes
+	// to the file it sees meanwhile for this store's.
 	writing atomic.Int32
-	ended   atomic.Int64
-	base    time.Time
 	// wrote says whether the batch attempted last changed a row; only the
 	// flusher uses it.
 	wrote bool
@@ -71,8 +67,7 @@ type committer struct {
 }
 
 func newCommitter(d *db, max int) *committer {
-	c := &committer{d: d, base: time.Now()}
-	c.ended.Store(-int64(time.Hour)) // none yet
+	c := &committer{d: d}
 	// One flusher: the file has one writer. Gather: a worker's settlement
 	// and its next claim, both sent as its handler returns, then cost one
 	// commit instead of two.
@@ -132,10 +127,7 @@ func (c *committer) close() { c.b.Close() }
 // written; once it began, the caller waits for its end and its answer.
 func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 	c.writing.Add(1)
-	defer func() {
-		c.ended.Store(int64(time.Since(c.base)))
-		c.writing.Add(-1)
-	}()
+	defer c.writing.Add(-1)
 	wait := ctx
 	byCaller := len(batch) == 1 && batch[0].ByCaller()
 	if byCaller {
@@ -177,17 +169,6 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		}
 	}
 	return nil
-}
-
-// ownWriteWindow is how long after a batch ended a write to the file is
-// still taken for the batch's: the watcher learns of a write a moment
-// after it, once its goroutine runs.
-const ownWriteWindow = 500 * time.Microsecond
-
-// ownWrites reports whether writes to the file seen now are likely this
-// store's: a batch is under way, or one ended a moment ago.
-func (c *committer) ownWrites() bool {
-	return c.writing.Load() > 0 || time.Since(c.base)-time.Duration(c.ended.Load()) < ownWriteWindow
 }
 
 // eitherEnds returns a context that ends when a or b does, and the

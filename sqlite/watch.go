@@ -92,32 +92,24 @@ func newWatcher(d *db) *watcher {
 // commit of another process is then seen a moment after it, not at the
 // next poll. Without it, the poll alone sees them.
 func (w *watcher) watchFiles(wg *sync.WaitGroup) {
-	if stop, err := watchWrites(w.d.path+"-wal", wg, w.fileWritten); err == nil {
+	// This store's own commits write the log too, and wake their waiters
+	// themselves: writes seen while it writes are let be.
+	own := func() bool { return w.d.commit.writing.Load() > 0 }
+	if stop, err := watchWrites(w.d.path+"-wal", wg, own, w.fileWritten); err == nil {
 		w.stopFiles = stop
 	}
 }
 
-// fileWritten is told of writes to the write-ahead log. This store's own
-// commits write it too, and wake their waiters themselves: writes seen
-// while this store writes are let be, and the later ones of the same
-// commit wait a moment to be told of together, once. Any other write
-// makes the watcher read data_version now and again shortly, until it
-// changes: the commit that wrote is visible only once synced.
+// fileWritten is told of a write to the write-ahead log by another
+// process: the watcher reads data_version now and again shortly, until it
+// changes, since the commit that wrote is visible only once synced.
 func (w *watcher) fileWritten() {
-	if w.d.commit.ownWrites() {
-		time.Sleep(ownWritePause)
-		return
-	}
 	w.foreignWrites.Add(1)
 	select {
 	case w.written <- struct{}{}:
 	default:
 	}
 }
-
-// ownWritePause is how long the watch of the file rests after a write of
-// this store's, so that the others of its commit come as one.
-const ownWritePause = time.Millisecond
 
 // recheck is how often the watcher reads data_version, after another
 // process wrote, until it changes or a poll interval passed: a commit is
