@@ -444,9 +444,10 @@ func (d dialect) DeleteDead(ctx context.Context, queue string, id claim.ItemID) 
 
 // Notify returns a channel that is closed once an item of queue may have
 // become claimable: at the next commit through this store, at the next
-// commit of another process seen by the poll ([WithPoll]), when an item
-// or a claim known to the store becomes due on its clock, or when the
-// store closes. Every commit wakes every waiter, whatever its queue: the
+// commit of another process (on Linux a moment after it is synced, the
+// store being told of writes to the file; elsewhere, or failing that, at
+// the next poll, [WithPoll]), when an item or a claim known to the store
+// becomes due on its clock, or when the store closes. Every commit wakes every waiter, whatever its queue: the
 // file does not say what changed. Call stop when no longer waiting.
 func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {
 	return s.d.watch.wait()

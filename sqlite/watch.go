@@ -15,7 +15,9 @@ import (
 // this db wake them at once; commits of other processes are seen by
 // reading PRAGMA data_version, on a connection kept for it, every poll
 // interval while anyone waits (the value changes when another connection
-// committed). It also keeps one timer, on the store's clock, for the
+// committed), and, where the system tells of writes to the write-ahead
+// log (watchFiles), after each write of another process until the value
+// changes. It also keeps one timer, on the store's clock, for the
 // earliest instant at which something known to be pending becomes due
 // (a delayed item, a lease that ends), since the passing of time changes
 // nothing in the file.
