@@ -186,17 +186,7 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, c *Call[Req, Res]) (Res, err
 	}
 	if b.cfg.Inline && b.running == 0 && len(b.pending) == 0 {
 		b.running++
-		b.mu.Unlock()
-		b.batches.Add(1)
-		err := b.run(ctx, []*Call[Req, Res]{c})
-		b.mu.Lock()
-		b.running--
-		more := len(b.pending) > 0
-		b.mu.Unlock()
-		if more {
-			b.wake()
-		}
-		if err != nil {
+		if err := b.runAlone(ctx, c); err != nil {
 			return zero, err
 		}
 		return c.Res, c.Err
@@ -245,22 +235,11 @@ func (b *Batcher[Req, Res]) runByCaller(c *Call[Req, Res]) (Res, error) {
 	var zero Res
 	b.running++
 	b.byCaller.Add(1)
-	ctx := b.ctx
-	b.mu.Unlock()
 	defer b.byCaller.Done()
+	ctx := b.ctx
 	c.byCaller = true
-	b.batches.Add(1)
 	b.callerBatches.Add(1)
-	err := b.run(ctx, []*Call[Req, Res]{c})
-	b.mu.Lock()
-	b.running--
-	more := len(b.pending) > 0
-	b.mu.Unlock()
-	if more {
-		// Calls that came meanwhile wait for the flusher, which took
-		// nothing while this batch ran.
-		b.wake()
-	}
+	err := b.runAlone(ctx, c)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return zero, b.cfg.Closed(c.Op)
@@ -268,6 +247,24 @@ func (b *Batcher[Req, Res]) runByCaller(c *Call[Req, Res]) (Res, error) {
 		return zero, err
 	}
 	return c.Res, c.Err
+}
+
+// runAlone runs c's batch, of c alone, on the caller's goroutine under
+// ctx; b.mu is held on entry, the batch counted in running, and released.
+func (b *Batcher[Req, Res]) runAlone(ctx context.Context, c *Call[Req, Res]) error {
+	b.mu.Unlock()
+	b.batches.Add(1)
+	err := b.run(ctx, []*Call[Req, Res]{c})
+	b.mu.Lock()
+	b.running--
+	more := len(b.pending) > 0
+	b.mu.Unlock()
+	if more {
+		// Calls that came meanwhile wait for a flusher (which, with
+		// CallerRuns, took nothing while this batch ran).
+		b.wake()
+	}
+	return err
 }
 
 // DefaultGatherWait is how long a lone call waits for a second one when
