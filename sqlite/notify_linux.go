@@ -9,15 +9,15 @@ import (
 	"time"
 )
 
-// watchWrites reports writes to the file at path by other processes,
-// calling foreign from a goroutine counted in wg, until the returned stop
-// is called: on Linux, through inotify, so that a commit of another
-// process is seen as it writes rather than at the next poll. own says
-// whether this process is writing the file: a write seen then is taken
-// for its own, and once it has finished, the writes it made meanwhile are
-// dropped unseen. Writes that come before the goroutine reads them are
-// reported once.
-func watchWrites(path string, wg *sync.WaitGroup, own func() bool, foreign func()) (stop func(), err error) {
+// watchWrites reports writes to the file at path by other processes, on
+// Linux through inotify, so that a commit of another process is seen as
+// it writes rather than at the next poll. A goroutine counted in wg calls
+// w.foreign for each write seen while w.waiting and not w.own; once it saw
+// a write at another moment, it reads no more until someone waits and this
+// process has finished writing (the writes meanwhile are then dropped
+// unseen; the kernel keeps them as one until then). The returned stop
+// ends it.
+func watchWrites(path string, wg *sync.WaitGroup, w writeWatch) (stop func(), err error) {
 	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err != nil {
 		return nil, err
@@ -34,17 +34,26 @@ func watchWrites(path string, wg *sync.WaitGroup, own func() bool, foreign func(
 		_ = f.Close()
 		return nil, err
 	}
+	done := make(chan struct{})
 	wg.Go(func() {
 		buf := make([]byte, 4096)
 		for {
 			if _, err := f.Read(buf); err != nil {
 				return
 			}
-			if !own() {
-				foreign()
+			if w.waiting() && !w.own() {
+				w.foreign()
 				continue
 			}
-			for own() {
+			for !w.waiting() || w.own() {
+				if !w.waiting() {
+					select {
+					case <-w.arrived:
+					case <-done:
+						return
+					}
+					continue
+				}
 				time.Sleep(ownWritePause)
 			}
 			// Drop the events of the writes made meanwhile, without
@@ -60,7 +69,10 @@ func watchWrites(path string, wg *sync.WaitGroup, own func() bool, foreign func(
 			}
 		}
 	})
-	return func() { _ = f.Close() }, nil
+	return func() {
+		close(done)
+		_ = f.Close()
+	}, nil
 }
 
 // ownWritePause is how often the watch of the file looks whether this

@@ -43,6 +43,9 @@ type watcher struct {
 	// the file (watchWrites); stopFiles, if set, stops that watch.
 	written   chan struct{}
 	stopFiles func()
+	// arrived (capacity 1) tells the watch of the file that a waiter
+	// arrived.
+	arrived chan struct{}
 	// foreignWrites counts the writes taken for another process's, for
 	// tests.
 	foreignWrites atomic.Int64
@@ -86,7 +89,7 @@ func (w *watcher) start(ctx context.Context) error {
 
 func newWatcher(d *db) *watcher {
 	return &watcher{d: d, waiters: sqlclaim.NewHub[struct{}](), active: make(chan struct{}, 1),
-		written: make(chan struct{}, 1)}
+		written: make(chan struct{}, 1), arrived: make(chan struct{}, 1)}
 }
 
 // watchFiles asks to be told of every write to the write-ahead log, where
@@ -94,12 +97,26 @@ func newWatcher(d *db) *watcher {
 // commit of another process is then seen a moment after it, not at the
 // next poll. Without it, the poll alone sees them.
 func (w *watcher) watchFiles(wg *sync.WaitGroup) {
-	// This store's own commits write the log too, and wake their waiters
-	// themselves: writes seen while it writes are let be.
-	own := func() bool { return w.d.commit.writing.Load() > 0 }
-	if stop, err := watchWrites(w.d.path+"-wal", wg, own, w.fileWritten); err == nil {
+	ww := writeWatch{
+		// This store's own commits write the log too, and wake their
+		// waiters themselves: writes seen while it writes are let be.
+		own:     func() bool { return w.d.commit.writing.Load() > 0 },
+		waiting: func() bool { return w.waiters.Waiters() > 0 },
+		arrived: w.arrived,
+		foreign: w.fileWritten,
+	}
+	if stop, err := watchWrites(w.d.path+"-wal", wg, ww); err == nil {
 		w.stopFiles = stop
 	}
+}
+
+// writeWatch is what the watch of the file's writes asks of the watcher
+// (watchWrites).
+type writeWatch struct {
+	own     func() bool     // whether this store is writing
+	waiting func() bool     // whether anyone waits
+	arrived <-chan struct{} // a waiter arrived (capacity 1)
+	foreign func()          // told of another process's write
 }
 
 // fileWritten is told of a write to the write-ahead log by another
@@ -125,6 +142,10 @@ func (w *watcher) wait() (<-chan struct{}, func()) {
 	ch, stop := w.waiters.Arm(struct{}{}, nil)
 	select {
 	case w.active <- struct{}{}:
+	default:
+	}
+	select {
+	case w.arrived <- struct{}{}:
 	default:
 	}
 	return ch, stop
