@@ -15,3 +15,7 @@ func Batches(s *ClaimStore) (all, byCaller int64) {
 // ForeignWrites returns how many writes to the file the store's watcher
 // took for another process's.
 func ForeignWrites(s *ClaimStore) int64 { return s.d.watch.foreignWrites.Load() }
+
+// FileReads returns how many times the store's watch of the file read
+// the writes it was told of.
+func FileReads(s *ClaimStore) int64 { return s.d.watch.fileReads.Load() }

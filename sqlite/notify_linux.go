@@ -41,6 +41,7 @@ func watchWrites(path string, wg *sync.WaitGroup, w writeWatch) (stop func(), er
 			if _, err := f.Read(buf); err != nil {
 				return
 			}
+			w.reads.Add(1)
 			if w.waiting() && !w.own() {
 				w.foreign()
 				continue

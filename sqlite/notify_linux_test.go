@@ -43,3 +43,21 @@ func TestAnotherStoresCommitWakesAtOnce(t *testing.T) {
 	<-ready
 	assert.LessOrEqual(t, sqlite.ForeignWrites(waiting)-foreign, int64(10), "its own commits are its own")
 }
+
+// While no one waits, the watch of the file reads none of the writes
+// after the first: a store that only writes, or is idle beside another
+// that writes, is not woken by each commit.
+func TestWritesUnwatchedWhileNoOneWaits(t *testing.T) {
+	path := tempFile(t)
+	s := newClaimStore(t, path)
+	other := newClaimStore(t, path)
+	ctx := t.Context()
+	for range 20 {
+		_, err := s.Enqueue(ctx, noopItems("q", 1))
+		require.NoError(t, err)
+		_, err = other.Enqueue(ctx, noopItems("q", 1))
+		require.NoError(t, err)
+	}
+	assert.LessOrEqual(t, sqlite.FileReads(s), int64(1))
+	assert.Zero(t, sqlite.ForeignWrites(s))
+}

@@ -46,9 +46,10 @@ type watcher struct {
 	// arrived (capacity 1) tells the watch of the file that a waiter
 	// arrived.
 	arrived chan struct{}
-	// foreignWrites counts the writes taken for another process's, for
-	// tests.
+	// foreignWrites counts the writes taken for another process's, and
+	// fileReads the reads of the watch of the file, for tests.
 	foreignWrites atomic.Int64
+	fileReads     atomic.Int64
 
 	// conn is the watcher's own connection, version the last data_version
 	// read on it, and the statements are prepared on it once; they belong
@@ -104,6 +105,7 @@ func (w *watcher) watchFiles(wg *sync.WaitGroup) {
 		waiting: func() bool { return w.waiters.Waiters() > 0 },
 		arrived: w.arrived,
 		foreign: w.fileWritten,
+		reads:   &w.fileReads,
 	}
 	if stop, err := watchWrites(w.d.path+"-wal", wg, ww); err == nil {
 		w.stopFiles = stop
@@ -117,6 +119,7 @@ type writeWatch struct {
 	waiting func() bool     // whether anyone waits
 	arrived <-chan struct{} // a waiter arrived (capacity 1)
 	foreign func()          // told of another process's write
+	reads   *atomic.Int64   // counts the reads of the writes, for tests
 }
 
 // fileWritten is told of a write to the write-ahead log by another
