@@ -52,9 +52,11 @@ type committer struct {
 
 	// transactions counts the transactions committed, for tests.
 	transactions atomic.Int64
-	// writing counts the batches under way: the watcher takes the writes
-	// to the file it sees meanwhile for this store's.
-	writing atomic.Int32
+	// writing counts the batches under way, and wroteFile the committed
+	// ones that changed a row, so wrote the write-ahead log: the watcher
+	// takes the writes to the file it sees meanwhile for this store's.
+	writing   atomic.Int32
+	wroteFile atomic.Int64
 	// wrote says whether the batch attempted last changed a row; only the
 	// flusher uses it.
 	wrote bool
@@ -157,6 +159,7 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		// wakes nobody: waking on it would send an idle worker straight
 		// back to claim, in a loop of empty write transactions.
 		if c.wrote {
+			c.wroteFile.Add(1)
 			c.d.watch.committed()
 		}
 	}

@@ -19,3 +19,7 @@ func ForeignWrites(s *ClaimStore) int64 { return s.d.watch.foreignWrites.Load() 
 // FileReads returns how many times the store's watch of the file read
 // the writes it was told of.
 func FileReads(s *ClaimStore) int64 { return s.d.watch.fileReads.Load() }
+
+// SetFileReadHook makes f run after each read of the watch of the file of
+// the stores opened until it is set to nil.
+func SetFileReadHook(f func()) { fileReadHook = f }

@@ -12,11 +12,12 @@ import (
 // watchWrites reports writes to the file at path by other processes, on
 // Linux through inotify, so that a commit of another process is seen as
 // it writes rather than at the next poll. A goroutine counted in wg calls
-// w.foreign for each write seen while w.waiting and not w.own; once it saw
-// a write at another moment, it reads no more until someone waits and this
-// process has finished writing (the writes meanwhile are then dropped
-// unseen; the kernel keeps them as one until then). The returned stop
-// ends it.
+// w.foreign for each write seen while w.waiting, when this store is not
+// writing and has not written since the goroutine last looked. Once it saw
+// a write at another moment, it reads no more until someone waits and
+// this store has finished writing; the writes meanwhile, which the kernel
+// keeps as one until then, are then dropped unseen. The returned stop ends
+// it.
 func watchWrites(path string, wg *sync.WaitGroup, w writeWatch) (stop func(), err error) {
 	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err != nil {
@@ -37,16 +38,17 @@ func watchWrites(path string, wg *sync.WaitGroup, w writeWatch) (stop func(), er
 	done := make(chan struct{})
 	wg.Go(func() {
 		buf := make([]byte, 4096)
+		seen := w.written() // this store's commits that wrote, as last looked
 		for {
 			if _, err := f.Read(buf); err != nil {
 				return
 			}
-			w.reads.Add(1)
-			if w.waiting() && !w.own() {
+			w.read()
+			if w.waiting() && !w.writing() && w.written() == seen {
 				w.foreign()
 				continue
 			}
-			for !w.waiting() || w.own() {
+			for !w.waiting() || w.writing() {
 				if !w.waiting() {
 					select {
 					case <-w.arrived:
@@ -59,6 +61,7 @@ func watchWrites(path string, wg *sync.WaitGroup, w writeWatch) (stop func(), er
 			}
 			// Drop the events of the writes made meanwhile, without
 			// waiting for more.
+			seen = w.written()
 			if err := rc.Read(func(fd uintptr) bool {
 				for {
 					if _, err := syscall.Read(int(fd), buf); err != nil {

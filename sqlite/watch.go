@@ -100,12 +100,20 @@ func newWatcher(d *db) *watcher {
 func (w *watcher) watchFiles(wg *sync.WaitGroup) {
 	ww := writeWatch{
 		// This store's own commits write the log too, and wake their
-		// waiters themselves: writes seen while it writes are let be.
-		own:     func() bool { return w.d.commit.writing.Load() > 0 },
+		// waiters themselves: writes seen while it writes, or after it
+		// wrote, are let be.
+		writing: func() bool { return w.d.commit.writing.Load() > 0 },
+		written: w.d.commit.wroteFile.Load,
 		waiting: func() bool { return w.waiters.Waiters() > 0 },
 		arrived: w.arrived,
 		foreign: w.fileWritten,
-		reads:   &w.fileReads,
+		read:    func() { w.fileReads.Add(1) },
+	}
+	if hook := fileReadHook; hook != nil {
+		ww.read = func() {
+			w.fileReads.Add(1)
+			hook()
+		}
 	}
 	if stop, err := watchWrites(w.d.path+"-wal", wg, ww); err == nil {
 		w.stopFiles = stop
@@ -115,12 +123,17 @@ func (w *watcher) watchFiles(wg *sync.WaitGroup) {
 // writeWatch is what the watch of the file's writes asks of the watcher
 // (watchWrites).
 type writeWatch struct {
-	own     func() bool     // whether this store is writing
+	writing func() bool     // whether this store is writing
+	written func() int64    // counts this store's commits that wrote
 	waiting func() bool     // whether anyone waits
 	arrived <-chan struct{} // a waiter arrived (capacity 1)
 	foreign func()          // told of another process's write
-	reads   *atomic.Int64   // counts the reads of the writes, for tests
+	read    func()          // runs after each read of the writes
 }
+
+// fileReadHook, if set as a store opens, runs after each read of the
+// watch of its file: for tests.
+var fileReadHook func()
 
 // fileWritten is told of a write to the write-ahead log by another
 // process: the watcher reads data_version now and again shortly, until it
