@@ -105,3 +105,21 @@ func BenchmarkEnqueue(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEnqueueOneCaller stores b.N items one Enqueue call each, from
+// one goroutine: each call commits on its own.
+func BenchmarkEnqueueOneCaller(b *testing.B) {
+	for _, mode := range []sqlite.Synchronous{sqlite.SyncFull, sqlite.SyncNormal} {
+		b.Run(fmt.Sprintf("sync=%v", mode), func(b *testing.B) {
+			s := newClaimStore(b, tempFile(b), sqlite.WithSynchronous(mode))
+			ctx := b.Context()
+			items := noopItems("q", 1)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := s.Enqueue(ctx, items); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

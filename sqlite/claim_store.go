@@ -28,7 +28,10 @@ import (
 // call whose ctx ends while it waits returns ctx.Err() at once and leaves
 // the other calls of its transaction untouched: its write is withdrawn if
 // no transaction had taken it yet, and otherwise may be in the file,
-// whole. Reads (Lookup, List, Counts, Queues) use a small pool of reader
+// whole. A call that finds no other write under way or waiting commits on
+// its own goroutine: its ctx then ends only the wait for another
+// process's write lock (ctx.Err(), nothing written), and once its
+// transaction began the call waits for the commit and reports it. Reads (Lookup, List, Counts, Queues) use a small pool of reader
 // connections and never wait for writes.
 //
 // Deadlines are instants of the store's clock ([WithClock]; the host's wall
@@ -441,9 +444,10 @@ func (d dialect) DeleteDead(ctx context.Context, queue string, id claim.ItemID) 
 
 // Notify returns a channel that is closed once an item of queue may have
 // become claimable: at the next commit through this store, at the next
-// commit of another process seen by the poll ([WithPoll]), when an item
-// or a claim known to the store becomes due on its clock, or when the
-// store closes. Every commit wakes every waiter, whatever its queue: the
+// commit of another process (on Linux a moment after it is synced, the
+// store being told of writes to the file; elsewhere, or failing that, at
+// the next poll, [WithPoll]), when an item or a claim known to the store
+// becomes due on its clock, or when the store closes. Every commit wakes every waiter, whatever its queue: the
 // file does not say what changed. Call stop when no longer waiting.
 func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {
 	return s.d.watch.wait()

@@ -52,6 +52,11 @@ type committer struct {
 
 	// transactions counts the transactions committed, for tests.
 	transactions atomic.Int64
+	// writing counts the batches under way, and wroteFile the committed
+	// ones that changed a row, so wrote the write-ahead log: the watcher
+	// takes the writes to the file it sees meanwhile for this store's.
+	writing   atomic.Int32
+	wroteFile atomic.Int64
 	// wrote says whether the batch attempted last changed a row; only the
 	// flusher uses it.
 	wrote bool
@@ -68,7 +73,10 @@ func newCommitter(d *db, max int) *committer {
 	// One flusher: the file has one writer. Gather: a worker's settlement
 	// and its next claim, both sent as its handler returns, then cost one
 	// commit instead of two.
-	c.b = sqlclaim.NewBatcher(sqlclaim.BatcherConfig{Max: max, Flushers: 1, Gather: true, Closed: closedError}, c.commitBatch)
+	// CallerRuns: a write that finds the committer idle commits on its
+	// caller's goroutine, sparing the hand-offs to the flusher and back.
+	c.b = sqlclaim.NewBatcher(sqlclaim.BatcherConfig{Max: max, Flushers: 1, Gather: true, CallerRuns: true,
+		Closed: closedError}, c.commitBatch)
 	return c
 }
 
@@ -86,6 +94,14 @@ func (c *committer) start(wg *sync.WaitGroup) { c.b.Start(c.d.ctx, wg) }
 // batch goes on without the caller, and the write may be in the file,
 // whole (as with any database call whose context ends while it commits).
 // The other writes of the batch are untouched either way.
+//
+// A write that finds the committer idle, with no other write pending,
+// commits on the caller's goroutine rather than the flusher's, sparing
+// two hand-offs between goroutines: nothing could share its commit. Its
+// ctx then ends only its wait for the write lock (while another process
+// holds it), with ctx.Err() and nothing written; once its transaction
+// began, do waits for the commit, a matter of one sync, and returns what
+// became of the write.
 func (c *committer) do(ctx context.Context, op string, single bool, fn func(ctx context.Context, tx *wtx) error, after func()) error {
 	_, err := c.b.Do(ctx, &writeCall{Op: op, Req: write{single: single, run: fn, after: after}})
 	return err
@@ -106,15 +122,36 @@ func (c *committer) close() { c.b.Close() }
 // file is busy, and answers every write. The transaction and every
 // statement in it run under the store's context, which ends only at
 // Close: database/sql then rolls the transaction back and runs no further
-// statement in it, so the batch fails whole.
+// statement in it, so the batch fails whole. A batch that its caller runs
+// (sqlclaim.Call.ByCaller) waits for the write lock only while the
+// caller's context lasts too: a caller that gives up before its
+// transaction began is answered with its context's error, nothing
+// written; once it began, the caller waits for its end and its answer.
 func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
-	err := retryBusy(ctx, c.d.cfg.busy, func() error { return c.attempt(ctx, batch) })
+	c.writing.Add(1)
+	defer c.writing.Add(-1)
+	wait := ctx
+	byCaller := len(batch) == 1 && batch[0].ByCaller()
+	if byCaller {
+		// The caller waits for its batch to end: its waits for the write
+		// lock end with its context too.
+		var stop func()
+		wait, stop = eitherEnds(ctx, batch[0].Caller())
+		defer stop()
+	}
+	err := retryBusy(wait, c.d.cfg.busy, func() error { return c.attempt(ctx, wait, batch) })
 	if errors.Is(err, errNothingCommitted) {
 		// The batch's one write failed on its own: its error is its answer.
 		return nil
 	}
 	if err != nil && c.d.closed.Load() {
 		err = closedError("commit")
+	} else if err != nil && byCaller && batch[0].CallerErr() != nil {
+		// The caller gave up while its write waited for the lock, before
+		// it changed anything (the statements after BEGIN do not end with
+		// it): its context's error is its answer.
+		batch[0].Err = batch[0].CallerErr()
+		return nil
 	}
 	if err == nil {
 		c.transactions.Add(1)
@@ -122,6 +159,7 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		// wakes nobody: waking on it would send an idle worker straight
 		// back to claim, in a loop of empty write transactions.
 		if c.wrote {
+			c.wroteFile.Add(1)
 			c.d.watch.committed()
 		}
 	}
@@ -136,13 +174,28 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 	return nil
 }
 
+// eitherEnds returns a context that ends when a or b does, and the
+// function that releases it.
+func eitherEnds(a, b context.Context) (context.Context, func()) {
+	if b.Done() == nil {
+		return a, func() {}
+	}
+	ctx, cancel := context.WithCancel(b)
+	stop := context.AfterFunc(a, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
 // attempt runs the batch once: BEGIN IMMEDIATE, each write in a savepoint,
-// COMMIT. A busy error anywhere undoes it all and is returned, for the
+// COMMIT. BEGIN, which waits for the write lock while another process
+// holds it, runs under wait; every other statement under ctx. A busy error anywhere undoes it all and is returned, for the
 // batch to be tried again. Any other error of a write is that write's,
 // the others going on; an error of the transaction itself is returned.
-func (c *committer) attempt(ctx context.Context, batch []*writeCall) (err error) {
+func (c *committer) attempt(ctx, wait context.Context, batch []*writeCall) (err error) {
 	tx := c.d.wtx
-	if err := c.exec(ctx, tx, sqlBegin); err != nil {
+	if err := c.exec(wait, tx, sqlBegin); err != nil {
 		return err
 	}
 	known := c.changesKnown

@@ -96,6 +96,7 @@ func openDB(ctx context.Context, op, path string, opts []Option) (*db, error) {
 		return nil, d.storage(op, err)
 	}
 	d.commit.start(&d.wg)
+	d.watch.watchFiles(&d.wg)
 	d.wg.Go(d.watch.run)
 	return d, nil
 }

@@ -11,8 +11,10 @@
 // IMMEDIATE and commit the writes of many goroutines together (group
 // commit); a busy timeout and retries keep another process's write from
 // ever reaching a caller as SQLITE_BUSY. A waiter learns of a change made
-// in its own process at once, and of one made by another process within
-// the poll interval ([WithPoll]), from PRAGMA data_version.
+// in its own process at once, and of one made by another process from
+// PRAGMA data_version: on Linux as soon as it is synced, the store being
+// told (inotify) of writes to the file's write-ahead log, and otherwise
+// within the poll interval ([WithPoll]).
 //
 // Commits are synced to disk before they return ([SyncFull]); [SyncNormal]
 // trades the last commits before a power loss for one fsync fewer per

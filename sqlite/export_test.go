@@ -5,3 +5,21 @@ func PendingWrites(s *ClaimStore) int { return s.d.commit.b.Pending() }
 
 // The statements of Counts and Queues, for their query plans.
 var SQLCounts, SQLQueues = sqlCounts, sqlQueues
+
+// Batches returns how many batches the store's committer ran, and how
+// many of them ran on their callers' goroutines.
+func Batches(s *ClaimStore) (all, byCaller int64) {
+	return s.d.commit.b.Batches(), s.d.commit.b.CallerBatches()
+}
+
+// ForeignWrites returns how many writes to the file the store's watcher
+// took for another process's.
+func ForeignWrites(s *ClaimStore) int64 { return s.d.watch.foreignWrites.Load() }
+
+// FileReads returns how many times the store's watch of the file read
+// the writes it was told of.
+func FileReads(s *ClaimStore) int64 { return s.d.watch.fileReads.Load() }
+
+// SetFileReadHook makes f run after each read of the watch of the file of
+// the stores opened until it is set to nil.
+func SetFileReadHook(f func()) { fileReadHook = f }

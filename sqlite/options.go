@@ -45,8 +45,10 @@ const (
 	// DefaultPoll is how often a store reads whether another process
 	// changed the file (PRAGMA data_version on a connection of its own)
 	// while someone waits: the latency with which a waiter or an idle
-	// worker in one process learns of a change made by another. Changes
-	// made through the same store wake its waiters at once.
+	// worker in one process learns of a change made by another, where the
+	// store is not told of writes to the file (on Linux it is, and the
+	// poll only stands in for a write it missed). Changes made through the
+	// same store wake its waiters at once.
 	DefaultPoll = 5 * time.Millisecond
 	// DefaultBusyTimeout is how long a connection waits for another
 	// process's write transaction before SQLite reports the file busy; the

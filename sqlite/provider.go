@@ -191,7 +191,7 @@ func (p *LockProvider) Renew(ctx context.Context, leases []lock.Lease, d time.Du
 // expired, or was never issued is not an error, and a release never frees
 // a lock someone else now holds. A released lock keeps its last token. The
 // provider's waiters in this process are woken when the release commits;
-// those of other processes at their next poll.
+// those of other processes a moment later (see AcquireWait).
 func (p *LockProvider) Release(ctx context.Context, leases []lock.Lease) error {
 	if err := lockChecks.Release(ctx, leases); err != nil {
 		return err

@@ -13,10 +13,11 @@ import (
 //
 // A waiter tries, and when the lock is held, waits for the first of: a
 // commit through this provider (a Release wakes the waiters of this
-// process at once), a commit of another process, seen by the poll of
-// PRAGMA data_version ([WithPoll], a few milliseconds), or the end of the
-// holder's lease on the provider's clock; then it tries again. A holder
-// that dies is thus replaced within its lease plus a poll interval. Waiters
+// process at once), a commit of another process (seen a moment after it on
+// Linux, the store being told of writes to the file, and otherwise by the
+// poll of PRAGMA data_version, [WithPoll], a few milliseconds), or the end
+// of the holder's lease on the provider's clock; then it tries again. A
+// holder that dies is thus replaced within its lease plus a poll interval. Waiters
 // are not queued: when a lock is freed every waiter for it, in any
 // process, tries and one wins.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/lease"
@@ -14,7 +15,9 @@ import (
 // this db wake them at once; commits of other processes are seen by
 // reading PRAGMA data_version, on a connection kept for it, every poll
 // interval while anyone waits (the value changes when another connection
-// committed). It also keeps one timer, on the store's clock, for the
+// committed), and, where the system tells of writes to the write-ahead
+// log (watchFiles), after each write of another process until the value
+// changes. It also keeps one timer, on the store's clock, for the
 // earliest instant at which something known to be pending becomes due
 // (a delayed item, a lease that ends), since the passing of time changes
 // nothing in the file.
@@ -36,6 +39,17 @@ type watcher struct {
 	// which something in the file becomes due, or 0 for none.
 	dueSQL string
 	active chan struct{} // capacity 1: a waiter arrived
+	// written (capacity 1) says that another process may have written
+	// the file (watchWrites); stopFiles, if set, stops that watch.
+	written   chan struct{}
+	stopFiles func()
+	// arrived (capacity 1) tells the watch of the file that a waiter
+	// arrived.
+	arrived chan struct{}
+	// foreignWrites counts the writes taken for another process's, and
+	// fileReads the reads of the watch of the file, for tests.
+	foreignWrites atomic.Int64
+	fileReads     atomic.Int64
 
 	// conn is the watcher's own connection, version the last data_version
 	// read on it, and the statements are prepared on it once; they belong
@@ -75,8 +89,68 @@ func (w *watcher) start(ctx context.Context) error {
 }
 
 func newWatcher(d *db) *watcher {
-	return &watcher{d: d, waiters: sqlclaim.NewHub[struct{}](), active: make(chan struct{}, 1)}
+	return &watcher{d: d, waiters: sqlclaim.NewHub[struct{}](), active: make(chan struct{}, 1),
+		written: make(chan struct{}, 1), arrived: make(chan struct{}, 1)}
 }
+
+// watchFiles asks to be told of every write to the write-ahead log, where
+// every commit of every process goes first (where the system can): a
+// commit of another process is then seen a moment after it, not at the
+// next poll. Without it, the poll alone sees them.
+func (w *watcher) watchFiles(wg *sync.WaitGroup) {
+	ww := writeWatch{
+		// This store's own commits write the log too, and wake their
+		// waiters themselves: writes seen while it writes, or after it
+		// wrote, are let be.
+		writing: func() bool { return w.d.commit.writing.Load() > 0 },
+		written: w.d.commit.wroteFile.Load,
+		waiting: func() bool { return w.waiters.Waiters() > 0 },
+		arrived: w.arrived,
+		foreign: w.fileWritten,
+		read:    func() { w.fileReads.Add(1) },
+	}
+	if hook := fileReadHook; hook != nil {
+		ww.read = func() {
+			w.fileReads.Add(1)
+			hook()
+		}
+	}
+	if stop, err := watchWrites(w.d.path+"-wal", wg, ww); err == nil {
+		w.stopFiles = stop
+	}
+}
+
+// writeWatch is what the watch of the file's writes asks of the watcher
+// (watchWrites).
+type writeWatch struct {
+	writing func() bool     // whether this store is writing
+	written func() int64    // counts this store's commits that wrote
+	waiting func() bool     // whether anyone waits
+	arrived <-chan struct{} // a waiter arrived (capacity 1)
+	foreign func()          // told of another process's write
+	read    func()          // runs after each read of the writes
+}
+
+// fileReadHook, if set as a store opens, runs after each read of the
+// watch of its file: for tests.
+var fileReadHook func()
+
+// fileWritten is told of a write to the write-ahead log by another
+// process: the watcher reads data_version now and again shortly, until it
+// changes, since the commit that wrote is visible only once synced.
+func (w *watcher) fileWritten() {
+	w.foreignWrites.Add(1)
+	select {
+	case w.written <- struct{}{}:
+	default:
+	}
+}
+
+// recheck is how often the watcher reads data_version, after another
+// process wrote, until it changes or a poll interval passed: a commit is
+// visible once it synced, a fraction of a millisecond on a disk that syncs
+// several thousand times a second.
+const recheck = 200 * time.Microsecond
 
 // wait returns a channel closed at the next change, and a function to call
 // when no longer waiting.
@@ -84,6 +158,10 @@ func (w *watcher) wait() (<-chan struct{}, func()) {
 	ch, stop := w.waiters.Arm(struct{}{}, nil)
 	select {
 	case w.active <- struct{}{}:
+	default:
+	}
+	select {
+	case w.arrived <- struct{}{}:
 	default:
 	}
 	return ch, stop
@@ -153,6 +231,9 @@ func (w *watcher) close() {
 	}
 	w.waiters.Close()
 	w.closed = true
+	if w.stopFiles != nil {
+		w.stopFiles()
+	}
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -172,6 +253,12 @@ func (w *watcher) run() {
 	}()
 	tick := time.NewTicker(w.d.cfg.poll)
 	defer tick.Stop()
+	// soon reads again while another process's commit may be on its way
+	// (until soonUntil).
+	soon := time.NewTimer(time.Hour)
+	soon.Stop()
+	defer soon.Stop()
+	var soonUntil time.Time
 	var scanned time.Time // when the next due instant was last read
 	for {
 		w.mu.Lock()
@@ -189,10 +276,21 @@ func (w *watcher) run() {
 			return
 		case <-tick.C:
 		case <-w.active:
+		case <-w.written:
+			soonUntil = time.Now().Add(w.d.cfg.poll)
+		case <-soon.C:
 		}
 		var v int64
 		if err := w.dataVer.QueryRowContext(ctx).Scan(&v); err != nil {
 			continue
+		}
+		switch {
+		case v != version || soonUntil.IsZero():
+			soonUntil = time.Time{}
+		case time.Now().Before(soonUntil):
+			soon.Reset(recheck)
+		default:
+			soonUntil = time.Time{}
 		}
 		w.mu.Lock()
 		if v != version {

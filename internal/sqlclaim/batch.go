@@ -35,7 +35,18 @@ type Call[Req, Res any] struct {
 
 	caller context.Context
 	done   chan struct{}
+	// byCaller: the batch of this call alone runs on its caller's
+	// goroutine (BatcherConfig.CallerRuns).
+	byCaller bool
 }
+
+// Caller returns the caller's context.
+func (c *Call[Req, Res]) Caller() context.Context { return c.caller }
+
+// ByCaller reports whether the call's batch, of this call alone, runs on
+// its caller's goroutine (BatcherConfig.CallerRuns): the caller waits for
+// its end whatever becomes of its context.
+func (c *Call[Req, Res]) ByCaller() bool { return c.byCaller }
 
 // CallerErr returns the error of the caller's context once the caller gave
 // up waiting, nil before. A batch may skip such a call: its caller reads
@@ -55,6 +66,17 @@ type BatcherConfig struct {
 	// meanwhile queue for the flushers as usual. Leave it off when a batch
 	// must never run under a caller's context.
 	Inline bool
+	// CallerRuns, for a batcher of one flusher, lets a call that finds the
+	// batcher idle, while no caller has been late (Gather), run its batch of
+	// one on the caller's goroutine, under the batcher's context as any
+	// batch (the caller's is given by Call.Caller): it spares the hand-off
+	// to the flusher and back. No flusher takes a batch while it runs, and
+	// the flushers end only after it. Its caller waits for the batch's end
+	// even when its context ends meanwhile: the batch must see to it that
+	// it ends soon (see Call.ByCaller). A caller whose context has ended
+	// before is answered with its error. A Batcher with Inline ignores
+	// CallerRuns.
+	CallerRuns bool
 	// Gather lets the goroutines that are ready run before a woken
 	// flusher takes its batch, so that calls sent at one moment (a
 	// worker's settlement and its next claim) share it. A call that
@@ -90,6 +112,8 @@ type Batcher[Req, Res any] struct {
 	run func(ctx context.Context, batch []*Call[Req, Res]) error
 
 	batches atomic.Int64
+	// callerBatches counts the batches run by their callers (CallerRuns).
+	callerBatches atomic.Int64
 	// late is how many more times a lone call waits for a second one
 	// (Gather): set when a call arrives while a batch is under way, less
 	// one at each wait that ends without a second call.
@@ -99,6 +123,11 @@ type Batcher[Req, Res any] struct {
 	pending []*Call[Req, Res]
 	running int // batches under way
 	closed  bool
+	// ctx is the flushers' context, set by Start; byCaller counts the
+	// batches run by their callers (CallerRuns), added to under mu while
+	// the batcher is open, for the flushers to wait for as they end.
+	ctx      context.Context
+	byCaller sync.WaitGroup
 }
 
 // NewBatcher returns a Batcher that sends its batches with run. Start
@@ -115,6 +144,9 @@ func NewBatcher[Req, Res any](cfg BatcherConfig, run func(ctx context.Context, b
 // batches under ctx, and when ctx ends they fail every call still pending
 // with the Closed error, as they do later calls.
 func (b *Batcher[Req, Res]) Start(ctx context.Context, wg *sync.WaitGroup) {
+	b.mu.Lock()
+	b.ctx = ctx
+	b.mu.Unlock()
 	for range b.cfg.Flushers {
 		wg.Go(func() { b.flush(ctx) })
 	}
@@ -122,6 +154,10 @@ func (b *Batcher[Req, Res]) Start(ctx context.Context, wg *sync.WaitGroup) {
 
 // Batches returns how many batches the batcher has sent.
 func (b *Batcher[Req, Res]) Batches() int64 { return b.batches.Load() }
+
+// CallerBatches returns how many of the batches their callers ran
+// (CallerRuns).
+func (b *Batcher[Req, Res]) CallerBatches() int64 { return b.callerBatches.Load() }
 
 // Pending returns how many calls wait for a batch.
 func (b *Batcher[Req, Res]) Pending() int {
@@ -150,20 +186,17 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, c *Call[Req, Res]) (Res, err
 	}
 	if b.cfg.Inline && b.running == 0 && len(b.pending) == 0 {
 		b.running++
-		b.mu.Unlock()
-		b.batches.Add(1)
-		err := b.run(ctx, []*Call[Req, Res]{c})
-		b.mu.Lock()
-		b.running--
-		more := len(b.pending) > 0
-		b.mu.Unlock()
-		if more {
-			b.wake()
-		}
-		if err != nil {
+		if err := b.runAlone(ctx, c); err != nil {
 			return zero, err
 		}
 		return c.Res, c.Err
+	}
+	if b.callerRuns() && b.ctx != nil && b.running == 0 && len(b.pending) == 0 && b.late.Load() <= 0 {
+		if err := ctx.Err(); err != nil {
+			b.mu.Unlock()
+			return zero, err
+		}
+		return b.runByCaller(c)
 	}
 	b.pending = append(b.pending, c)
 	if b.cfg.Gather && b.running > 0 {
@@ -190,6 +223,50 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, c *Call[Req, Res]) (Res, err
 	return c.Res, c.Err
 }
 
+// callerRuns reports whether a caller may run its own batch (CallerRuns).
+func (b *Batcher[Req, Res]) callerRuns() bool {
+	return b.cfg.CallerRuns && !b.cfg.Inline && b.cfg.Flushers == 1
+}
+
+// runByCaller runs c's batch, of c alone, on the caller's goroutine under
+// the flushers' context (CallerRuns); b.mu is held on entry, the batcher
+// open and idle.
+func (b *Batcher[Req, Res]) runByCaller(c *Call[Req, Res]) (Res, error) {
+	var zero Res
+	b.running++
+	b.byCaller.Add(1)
+	defer b.byCaller.Done()
+	ctx := b.ctx
+	c.byCaller = true
+	b.callerBatches.Add(1)
+	err := b.runAlone(ctx, c)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return zero, b.cfg.Closed(c.Op)
+	case err != nil:
+		return zero, err
+	}
+	return c.Res, c.Err
+}
+
+// runAlone runs c's batch, of c alone, on the caller's goroutine under
+// ctx; b.mu is held on entry, the batch counted in running, and released.
+func (b *Batcher[Req, Res]) runAlone(ctx context.Context, c *Call[Req, Res]) error {
+	b.mu.Unlock()
+	b.batches.Add(1)
+	err := b.run(ctx, []*Call[Req, Res]{c})
+	b.mu.Lock()
+	b.running--
+	more := len(b.pending) > 0
+	b.mu.Unlock()
+	if more {
+		// Calls that came meanwhile wait for a flusher (which, with
+		// CallerRuns, took nothing while this batch ran).
+		b.wake()
+	}
+	return err
+}
+
 // DefaultGatherWait is how long a lone call waits for a second one when
 // callers have been late (BatcherConfig.Gather): longer than a goroutine
 // usually takes from being woken to sending its call, about as long as a
@@ -205,17 +282,25 @@ const gatherRounds = 16
 // been late, waits up to GatherWait for a second call if one is alone.
 func (b *Batcher[Req, Res]) gather() {
 	runtime.Gosched()
-	if b.late.Load() <= 0 || b.Pending() != 1 {
+	if b.late.Load() <= 0 || !b.lone() {
 		return
 	}
 	deadline := time.Now().Add(b.cfg.GatherWait)
-	for b.Pending() == 1 {
+	for b.lone() {
 		if time.Now().After(deadline) {
 			b.late.Add(-1)
 			return
 		}
 		runtime.Gosched()
 	}
+}
+
+// lone reports whether one call is pending and a flusher could take it:
+// none can while a caller runs its batch (CallerRuns).
+func (b *Batcher[Req, Res]) lone() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pending) == 1 && !(b.callerRuns() && b.running > 0)
 }
 
 // wake tells a flusher that calls are pending.
@@ -231,7 +316,9 @@ func (b *Batcher[Req, Res]) wake() {
 func (b *Batcher[Req, Res]) take() []*Call[Req, Res] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.pending) == 0 {
+	if len(b.pending) == 0 || (b.callerRuns() && b.running > 0) {
+		// A caller's batch is under way (CallerRuns): it wakes a flusher
+		// once it ends.
 		return nil
 	}
 	n := min(len(b.pending), b.cfg.Max)
@@ -274,6 +361,8 @@ func (b *Batcher[Req, Res]) flush(ctx context.Context) {
 			left := b.pending
 			b.pending = nil
 			b.mu.Unlock()
+			// No caller starts a batch of its own once closed.
+			b.byCaller.Wait()
 			for _, c := range left {
 				c.Err = b.cfg.Closed(c.Op)
 				close(c.done)
