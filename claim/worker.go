@@ -175,6 +175,12 @@ func (w Worker) withDefaults() (Worker, error) {
 // Prefetch room, BatchSize) items in one call, hands them to handlers as
 // they free up, and when nothing was claimable waits for the notification
 // (it never polls; a store that can miss changes polls inside Notify).
+// After a claim that came back full, the next claim, if fewer than a
+// batch of slots are idle, first waits for more to free: until a batch's
+// worth is idle or as long as the full claim took on the Broker's clock,
+// at most 5ms, so that handlers that finish in a burst are refilled by one
+// claim rather than two. A claim that came back short or empty makes the
+// next one wait for nothing.
 // Each running handler has its claim heartbeated on the Broker's clock
 // every LeaseDuration/3 (and is stopped at SafetyMargin before the claim's
 // last confirmed expiry if no heartbeat confirmed it since). When the handler returns nil its
