@@ -124,6 +124,21 @@ func enqueueGatherItems(t *testing.T, b *claim.Broker) {
 	require.NoError(t, err)
 }
 
+// startGathering runs, in the calling synctest bubble, 3 gatherHandlers on
+// a newRoundTripBroker's queue of enqueueGatherItems, and returns once
+// they are all blocked: the first claim took the slow item and two others,
+// which completed, so two slots are free and the fetcher waits for the
+// third. Closing release lets the slow item finish; stop stops Work.
+func startGathering(t *testing.T) (b *claim.Broker, store *roundTripStore, clk *leasetest.FakeClock, release chan struct{}, stop func() error) {
+	t.Helper()
+	b, store, clk = newRoundTripBroker(t)
+	enqueueGatherItems(t, b)
+	release = make(chan struct{})
+	stop = startWork(t, b, claim.Worker{Queue: q, Concurrency: 3, Handler: gatherHandler(release)})
+	synctest.Wait()
+	return b, store, clk, release, stop
+}
+
 // TestWorkWaitsForMoreSlotsNoLongerThanTheLastClaimTook: after a full
 // claim, a claim for fewer slots than a batch waits for more to free, but
 // no longer than the full claim's round trip; a claim that came back short
@@ -131,11 +146,7 @@ func enqueueGatherItems(t *testing.T, b *claim.Broker) {
 // up at once.
 func TestWorkWaitsForMoreSlotsNoLongerThanTheLastClaimTook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, store, clk := newRoundTripBroker(t)
-		enqueueGatherItems(t, b)
-		release := make(chan struct{})
-		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 3, Handler: gatherHandler(release)})
-		synctest.Wait()
+		b, store, clk, release, stop := startGathering(t)
 		limits, _ := store.claims()
 		assert.Equal(t, []int{3}, limits, "two slots free, waiting for the third for up to a round trip")
 
@@ -165,11 +176,7 @@ func TestWorkWaitsForMoreSlotsNoLongerThanTheLastClaimTook(t *testing.T) {
 func TestWorkStopsWhileWaitingForMoreSlots(t *testing.T) {
 	t.Run("ctx", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b, store, _ := newRoundTripBroker(t)
-			enqueueGatherItems(t, b)
-			release := make(chan struct{})
-			stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: 3, Handler: gatherHandler(release)})
-			synctest.Wait()
+			b, store, _, release, stop := startGathering(t)
 			stopped := make(chan error, 1)
 			go func() { stopped <- stop() }()
 			synctest.Wait()
