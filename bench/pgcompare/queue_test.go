@@ -275,3 +275,28 @@ func TestCleanerSteadySmall(t *testing.T) {
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "a steady 500 items/s")
 }
+
+// TestSettledReadsTheClaimIndexes checks that the question Settled asks
+// after every pickup finds waiting and claimed items through their partial
+// indexes beside a history, rather than scanning the table's kept rows.
+func TestSettledReadsTheClaimIndexes(t *testing.T) {
+	cfg := Config{DSN: os.Getenv(dsnEnv)}.withDefaults()
+	admin, err := pgx.Connect(ctx, cfg.DSN)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, admin.Close(ctx)) }()
+	s := KindsRetentionSettings()[0]
+	tpl, err := makeTemplate(ctx, cfg, admin, s, 20_000)
+	require.NoError(t, err)
+	defer func() { _, err := admin.Exec(ctx, "DROP DATABASE "+tpl.db); require.NoError(t, err) }()
+	err = withSystem(ctx, cfg, admin, s, tpl, func(sys System, pool *pgxpool.Pool) error {
+		cs := sys.(*claimSystem)
+		require.NoError(t, sys.Enqueue(ctx, 1))
+		rows, err := pool.Query(ctx, "EXPLAIN "+settledQuery(cs.store.Table()), ourQueue)
+		require.NoError(t, err)
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		assert.NotContains(t, strings.Join(plan, "\n"), "Seq Scan", strings.Join(plan, "\n"))
+		return nil
+	})
+	require.NoError(t, err)
+}
