@@ -250,7 +250,7 @@ func (s *claimSystem) Start(ctx context.Context, obs Observer) error {
 // of them: beside a million finished rows that alone would add tens of
 // milliseconds to the end of every burn-down.
 func (s *claimSystem) Settled(ctx context.Context) error {
-	live := fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE queue = $1 AND state IN (1, 3))", s.store.Table())
+	live := settledQuery(s.store.Table())
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -270,6 +270,15 @@ func (s *claimSystem) Settled(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// settledQuery returns the statement by which Settled asks whether the
+// measured queue ($1) of table has an item waiting or claimed: one search
+// per state, each in the partial index of that state. With state IN (1, 3)
+// the planner finds no index that holds both and scans the table, 18,000
+// pages beside a million kept rows, after every pickup.
+func settledQuery(table string) string {
+	return fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %[1]s WHERE queue = $1 AND state = 1) OR EXISTS (SELECT 1 FROM %[1]s WHERE queue = $1 AND state = 3)", table)
 }
 
 // Stop ends Work, waits for it, and closes the broker.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,11 +15,22 @@ import (
 // header is the line above the table: what ran, where, how often.
 func (r *Report) header() string {
 	c := r.Config
+	var other []string // the settings measuring another number of pickups
+	for _, row := range r.Rows {
+		if row.Pickup != 0 && row.Pickup != c.Pickup && !slices.Contains(other, row.Setting) {
+			other = append(other, row.Setting)
+			other = append(other, strconv.Itoa(row.Pickup))
+		}
+	}
+	pickups := strconv.Itoa(c.Pickup)
+	for i := 0; i < len(other); i += 2 {
+		pickups += fmt.Sprintf(" (%s: %s)", other[i], other[i+1])
+	}
 	return fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s, shared_buffers=%s; "+
-		"burn-down of %d no-op items enqueued in batches of %d; pickup of %d items one at a time (after %d unmeasured) into an idle queue and right after the burn-down; "+
+		"burn-down of %d no-op items enqueued in batches of %d; pickup of %s items one at a time (after %d unmeasured) into an idle queue and right after the burn-down; "+
 		"%d items enqueued in one caller transaction, median of %d; medians of %d runs; load average %s at the start, %s at the end.",
 		r.Server["server_version"], r.Server["fsync"], r.Server["synchronous_commit"], r.Server["shared_buffers"],
-		c.N, c.Batch, c.Pickup, c.PickupWarmup, c.TxItems, c.TxRounds, c.Runs, cmp.Or(r.Load[0], "unknown"), cmp.Or(r.Load[1], "unknown"))
+		c.N, c.Batch, pickups, c.PickupWarmup, c.TxItems, c.TxRounds, c.Runs, cmp.Or(r.Load[0], "unknown"), cmp.Or(r.Load[1], "unknown"))
 }
 
 // ms formats d in milliseconds.

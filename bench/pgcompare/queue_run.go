@@ -1,6 +1,7 @@
 package pgcompare
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,6 +107,7 @@ type Row struct {
 	Setting  string
 	PoolSize int // the pgx pool's MaxConns
 	History  int // finished items in the tables before each run (Config.History)
+	Pickup   int // pickups each run measured: Setting.Pickup, or Config.Pickup
 	Runs     []Run
 	Median   Run // each field the median of that field over Runs
 }
@@ -169,7 +171,7 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 	for i, s := range settings {
 		for j, h := range cfg.History {
 			r := row(i, j)
-			r.Setting, r.PoolSize, r.History = s.Name, max(s.PoolSize, 1), h
+			r.Setting, r.PoolSize, r.History, r.Pickup = s.Name, max(s.PoolSize, 1), h, cmp.Or(s.Pickup, cfg.Pickup)
 		}
 	}
 	// Each setting's history of each size is loaded once, into a template
@@ -235,6 +237,9 @@ func Measure(ctx context.Context, cfg Config, settings []Setting) (*Report, erro
 // measureOnce is one Run of s, each database a copy of tpl (empty ones
 // if tpl is the zero template).
 func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, tpl template) (Run, error) {
+	if s.Pickup > 0 {
+		cfg.Pickup = s.Pickup
+	}
 	run := Run{Fill: tpl.fill, TableBytes: tpl.bytes}
 	err := withSystem(ctx, cfg, admin, s, tpl, func(sys System, _ *pgxpool.Pool) error {
 		var (
@@ -536,9 +541,11 @@ func (t *tally) exactlyOnce(n int) error {
 }
 
 // pickup starts the workers on an empty queue and enqueues items one at a
-// time, each once the previous one is completed so that the queue is idle,
-// and returns for each measured item the time from the start of its
-// Enqueue call to the start of its handler.
+// time, each once the previous one's completion is stored (System.Settled)
+// so that the queue is idle, and returns for each measured item the time
+// from the start of its Enqueue call to the start of its handler. Without
+// that wait the next Enqueue's commit would meet the previous item's
+// settlement still under way, and its WAL flush wait behind that one.
 func pickup(ctx context.Context, cfg Config, sys System) ([]time.Duration, error) {
 	var r relay
 	r.set(Observer{Started: func(uint64) {}, Completed: func() {}})
@@ -585,6 +592,12 @@ func pickupLoop(ctx context.Context, cfg Config, sys System, r *relay) ([]time.D
 		t.Stop()
 		if err := wait(ctx, reached, cfg.Timeout, fmt.Sprintf("pickup of item %d", i+1)); err != nil {
 			return nil, err
+		}
+		sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		err = sys.Settled(sctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("pickup of item %d: settled: %w", i+1, err)
 		}
 		if i >= cfg.PickupWarmup {
 			lat = append(lat, t1.Sub(t0))

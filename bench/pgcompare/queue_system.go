@@ -12,7 +12,8 @@ import (
 // implementation the same way (see Measure).
 //
 // The harness calls Enqueue from one goroutine at a time, Start once, then
-// Settled and Stop, in that order; it may call Enqueue again after Start.
+// Settled and Stop, in that order; it may call Enqueue and Settled again
+// after Start.
 // The Observer's functions are called by the System from any goroutines,
 // concurrently.
 type System interface {
@@ -56,6 +57,12 @@ type Setting struct {
 	// Open migrates the fresh database pool points to and returns the
 	// System on it. The harness closes pool after System.Stop.
 	Open func(ctx context.Context, pool *pgxpool.Pool) (System, error)
+	// Pickup, if above 0, is the number of pickups each run of this
+	// setting measures instead of Config.Pickup: River reports a
+	// completion only once its completer has stored it, a few hundred
+	// milliseconds after the handler returned, and the harness waits for
+	// it before the next pickup, so a thousand of River's take minutes.
+	Pickup int
 }
 
 // DefaultPoolSize is the pool size of every setting here: the same for

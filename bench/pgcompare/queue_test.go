@@ -197,16 +197,25 @@ func TestBurnDownCatchesARunTwice(t *testing.T) {
 // TestHistorySmall measures the history settings on empty tables and on
 // tables with a few hundred finished rows, and checks that the rows are
 // there for each store, that the claim store's Queues and Counts were
-// timed, and that the growth table has a column per size.
+// timed, that the growth table has a column per size, and that River's
+// setting measured the pickups of its own.
 func TestHistorySmall(t *testing.T) {
 	var progress bytes.Buffer
 	cfg := Config{DSN: os.Getenv(dsnEnv), N: 200, Batch: 100, Pickup: 5, TxRounds: 1, TxItems: 10, Runs: 1, Timeout: time.Minute, History: []int{0, 300}, Progress: &progress}
-	rep, err := Measure(ctx, cfg, HistorySettings())
+	settings := HistorySettings()
+	require.True(t, strings.HasPrefix(settings[0].Name, "River"), settings[0].Name)
+	settings[0].Pickup = 3
+	rep, err := Measure(ctx, cfg, settings)
 	require.NoError(t, err)
 	t.Log("\n" + progress.String())
 	require.Len(t, rep.Rows, 2*len(HistorySettings()))
 	for i, row := range rep.Rows {
 		assert.Equal(t, cfg.History[i%2], row.History, row.Setting)
+		if i < 2 {
+			assert.Equal(t, 3, row.Pickup, row.Setting)
+		} else {
+			assert.Equal(t, 5, row.Pickup, row.Setting)
+		}
 		if row.History > 0 {
 			assert.Positive(t, row.Median.Fill, row.Setting)
 		}
@@ -218,6 +227,7 @@ func TestHistorySmall(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteHistoryMarkdown(&md))
 	assert.Contains(t, md.String(), "| figure | 0 rows | 300 rows | largest / smallest |")
+	assert.Contains(t, md.String(), "pickup of 5 ("+settings[0].Name+": 3) items one at a time")
 
 	// The rows each store keeps: loaded into a template of each, and
 	// there in a copy of it.
@@ -264,4 +274,29 @@ func TestCleanerSteadySmall(t *testing.T) {
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "a steady 500 items/s")
+}
+
+// TestSettledReadsTheClaimIndexes checks that the question Settled asks
+// after every pickup finds waiting and claimed items through their partial
+// indexes beside a history, rather than scanning the table's kept rows.
+func TestSettledReadsTheClaimIndexes(t *testing.T) {
+	cfg := Config{DSN: os.Getenv(dsnEnv)}.withDefaults()
+	admin, err := pgx.Connect(ctx, cfg.DSN)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, admin.Close(ctx)) }()
+	s := KindsRetentionSettings()[0]
+	tpl, err := makeTemplate(ctx, cfg, admin, s, 20_000)
+	require.NoError(t, err)
+	defer func() { _, err := admin.Exec(ctx, "DROP DATABASE "+tpl.db); require.NoError(t, err) }()
+	err = withSystem(ctx, cfg, admin, s, tpl, func(sys System, pool *pgxpool.Pool) error {
+		cs := sys.(*claimSystem)
+		require.NoError(t, sys.Enqueue(ctx, 1))
+		rows, err := pool.Query(ctx, "EXPLAIN "+settledQuery(cs.store.Table()), ourQueue)
+		require.NoError(t, err)
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		assert.NotContains(t, strings.Join(plan, "\n"), "Seq Scan", strings.Join(plan, "\n"))
+		return nil
+	})
+	require.NoError(t, err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,8 @@ type pickupTrace struct {
 	open bool
 	cur  map[string]time.Duration
 	rows []map[string]time.Duration
+	// at holds when each of rows began, in the same order.
+	at []time.Time
 }
 
 func (t *pickupTrace) begin() {
@@ -56,16 +59,19 @@ func (t *pickupTrace) mark(name string) {
 	t.cur["last "+name] = d
 	if name == "handler" {
 		t.rows = append(t.rows, t.cur)
+		t.at = append(t.at, t.t0)
 		t.open = false
 	}
 }
 
 // report writes the medians of the steps of the pickups traced since the
-// last report, and forgets them.
+// last report, then the steps of the slowest of them (slowTraced), each
+// with the time it began so that it can be matched with the server's log
+// (checkpoints, autovacuum), and forgets them.
 func (t *pickupTrace) report() {
 	t.mu.Lock()
-	rows := t.rows
-	t.rows, t.open = nil, false
+	rows, at := t.rows, t.at
+	t.rows, t.at, t.open = nil, nil, false
 	t.mu.Unlock()
 	if len(rows) == 0 {
 		return
@@ -92,7 +98,26 @@ func (t *pickupTrace) report() {
 		fmt.Fprintf(t.out, " %s %.2f ms (%d);", k, float64(medianOf(rows, k))/1e6, n)
 	}
 	fmt.Fprintln(t.out)
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(rows[b]["handler"] - rows[a]["handler"]) })
+	for _, i := range order[:min(len(order), slowTraced(len(rows)))] {
+		r := rows[i]
+		steps := slices.Collect(maps.Keys(r))
+		slices.SortFunc(steps, func(a, b string) int { return int(r[a] - r[b]) })
+		fmt.Fprintf(t.out, "trace %s, slow pickup %d of %d at %s:", t.label, i+1, len(rows), at[i].UTC().Format("15:04:05.000"))
+		for _, k := range steps {
+			fmt.Fprintf(t.out, " %s %.2f ms;", k, float64(r[k])/1e6)
+		}
+		fmt.Fprintln(t.out)
+	}
 }
+
+// slowTraced is how many of n traced pickups report writes step by step:
+// the slowest 2%, so that the 99th percentile is among them, at least 3.
+func slowTraced(n int) int { return max(3, (2*n+99)/100) }
 
 func medianOf(rows []map[string]time.Duration, k string) time.Duration {
 	var ds []time.Duration

@@ -3,6 +3,7 @@ package pgcompare
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,8 @@ func TestPickupTraceReportsMediansOfSteps(t *testing.T) {
 	assert.Contains(t, s, "handler ")
 	assert.NotContains(t, s, "settled")
 	assert.NotContains(t, s, "claimed")
+	assert.Equal(t, 3, strings.Count(s, "slow pickup "), "the slowest pickups step by step")
+	assert.Contains(t, s, "slow pickup 1 of 3 at ")
 
 	out.Reset()
 	tr.report()

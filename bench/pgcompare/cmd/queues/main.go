@@ -36,6 +36,8 @@
 //	-n            items enqueued and burnt down in each run (100000); 0 skips the queue comparison
 //	-batch        items per bulk enqueue call (5000)
 //	-pickup       items whose pickup latency each run measures (200), after -warmup (5)
+//	-river-pickup the same for River's settings, if not -pickup: River reports a completion
+//	              a few hundred ms after its handler returned, and the harness waits for it
 //	-runs         runs of each setting, interleaved round by round; tables show medians (3)
 //	-timeout      limit on each phase of a run (10m)
 //	-only         measure only the settings whose names contain this text (alternatives separated by |)
@@ -85,12 +87,15 @@ func run() error {
 		split    bool
 		history  string
 		clean    pgcompare.CleanConfig
+
+		riverPickup int
 	)
 	flag.StringVar(&cfg.DSN, "dsn", os.Getenv("LEASE_POSTGRES_DSN"), "the PostgreSQL server (default $LEASE_POSTGRES_DSN); the role needs CREATEDB")
 	flag.IntVar(&cfg.N, "n", 100_000, "items enqueued and burnt down in each run")
 	flag.IntVar(&cfg.Batch, "batch", 5_000, "items per bulk enqueue call")
 	flag.IntVar(&cfg.Pickup, "pickup", 200, "items whose pickup latency each run measures")
 	flag.IntVar(&cfg.PickupWarmup, "warmup", 5, "unmeasured pickups before those")
+	flag.IntVar(&riverPickup, "river-pickup", 0, "pickups each run of River measures, if not -pickup (River's take a few hundred ms each to report their completion)")
 	flag.IntVar(&cfg.Runs, "runs", 3, "runs of each setting; the table shows medians")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit on each phase of a run")
 	flag.StringVar(&only, "only", "", "measure only the settings whose names contain this text; alternatives separated by |, e.g. River|kinds")
@@ -136,6 +141,9 @@ func run() error {
 	}
 	var settings []pgcompare.Setting
 	for _, s := range all {
+		if riverPickup > 0 && strings.HasPrefix(s.Name, "River") {
+			s.Pickup = riverPickup
+		}
 		if slices.ContainsFunc(strings.Split(only, "|"), func(o string) bool { return strings.Contains(s.Name, o) }) {
 			settings = append(settings, s)
 		}
