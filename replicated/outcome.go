@@ -165,8 +165,9 @@ const (
 )
 
 // settleOutcome waits until the outcome of p is known, the context ends, the
-// node closes or it is removed from the configuration, and returns the result of the command at pos of the entry
-// when it was applied; drop reports an entry that was not. Every caller
+// node closes or it is removed from the configuration, and returns the
+// result of the command at pos of the entry when it was applied; drop
+// reports an entry that was not. Every caller
 // of a proposal calls settleOutcome once.
 func (n *Node) settleOutcome(ctx context.Context, op string, p *proposal, pos int) (r result, drop bool) {
 	f := n.fsm

@@ -31,8 +31,9 @@ import (
 // whole. A call that finds no other write under way or waiting commits on
 // its own goroutine: its ctx then ends only the wait for another
 // process's write lock (ctx.Err(), nothing written), and once its
-// transaction began the call waits for the commit and reports it. Reads (Lookup, List, Counts, Queues) use a small pool of reader
-// connections and never wait for writes.
+// transaction began the call waits for the commit and reports it. Reads
+// (Lookup, List, Counts, Queues) use a small pool of reader connections
+// and never wait for writes.
 //
 // Deadlines are instants of the store's clock ([WithClock]; the host's wall
 // clock by default), which every process of the host shares. Each claim
@@ -447,8 +448,9 @@ func (d dialect) DeleteDead(ctx context.Context, queue string, id claim.ItemID) 
 // commit of another process (on Linux a moment after it is synced, the
 // store being told of writes to the file; elsewhere, or failing that, at
 // the next poll, [WithPoll]), when an item or a claim known to the store
-// becomes due on its clock, or when the store closes. Every commit wakes every waiter, whatever its queue: the
-// file does not say what changed. Call stop when no longer waiting.
+// becomes due on its clock, or when the store closes. Every commit wakes
+// every waiter, whatever its queue: the file does not say what changed.
+// Call stop when no longer waiting.
 func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {
 	return s.d.watch.wait()
 }

@@ -58,12 +58,12 @@ type committer struct {
 	writing   atomic.Int32
 	wroteFile atomic.Int64
 	// wrote says whether the batch attempted last changed a row; only the
-	// flusher uses it.
+	// batch under way uses it (one at a time).
 	wrote bool
 	// changes is the writer connection's total_changes() as the last
 	// batch ended, when known: nothing else runs on that connection
 	// between batches, so the next batch starts from it without reading
-	// it. Only the flusher uses them.
+	// it. Only the batch under way uses them (one at a time).
 	changes      int64
 	changesKnown bool
 }
@@ -190,9 +190,10 @@ func eitherEnds(a, b context.Context) (context.Context, func()) {
 
 // attempt runs the batch once: BEGIN IMMEDIATE, each write in a savepoint,
 // COMMIT. BEGIN, which waits for the write lock while another process
-// holds it, runs under wait; every other statement under ctx. A busy error anywhere undoes it all and is returned, for the
-// batch to be tried again. Any other error of a write is that write's,
-// the others going on; an error of the transaction itself is returned.
+// holds it, runs under wait; every other statement under ctx. A busy error
+// anywhere undoes it all and is returned, for the batch to be tried again.
+// Any other error of a write is that write's, the others going on; an
+// error of the transaction itself is returned.
 func (c *committer) attempt(ctx, wait context.Context, batch []*writeCall) (err error) {
 	tx := c.d.wtx
 	if err := c.exec(wait, tx, sqlBegin); err != nil {

@@ -217,9 +217,10 @@ const (
 // transactions with BEGIN IMMEDIATE and COMMIT: a statement of a batch runs
 // on it with no database/sql transaction around it, and each query text is
 // prepared on it once, the first time it runs, and kept until the file
-// closes. Only the committer's flusher uses it once the file is open (the
-// schema's migration runs before), so it needs no lock; the statements are
-// the constants of this package, so their cache is bounded.
+// closes. Once the file is open only the committer's batches use it, one at
+// a time (its flusher's, or a lone caller's own, see sqlclaim.CallerRuns;
+// the schema's migration runs before), so it needs no lock of its own; the
+// statements are the constants of this package, so their cache is bounded.
 type wtx struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt

@@ -17,8 +17,8 @@ import (
 // Linux, the store being told of writes to the file, and otherwise by the
 // poll of PRAGMA data_version, [WithPoll], a few milliseconds), or the end
 // of the holder's lease on the provider's clock; then it tries again. A
-// holder that dies is thus replaced within its lease plus a poll interval. Waiters
-// are not queued: when a lock is freed every waiter for it, in any
+// holder that dies is thus replaced within its lease plus a poll interval.
+// Waiters are not queued: when a lock is freed every waiter for it, in any
 // process, tries and one wins.
 //
 // When ctx is done first it returns ctx.Err(), and a lease acquired as ctx
