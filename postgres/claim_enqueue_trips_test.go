@@ -1,9 +1,7 @@
 package postgres
 
 import (
-	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -13,28 +11,19 @@ import (
 	"github.com/leasehold/lease/claim"
 )
 
-// statementLog records the statements a pool's connections send.
-type statementLog struct {
-	mu  sync.Mutex
-	sql []string
-}
-
-func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	l.mu.Lock()
-	l.sql = append(l.sql, strings.ToLower(strings.TrimSpace(data.SQL)))
-	l.mu.Unlock()
-	return ctx
-}
-
-func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// take returns the statements sent since the last take.
-func (l *statementLog) take() []string {
+// take returns the statements sent since the last take, lowercased, each
+// connection's in order, and forgets them.
+func (l *sqlLog) take() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := l.sql
-	l.sql = nil
-	return s
+	var out []string
+	for _, sqls := range l.byConn {
+		for _, s := range sqls {
+			out = append(out, strings.ToLower(s))
+		}
+	}
+	clear(l.byConn)
+	return out
 }
 
 // TestClaimStoreEnqueueWithoutKeysIsOneStatement checks that an Enqueue of
@@ -42,8 +31,8 @@ func (l *statementLog) take() []string {
 // trip), and that one with a key still runs in a transaction, which its
 // second statement (reading the item holding the key) needs.
 func TestClaimStoreEnqueueWithoutKeysIsOneStatement(t *testing.T) {
-	var log statementLog
-	pool := newPool(t, "lease-claims-test", func(c *pgxpoolConfig) { c.ConnConfig.Tracer = &log })
+	log := &sqlLog{byConn: map[*pgx.Conn][]string{}}
+	pool := newPool(t, "lease-claims-test", func(c *pgxpoolConfig) { c.ConnConfig.Tracer = log })
 	s := claimStoreOn(t, pool, WithClaimTable(uniqueTable()))
 	log.take()
 
