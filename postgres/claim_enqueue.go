@@ -79,8 +79,8 @@ var errKeyVanished = errors.New("an item holding the key was removed during the 
 // enqueueTx stores items in one transaction and fills out. On the pool,
 // items without keys that fit in one statement go in that statement alone,
 // its own transaction: one round trip to the server rather than three
-// (BEGIN, the statement, COMMIT), the most of the time a lone enqueue
-// takes. A keyed item may need a second statement, which must read what
+// (BEGIN, the statement, COMMIT), which took most of a lone enqueue's
+// time. A keyed item may need a second statement, which must read what
 // the first left (see existing), so keyed items go in a transaction.
 func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.NewItem, out []claim.Item) error {
 	if pool, ok := db.(*pgxpool.Pool); ok && len(items) <= enqueueChunk && !slices.ContainsFunc(items, keyed) {
