@@ -35,6 +35,10 @@ func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Cla
 	return d.claims.Do(ctx, &sqlclaim.Call[claim.ClaimRequest, []claim.Claim]{Op: "claim", Group: req.Queue, Weight: weight, Req: req})
 }
 
+// maxPresized bounds the room runClaim makes for the rows of a batch up
+// front: a Claim's limit may be far above what the queue holds.
+const maxPresized = 4096
+
 // runClaim sends one batch of Claim calls on one queue.
 func (d dialect) runClaim(ctx context.Context, calls []*sqlclaim.Call[claim.ClaimRequest, []claim.Claim]) error {
 	n := len(calls)
@@ -55,7 +59,7 @@ func (d dialect) runClaim(ctx context.Context, calls []*sqlclaim.Call[claim.Clai
 		c        claim.Claim
 	}
 	var (
-		got               []picked
+		got               = make([]picked, 0, min(total, maxPresized))
 		call, rn          int64
 		id, token, tout   int64
 		state, prio       int16
@@ -85,6 +89,9 @@ func (d dialect) runClaim(ctx context.Context, calls []*sqlclaim.Call[claim.Clai
 		return err
 	}
 	slices.SortFunc(got, func(a, b picked) int { return cmp.Compare(a.rn, b.rn) })
+	if n == 1 {
+		calls[0].Res = make([]claim.Claim, 0, len(got))
+	}
 	for _, p := range got {
 		c := calls[p.call-1]
 		c.Res = append(c.Res, p.c)

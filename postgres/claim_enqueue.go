@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/lease/claim"
 	"github.com/leasehold/lease/claim/claimstore"
@@ -75,8 +76,20 @@ const enqueueRetries = 8
 // ran and was gone when it was read.
 var errKeyVanished = errors.New("an item holding the key was removed during the enqueue")
 
-// enqueueTx stores items in one transaction and fills out.
+// enqueueTx stores items in one transaction and fills out. On the pool,
+// items without keys that fit in one statement go in that statement alone,
+// its own transaction: one round trip to the server rather than three
+// (BEGIN, the statement, COMMIT), which took most of a lone enqueue's
+// time. A keyed item may need a second statement, which must read what
+// the first left (see existing), so keyed items go in a transaction.
 func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.NewItem, out []claim.Item) error {
+	if pool, ok := db.(*pgxpool.Pool); ok && len(items) <= enqueueChunk && !slices.ContainsFunc(items, keyed) {
+		missing, err := s.enqueueChunk(ctx, pool, items, out, map[queueKey]struct{}{})
+		if err == nil && len(missing) > 0 {
+			err = fmt.Errorf("%d items without a key were not inserted", len(missing))
+		}
+		return err
+	}
 	return inTx(ctx, db, func(tx pgx.Tx) error {
 		var missing []int
 		judged := map[queueKey]struct{}{}
@@ -100,6 +113,14 @@ func (s *ClaimStore) enqueueTx(ctx context.Context, db ClaimTx, items []claim.Ne
 	})
 }
 
+// keyed reports whether it has a key.
+func keyed(it claim.NewItem) bool { return it.Key != "" }
+
+// rowsQuerier runs a statement: a transaction, or the pool.
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // queueKey is a key of a queue.
 type queueKey struct{ queue, key string }
 
@@ -107,7 +128,7 @@ type queueKey struct{ queue, key string }
 // positions of the others. judged holds the keys an earlier chunk of the
 // call judged, which are held whatever the later items' KeyStates, and
 // gains this chunk's.
-func (s *ClaimStore) enqueueChunk(ctx context.Context, tx pgx.Tx, items []claim.NewItem, out []claim.Item, judged map[queueKey]struct{}) ([]int, error) {
+func (s *ClaimStore) enqueueChunk(ctx context.Context, tx rowsQuerier, items []claim.NewItem, out []claim.Item, judged map[queueKey]struct{}) ([]int, error) {
 	n := len(items)
 	queues, keys, kinds := make([]string, n), make([]*string, n), make([]string, n)
 	tags, metadata := make([]string, n), make([][]byte, n)

@@ -48,6 +48,8 @@ type Config struct {
 	Timeout time.Duration
 	// Progress, if not nil, gets a line for each finished run.
 	Progress io.Writer
+
+	label string // the setting measured, for CPUEnv's lines
 }
 
 func (c Config) withDefaults() Config {
@@ -240,6 +242,7 @@ func measureOnce(ctx context.Context, cfg Config, admin *pgx.Conn, s Setting, tp
 	if s.Pickup > 0 {
 		cfg.Pickup = s.Pickup
 	}
+	cfg.label = s.Name
 	run := Run{Fill: tpl.fill, TableBytes: tpl.bytes}
 	err := withSystem(ctx, cfg, admin, s, tpl, func(sys System, _ *pgxpool.Pool) error {
 		var (
@@ -486,6 +489,8 @@ func burnDown(ctx context.Context, cfg Config, sys System, r *relay) (enqueue, w
 	}
 	enqueue = float64(cfg.N) / time.Since(start).Seconds()
 
+	probe := startCPU(ctx, cfg.DSN, cfg.label, cfg.N)
+	defer probe.stop()
 	done := newCounter()
 	reached := done.await(int64(cfg.N))
 	ran := newTally(cfg.N)

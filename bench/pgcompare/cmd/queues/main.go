@@ -18,6 +18,10 @@
 // history, with the claim store's Queues and Counts timed on it. With
 // PGCOMPARE_TRACE set, each claim store system writes the medians of its
 // pickups' steps to standard error as it stops (pgcompare.TraceEnv).
+// With PGCOMPARE_CPU set, each burn-down writes to standard error the CPU
+// it cost per 10,000 items, this process's and the server's, and the
+// share of the machine other work took meanwhile; set to a directory, it
+// also writes CPU and allocation profiles there (pgcompare.CPUEnv).
 //
 // It prints a markdown table of the medians over the runs to standard
 // output, progress to standard error, and with -svg writes a bar chart.
