@@ -91,3 +91,58 @@ func TestLoneCallerLearnsItsCommit(t *testing.T) {
 	_, byCaller := sqlite.Batches(s)
 	assert.Positive(t, byCaller)
 }
+
+// A write that finds the write lock held by another connection (another
+// process's write) looks again within a fraction of a millisecond, on the
+// store's own schedule, rather than sleeping in SQLite's busy handler (a
+// millisecond, two, five, then longer), and goes on once the lock is free.
+// The busy timeout here is a minute: a wait inside SQLite would not come
+// back before the end of the test.
+func TestWriteLooksAgainForTheLockSoon(t *testing.T) {
+	busy := make(chan struct{}, 100)
+	sqlite.SetLockBusyHook(func() {
+		select {
+		case busy <- struct{}{}:
+		default:
+		}
+	})
+	path := tempFile(t)
+	s := newClaimStore(t, path, sqlite.WithBusyTimeout(time.Minute))
+	sqlite.SetLockBusyHook(nil)
+	ctx := t.Context()
+	other, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer other.Close()
+	holder, err := other.Conn(ctx)
+	require.NoError(t, err)
+	defer holder.Close()
+	_, err = holder.ExecContext(ctx, "BEGIN IMMEDIATE")
+	require.NoError(t, err)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Enqueue(ctx, noopItems("q", 1))
+		done <- err
+	}()
+	for i := range 3 {
+		select {
+		case <-busy:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("attempt %d to take the lock not made", i+2)
+		}
+	}
+	_, err = holder.ExecContext(ctx, "ROLLBACK")
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	c, err := s.Counts(ctx, "q")
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.Visible)
+
+	var waited time.Duration
+	for n := range 8 {
+		d := sqlite.LockRetryAfter(n)
+		assert.LessOrEqual(t, d, time.Millisecond/2, "attempt %d", n)
+		waited += d
+	}
+	assert.Less(t, waited, 4*time.Millisecond, "eight attempts within 4ms (SQLite's busy handler makes three in 8ms)")
+}

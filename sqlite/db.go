@@ -136,6 +136,10 @@ func (d *db) open(ctx context.Context, op, path string) error {
 		return fail(err)
 	}
 	d.wtx = &wtx{conn: conn, stmts: map[string]*sql.Stmt{}}
+	// The committer waits for the write lock itself (committer.begin).
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		return fail(err)
+	}
 	for _, q := range preparedWrites {
 		if _, err := d.wtx.stmt(ctx, q); err != nil {
 			return fail(err)

@@ -23,3 +23,16 @@ func FileReads(s *ClaimStore) int64 { return s.d.watch.fileReads.Load() }
 // SetFileReadHook makes f run after each read of the watch of the file of
 // the stores opened until it is set to nil.
 func SetFileReadHook(f func()) { fileReadHook = f }
+
+// SetVersionReadHook makes f run after each read of data_version by the
+// watcher of the stores opened until it is set to nil, once the waiters
+// the read wakes are woken.
+func SetVersionReadHook(f func()) { versionReadHook = f }
+
+// SetLockBusyHook makes f run each time the committer of a store opened
+// until it is set to nil finds the write lock held by another connection.
+func SetLockBusyHook(f func()) { lockBusyHook = f }
+
+// LockRetryAfter is how long the committer waits before its n-th attempt
+// to take the write lock again.
+var LockRetryAfter = lockRetryAfter

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,4 +80,86 @@ func TestOwnWriteReadLateIsOwn(t *testing.T) {
 	require.NoError(t, s.Close())
 	stop()
 	assert.Zero(t, sqlite.ForeignWrites(s))
+}
+
+// A commit of another store whose write the watch of the file reads
+// together with one of this store's own (its goroutine was late, and the
+// kernel kept both writes as one) still wakes the waiters of this store at
+// once, not at its next poll, an hour here: a write read while or after
+// the store wrote may be another's too.
+func TestForeignWriteReadWithOwnWakes(t *testing.T) {
+	ctx := t.Context()
+	held, release := make(chan struct{}), make(chan struct{})
+	var holdRead atomic.Bool // the next read of the watch of the file waits for release
+	sqlite.SetFileReadHook(func() {
+		if holdRead.CompareAndSwap(true, false) {
+			held <- struct{}{}
+			<-release
+		}
+	})
+	reads, proceed := make(chan struct{}), make(chan struct{})
+	var stepping atomic.Bool // each turn of the watcher after reading data_version waits for proceed
+	sqlite.SetVersionReadHook(func() {
+		if stepping.Load() {
+			reads <- struct{}{}
+			<-proceed
+		}
+	})
+	path := tempFile(t)
+	s, err := sqlite.NewClaimStore(ctx, path, sqlite.WithPoll(time.Hour))
+	sqlite.SetFileReadHook(nil)
+	sqlite.SetVersionReadHook(nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	other := newClaimStore(t, path)
+	read := func(what string) {
+		t.Helper()
+		select {
+		case <-reads:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no read of data_version: %s", what)
+		}
+	}
+	stepping.Store(true)
+	holdRead.Store(true)
+
+	// A waiter, armed till the end: the watcher keeps watching.
+	first, stop := s.Notify("q")
+	defer stop()
+	// The store's own write: its commit wakes the waiter, and the watch of
+	// the file reads the write and waits.
+	_, err = s.Enqueue(ctx, noopItems("own", 1))
+	require.NoError(t, err)
+	<-first
+	<-held
+	// The watcher sees the commit in data_version as the next waiter
+	// arrives, and wakes it.
+	second, stop := s.Notify("q")
+	defer stop()
+	read("a waiter arrived after the store's commit")
+	proceed <- struct{}{}
+	<-second
+	// The next waiter finds the file unchanged; the watcher waits for it
+	// to go on.
+	ready, stop := s.Notify("q")
+	defer stop()
+	read("a waiter arrived after the watcher saw the store's commit")
+	select {
+	case <-ready:
+		t.Fatal("woken with nothing changed")
+	default:
+	}
+
+	// Another store commits; the watch of the file goes on, and reads the
+	// other's write after the store's own; then the watcher goes on.
+	_, err = other.Enqueue(ctx, noopItems("q", 1))
+	require.NoError(t, err)
+	close(release)
+	stepping.Store(false)
+	proceed <- struct{}{}
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other store's commit not seen")
+	}
 }
