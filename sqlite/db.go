@@ -194,7 +194,7 @@ func (d *db) reading(ctx context.Context, f func() error) error {
 
 // preparedWrites are the statements prepared as the file opens, on the
 // writer connection; others are prepared there when first run.
-var preparedWrites = []string{sqlBegin, sqlCommit, sqlRollback, sqlInsert, sqlClaimable, sqlTake, sqlExtend,
+var preparedWrites = []string{sqlBegin, sqlCommit, sqlRollback, sqlInsert, sqlClaimable, sqlTake, sqlTakeNext, sqlExtend,
 	sqlComplete, sqlCompleteKeep, sqlMove, sqlAcquire, sqlRenew, sqlRelease, sqlSavepoint, sqlRollbackTo,
 	sqlReleaseSavepoint, sqlTotalChanges}
 

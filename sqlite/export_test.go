@@ -3,8 +3,9 @@ package sqlite
 // PendingWrites returns how many writes wait for the store's next batch.
 func PendingWrites(s *ClaimStore) int { return s.d.commit.b.Pending() }
 
-// The statements of Counts and Queues, for their query plans.
-var SQLCounts, SQLQueues = sqlCounts, sqlQueues
+// The statements of Counts and Queues, and of a claim of one item, for
+// their query plans.
+var SQLCounts, SQLQueues, SQLTakeNext = sqlCounts, sqlQueues, sqlTakeNext
 
 // Batches returns how many batches the store's committer ran, and how
 // many of them ran on their callers' goroutines.
