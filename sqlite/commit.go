@@ -63,6 +63,12 @@ type committer struct {
 	// The watcher tells by them when a read of data_version must see the
 	// commit of another process's write (watcher.wroteFile).
 	locks, unlocks atomic.Int64
+	// woke is the number (in locks) of the last write lock whose
+	// transaction committed a change and then woke every waiter
+	// (watcher.committed), and lock that of the batch under way, which
+	// only it uses.
+	woke atomic.Int64
+	lock int64
 	// lockBusy, if set, runs each time the write lock was found held:
 	// lockBusyHook as the store opened.
 	lockBusy func()
@@ -167,6 +173,7 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		// back to claim, in a loop of empty write transactions.
 		if c.wrote {
 			c.d.watch.committed()
+			c.woke.Store(c.lock)
 		}
 	}
 	for _, w := range batch {
@@ -205,7 +212,7 @@ func (c *committer) attempt(ctx, wait context.Context, batch []*writeCall) (err 
 	if err := c.begin(wait, tx); err != nil {
 		return err
 	}
-	c.locks.Add(1)
+	c.lock = c.locks.Add(1)
 	// After the rollback, if any (deferred functions run last first).
 	defer c.unlocks.Add(1)
 	known := c.changesKnown

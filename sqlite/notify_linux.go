@@ -35,8 +35,8 @@ func watchWrites(path string, wg *sync.WaitGroup, w writeWatch) (stop func(), er
 			if _, err := f.Read(buf); err != nil {
 				return
 			}
-			w.read()
 			w.wrote()
+			w.read()
 			for !w.waiting() {
 				select {
 				case <-w.arrived:

@@ -163,3 +163,78 @@ func TestForeignWriteReadWithOwnWakes(t *testing.T) {
 		t.Fatal("the other store's commit not seen")
 	}
 }
+
+// A write of another store that the watch of the file reads while this
+// store holds the write lock (the other's commit ended before this store
+// took it) wakes the waiters of this store once this store's transaction
+// ends, even when that transaction changed nothing and woke no one
+// itself; not at the next poll, an hour here.
+func TestForeignWriteReadWhileLockedWakes(t *testing.T) {
+	ctx := t.Context()
+	g := &gate{entered: make(chan string, 1), release: map[string]chan struct{}{"hold": make(chan struct{})},
+		fail: map[string]bool{"hold": true}}
+	path := gatedFile(t, g)
+	held, release, classified := make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
+	var readsSeen atomic.Int32
+	sqlite.SetFileReadHook(func() {
+		switch readsSeen.Add(1) {
+		case 1: // the first write the watch of the file reads waits
+			held <- struct{}{}
+			<-release
+		case 2:
+			classified <- struct{}{}
+		}
+	})
+	versionReads := make(chan struct{}, 100)
+	sqlite.SetVersionReadHook(func() { versionReads <- struct{}{} })
+	s, err := sqlite.NewClaimStore(ctx, path, sqlite.WithPoll(time.Hour))
+	sqlite.SetFileReadHook(nil)
+	sqlite.SetVersionReadHook(nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	other := newClaimStore(t, path)
+	within := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal(what)
+		}
+	}
+
+	// A first write of the other store: the watch of the file waits after
+	// reading it, and the watcher sees its commit once someone waits.
+	_, err = other.Enqueue(ctx, noopItems("x", 1))
+	require.NoError(t, err)
+	within(held, "the first write not read")
+	first, stop := s.Notify("q")
+	defer stop()
+	within(first, "the first commit not seen")
+	within(versionReads, "no read of data_version saw the first commit")
+	// A waiter, armed while the file is as the watcher last read it.
+	ready, stop := s.Notify("q")
+	defer stop()
+	within(versionReads, "no read of data_version as the waiter arrived")
+	select {
+	case <-ready:
+		t.Fatal("woken with nothing changed")
+	default:
+	}
+
+	// The other store commits; then this store's write takes the write
+	// lock, and waits in its insert while the watch of the file reads the
+	// other's write; then it fails, changing nothing.
+	_, err = other.Enqueue(ctx, noopItems("q", 1))
+	require.NoError(t, err)
+	failed := make(chan error, 1)
+	go func() {
+		_, err := s.Enqueue(ctx, noopItems("hold", 1))
+		failed <- err
+	}()
+	require.Equal(t, "hold", <-g.entered)
+	close(release)
+	within(classified, "the other store's write not read")
+	close(g.release["hold"])
+	require.Error(t, <-failed)
+	within(ready, "the other store's commit not seen")
+}

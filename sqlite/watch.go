@@ -135,8 +135,8 @@ type writeWatch struct {
 	waiting func() bool     // whether anyone waits
 	arrived <-chan struct{} // a waiter arrived (capacity 1)
 	reading func()          // runs before each read of the writes
-	read    func()          // runs after each read of the writes
-	wrote   func()          // runs after read
+	wrote   func()          // runs after each read of the writes
+	read    func()          // runs after wrote
 }
 
 // locks returns committer.locks and unlocks, in that order: the lock
@@ -343,8 +343,19 @@ func (w *watcher) run() {
 		case <-tick.C:
 		case <-w.active:
 		case <-w.written:
+			// The first look after recheck: a commit is visible once
+			// synced, a moment after its write.
 			careful, carefulFrom = true, time.Now()
+			soon.Reset(recheck)
+			continue
 		case <-soon.C:
+			if !careful {
+				continue // set for a write since seen
+			}
+			var now bool
+			if careful, now = w.unsettled(soon, carefulFrom); !now {
+				continue
+			}
 		}
 		locksBefore := w.d.commit.locks.Load()
 		unlocksBefore := w.d.commit.unlocks.Load()
@@ -390,6 +401,27 @@ func (w *watcher) run() {
 			w.versionRead()
 		}
 	}
+}
+
+// unsettled says, for a write to the file that the watcher looks for the
+// commit of since from (see wroteFile), whether to read data_version for
+// it now (readNow), later (true: soon is set), or not at all (false):
+// not when this store took the write lock since, and that transaction
+// committed a change and woke every waiter (the other process's commit
+// had ended before the lock was taken, and the waiters look at the file
+// after it). While such a transaction is under way the read waits for its
+// end, and takes place then if it woke no one.
+func (w *watcher) unsettled(soon *time.Timer, from time.Time) (careful, now bool) {
+	after := w.seenAfter.Load()
+	if w.d.commit.woke.Load() > after {
+		return false, false
+	}
+	locks := w.d.commit.locks.Load()
+	if locks > after && w.d.commit.unlocks.Load() < locks {
+		soon.Reset(recheckAfter(time.Since(from)))
+		return true, false
+	}
+	return true, true
 }
 
 // readNextDue runs q, the next-due query, on conn, preparing it the first
