@@ -165,7 +165,8 @@ var (
 //     this store took it only once the other process's commit ended; so
 //     a read that begins once this store took the write lock after the
 //     writes, or while it still holds the lock it held as they were read,
-//     sees the commit (seenAfter);
+//     sees the commit (seenAfter), and once that transaction committed a
+//     change and woke every waiter, no read is needed (unsettled);
 //   - a change of data_version when no commit of this store can have
 //     landed since the last read is another process's commit;
 //   - or a poll interval passed.
