@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,24 +43,16 @@ func TestLoneCallerGivesUpWaitingForTheLock(t *testing.T) {
 	path := tempFile(t)
 	s := newClaimStore(t, path)
 	ctx := t.Context()
-	other, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	defer other.Close()
-	holder, err := other.Conn(ctx)
-	require.NoError(t, err)
-	defer holder.Close()
-	_, err = holder.ExecContext(ctx, "BEGIN IMMEDIATE")
-	require.NoError(t, err)
+	unlock := holdWriteLock(t, path)
 
 	giveUp, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = s.Enqueue(giveUp, []claim.NewItem{{Queue: "q", Key: "gave up", MaxAttempts: 1}})
+	_, err := s.Enqueue(giveUp, []claim.NewItem{{Queue: "q", Key: "gave up", MaxAttempts: 1}})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), sqlite.DefaultBusyTimeout/2, "it stopped waiting as its context ended")
 
-	_, err = holder.ExecContext(ctx, "ROLLBACK")
-	require.NoError(t, err)
+	unlock()
 	_, err = s.Enqueue(ctx, []claim.NewItem{{Queue: "q", Key: "next", MaxAttempts: 1}})
 	require.NoError(t, err)
 	items, err := s.List(ctx, claim.Query{Queue: "q", Limit: 10})
@@ -110,14 +103,7 @@ func TestWriteLooksAgainForTheLockSoon(t *testing.T) {
 	s := newClaimStore(t, path, sqlite.WithBusyTimeout(time.Minute))
 	sqlite.SetLockBusyHook(nil)
 	ctx := t.Context()
-	other, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	defer other.Close()
-	holder, err := other.Conn(ctx)
-	require.NoError(t, err)
-	defer holder.Close()
-	_, err = holder.ExecContext(ctx, "BEGIN IMMEDIATE")
-	require.NoError(t, err)
+	unlock := holdWriteLock(t, path)
 
 	done := make(chan error, 1)
 	go func() {
@@ -131,8 +117,7 @@ func TestWriteLooksAgainForTheLockSoon(t *testing.T) {
 			t.Fatalf("attempt %d to take the lock not made", i+2)
 		}
 	}
-	_, err = holder.ExecContext(ctx, "ROLLBACK")
-	require.NoError(t, err)
+	unlock()
 	require.NoError(t, <-done)
 	c, err := s.Counts(ctx, "q")
 	require.NoError(t, err)
@@ -145,4 +130,28 @@ func TestWriteLooksAgainForTheLockSoon(t *testing.T) {
 		waited += d
 	}
 	assert.Less(t, waited, 4*time.Millisecond, "eight attempts within 4ms (SQLite's busy handler makes three in 8ms)")
+}
+
+// holdWriteLock takes the write lock of the file at path on a connection
+// of its own, as another process's write would hold it, until the
+// returned function (or the end of the test) rolls it back.
+func holdWriteLock(t *testing.T, path string) (unlock func()) {
+	t.Helper()
+	other, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	holder, err := other.Conn(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = holder.Close() })
+	_, err = holder.ExecContext(t.Context(), "BEGIN IMMEDIATE")
+	require.NoError(t, err)
+	var once sync.Once
+	unlock = func() {
+		once.Do(func() {
+			_, err := holder.ExecContext(context.Background(), "ROLLBACK")
+			require.NoError(t, err)
+		})
+	}
+	t.Cleanup(unlock)
+	return unlock
 }

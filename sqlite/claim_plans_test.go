@@ -65,14 +65,7 @@ func TestInspectPlansBesideHistory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []claim.QueueInfo{{Name: "paused", Paused: true, PausedAt: epoch}}, queues)
 
-	raw, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	defer func() { _ = raw.Close() }()
-	for _, analyzed := range []bool{false, true} {
-		if analyzed {
-			_, err := raw.Exec(`ANALYZE`)
-			require.NoError(t, err)
-		}
+	eachAnalyzed(t, path, func(raw *sql.DB, analyzed bool) {
 		for name, stmt := range map[string]string{"Counts": sqlite.SQLCounts, "Queues": sqlite.SQLQueues} {
 			plan := queryPlan(t, raw, stmt)
 			for _, line := range plan {
@@ -81,7 +74,20 @@ func TestInspectPlansBesideHistory(t *testing.T) {
 			assert.Contains(t, plan, "SEARCH lease_claims USING COVERING INDEX lease_claims_kept (queue=? AND state=?)",
 				"%s, analyzed %v:\n%s", name, analyzed, strings.Join(plan, "\n"))
 		}
-	}
+	})
+}
+
+// eachAnalyzed calls f with a connection to the file at path, before
+// ANALYZE and after it.
+func eachAnalyzed(t *testing.T, path string, f func(raw *sql.DB, analyzed bool)) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer func() { _ = raw.Close() }()
+	f(raw, false)
+	_, err = raw.Exec(`ANALYZE`)
+	require.NoError(t, err)
+	f(raw, true)
 }
 
 // queryPlan is the details of EXPLAIN QUERY PLAN of stmt, a line each;
@@ -115,21 +121,14 @@ func TestClaimOnePlan(t *testing.T) {
 	_, err := s.Enqueue(t.Context(), noopItems("small", 3))
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
-	raw, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	defer func() { _ = raw.Close() }()
-	for _, analyzed := range []bool{false, true} {
-		if analyzed {
-			_, err := raw.Exec(`ANALYZE`)
-			require.NoError(t, err)
-		}
+	eachAnalyzed(t, path, func(raw *sql.DB, analyzed bool) {
 		plan := queryPlan(t, raw, sqlite.SQLTakeNext, sql.Named("owner", "w"), sql.Named("due", epoch.UnixNano()))
 		for _, line := range plan {
 			assert.NotRegexp(t, fullScan, line, "analyzed %v:\n%s", analyzed, strings.Join(plan, "\n"))
 		}
 		assert.Contains(t, plan, "SEARCH lease_claims USING INTEGER PRIMARY KEY (rowid=?)", "analyzed %v:\n%s", analyzed, strings.Join(plan, "\n"))
 		assert.Contains(t, plan, "SEARCH lease_claims USING INDEX lease_claims_ready (queue=?)", "analyzed %v:\n%s", analyzed, strings.Join(plan, "\n"))
-	}
+	})
 }
 
 // A claim of one item whose next row is an expired claim on its last

@@ -91,27 +91,20 @@ func TestForeignWriteReadWithOwnWakes(t *testing.T) {
 	ctx := t.Context()
 	held, release := make(chan struct{}), make(chan struct{})
 	var holdRead atomic.Bool // the next read of the watch of the file waits for release
-	sqlite.SetFileReadHook(func() {
+	fileRead := func() {
 		if holdRead.CompareAndSwap(true, false) {
 			held <- struct{}{}
 			<-release
 		}
-	})
+	}
 	reads, proceed := make(chan struct{}), make(chan struct{})
 	var stepping atomic.Bool // each turn of the watcher after reading data_version waits for proceed
-	sqlite.SetVersionReadHook(func() {
+	s, other := hookedStores(t, tempFile(t), fileRead, func() {
 		if stepping.Load() {
 			reads <- struct{}{}
 			<-proceed
 		}
 	})
-	path := tempFile(t)
-	s, err := sqlite.NewClaimStore(ctx, path, sqlite.WithPoll(time.Hour))
-	sqlite.SetFileReadHook(nil)
-	sqlite.SetVersionReadHook(nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	other := newClaimStore(t, path)
 	read := func(what string) {
 		t.Helper()
 		select {
@@ -128,7 +121,7 @@ func TestForeignWriteReadWithOwnWakes(t *testing.T) {
 	defer stop()
 	// The store's own write: its commit wakes the waiter, and the watch of
 	// the file reads the write and waits.
-	_, err = s.Enqueue(ctx, noopItems("own", 1))
+	_, err := s.Enqueue(ctx, noopItems("own", 1))
 	require.NoError(t, err)
 	<-first
 	<-held
@@ -144,11 +137,7 @@ func TestForeignWriteReadWithOwnWakes(t *testing.T) {
 	ready, stop := s.Notify("q")
 	defer stop()
 	read("a waiter arrived after the watcher saw the store's commit")
-	select {
-	case <-ready:
-		t.Fatal("woken with nothing changed")
-	default:
-	}
+	notWoken(t, ready)
 
 	// Another store commits; the watch of the file goes on, and reads the
 	// other's write after the store's own; then the watcher goes on.
@@ -176,7 +165,8 @@ func TestForeignWriteReadWhileLockedWakes(t *testing.T) {
 	path := gatedFile(t, g)
 	held, release, classified := make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
 	var readsSeen atomic.Int32
-	sqlite.SetFileReadHook(func() {
+	versionReads := make(chan struct{}, 100)
+	s, other := hookedStores(t, path, func() {
 		switch readsSeen.Add(1) {
 		case 1: // the first write the watch of the file reads waits
 			held <- struct{}{}
@@ -184,15 +174,7 @@ func TestForeignWriteReadWhileLockedWakes(t *testing.T) {
 		case 2:
 			classified <- struct{}{}
 		}
-	})
-	versionReads := make(chan struct{}, 100)
-	sqlite.SetVersionReadHook(func() { versionReads <- struct{}{} })
-	s, err := sqlite.NewClaimStore(ctx, path, sqlite.WithPoll(time.Hour))
-	sqlite.SetFileReadHook(nil)
-	sqlite.SetVersionReadHook(nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	other := newClaimStore(t, path)
+	}, func() { versionReads <- struct{}{} })
 	within := func(ch <-chan struct{}, what string) {
 		t.Helper()
 		select {
@@ -204,7 +186,7 @@ func TestForeignWriteReadWhileLockedWakes(t *testing.T) {
 
 	// A first write of the other store: the watch of the file waits after
 	// reading it, and the watcher sees its commit once someone waits.
-	_, err = other.Enqueue(ctx, noopItems("x", 1))
+	_, err := other.Enqueue(ctx, noopItems("x", 1))
 	require.NoError(t, err)
 	within(held, "the first write not read")
 	first, stop := s.Notify("q")
@@ -215,11 +197,7 @@ func TestForeignWriteReadWhileLockedWakes(t *testing.T) {
 	ready, stop := s.Notify("q")
 	defer stop()
 	within(versionReads, "no read of data_version as the waiter arrived")
-	select {
-	case <-ready:
-		t.Fatal("woken with nothing changed")
-	default:
-	}
+	notWoken(t, ready)
 
 	// The other store commits; then this store's write takes the write
 	// lock, and waits in its insert while the watch of the file reads the
@@ -237,4 +215,30 @@ func TestForeignWriteReadWhileLockedWakes(t *testing.T) {
 	close(g.release["hold"])
 	require.Error(t, <-failed)
 	within(ready, "the other store's commit not seen")
+}
+
+// notWoken fails the test if ready is closed: its waiter was woken with
+// nothing changed.
+func notWoken(t *testing.T, ready <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ready:
+		t.Fatal("woken with nothing changed")
+	default:
+	}
+}
+
+// hookedStores opens a store on the file at path that polls once an hour,
+// with fileRead and versionRead as its hooks (SetFileReadHook,
+// SetVersionReadHook), and another store on the same file.
+func hookedStores(t *testing.T, path string, fileRead, versionRead func()) (s, other *sqlite.ClaimStore) {
+	t.Helper()
+	sqlite.SetFileReadHook(fileRead)
+	sqlite.SetVersionReadHook(versionRead)
+	s, err := sqlite.NewClaimStore(t.Context(), path, sqlite.WithPoll(time.Hour))
+	sqlite.SetFileReadHook(nil)
+	sqlite.SetVersionReadHook(nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s, newClaimStore(t, path)
 }
