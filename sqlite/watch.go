@@ -405,13 +405,13 @@ func (w *watcher) run() {
 }
 
 // unsettled says, for a write to the file that the watcher looks for the
-// commit of since from (see wroteFile), whether to read data_version for
-// it now (readNow), later (true: soon is set), or not at all (false):
-// not when this store took the write lock since, and that transaction
-// committed a change and woke every waiter (the other process's commit
-// had ended before the lock was taken, and the waiters look at the file
-// after it). While such a transaction is under way the read waits for its
-// end, and takes place then if it woke no one.
+// commit of since from (see wroteFile), whether to go on looking
+// (careful) and whether to read data_version now. Not at all once this
+// store took the write lock since, and that transaction committed a
+// change and woke every waiter (the other process's commit had ended
+// before the lock was taken, and the waiters look at the file after it).
+// While such a transaction is under way, later: soon is set, and the read
+// takes place after its end if it woke no one.
 func (w *watcher) unsettled(soon *time.Timer, from time.Time) (careful, now bool) {
 	after := w.seenAfter.Load()
 	if w.d.commit.woke.Load() > after {
