@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,24 +43,16 @@ func TestLoneCallerGivesUpWaitingForTheLock(t *testing.T) {
 	path := tempFile(t)
 	s := newClaimStore(t, path)
 	ctx := t.Context()
-	other, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	defer other.Close()
-	holder, err := other.Conn(ctx)
-	require.NoError(t, err)
-	defer holder.Close()
-	_, err = holder.ExecContext(ctx, "BEGIN IMMEDIATE")
-	require.NoError(t, err)
+	unlock := holdWriteLock(t, path)
 
 	giveUp, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = s.Enqueue(giveUp, []claim.NewItem{{Queue: "q", Key: "gave up", MaxAttempts: 1}})
+	_, err := s.Enqueue(giveUp, []claim.NewItem{{Queue: "q", Key: "gave up", MaxAttempts: 1}})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), sqlite.DefaultBusyTimeout/2, "it stopped waiting as its context ended")
 
-	_, err = holder.ExecContext(ctx, "ROLLBACK")
-	require.NoError(t, err)
+	unlock()
 	_, err = s.Enqueue(ctx, []claim.NewItem{{Queue: "q", Key: "next", MaxAttempts: 1}})
 	require.NoError(t, err)
 	items, err := s.List(ctx, claim.Query{Queue: "q", Limit: 10})
@@ -90,4 +83,75 @@ func TestLoneCallerLearnsItsCommit(t *testing.T) {
 	assert.Equal(t, 1, c.Visible)
 	_, byCaller := sqlite.Batches(s)
 	assert.Positive(t, byCaller)
+}
+
+// A write that finds the write lock held by another connection (another
+// process's write) looks again within a fraction of a millisecond, on the
+// store's own schedule, rather than sleeping in SQLite's busy handler (a
+// millisecond, two, five, then longer), and goes on once the lock is free.
+// The busy timeout here is a minute: a wait inside SQLite would not come
+// back before the end of the test.
+func TestWriteLooksAgainForTheLockSoon(t *testing.T) {
+	busy := make(chan struct{}, 100)
+	sqlite.SetLockBusyHook(func() {
+		select {
+		case busy <- struct{}{}:
+		default:
+		}
+	})
+	path := tempFile(t)
+	s := newClaimStore(t, path, sqlite.WithBusyTimeout(time.Minute))
+	sqlite.SetLockBusyHook(nil)
+	ctx := t.Context()
+	unlock := holdWriteLock(t, path)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Enqueue(ctx, noopItems("q", 1))
+		done <- err
+	}()
+	for i := range 3 {
+		select {
+		case <-busy:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("attempt %d to take the lock not made", i+2)
+		}
+	}
+	unlock()
+	require.NoError(t, <-done)
+	c, err := s.Counts(ctx, "q")
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.Visible)
+
+	var waited time.Duration
+	for n := range 8 {
+		d := sqlite.LockRetryAfter(n)
+		assert.LessOrEqual(t, d, time.Millisecond/2, "attempt %d", n)
+		waited += d
+	}
+	assert.Less(t, waited, 4*time.Millisecond, "eight attempts within 4ms (SQLite's busy handler makes three in 8ms)")
+}
+
+// holdWriteLock takes the write lock of the file at path on a connection
+// of its own, as another process's write would hold it, until the
+// returned function (or the end of the test) rolls it back.
+func holdWriteLock(t *testing.T, path string) (unlock func()) {
+	t.Helper()
+	other, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	holder, err := other.Conn(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = holder.Close() })
+	_, err = holder.ExecContext(t.Context(), "BEGIN IMMEDIATE")
+	require.NoError(t, err)
+	var once sync.Once
+	unlock = func() {
+		once.Do(func() {
+			_, err := holder.ExecContext(context.Background(), "ROLLBACK")
+			require.NoError(t, err)
+		})
+	}
+	t.Cleanup(unlock)
+	return unlock
 }

@@ -65,14 +65,7 @@ func TestInspectPlansBesideHistory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []claim.QueueInfo{{Name: "paused", Paused: true, PausedAt: epoch}}, queues)
 
-	raw, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	defer func() { _ = raw.Close() }()
-	for _, analyzed := range []bool{false, true} {
-		if analyzed {
-			_, err := raw.Exec(`ANALYZE`)
-			require.NoError(t, err)
-		}
+	eachAnalyzed(t, path, func(raw *sql.DB, analyzed bool) {
 		for name, stmt := range map[string]string{"Counts": sqlite.SQLCounts, "Queues": sqlite.SQLQueues} {
 			plan := queryPlan(t, raw, stmt)
 			for _, line := range plan {
@@ -81,14 +74,30 @@ func TestInspectPlansBesideHistory(t *testing.T) {
 			assert.Contains(t, plan, "SEARCH lease_claims USING COVERING INDEX lease_claims_kept (queue=? AND state=?)",
 				"%s, analyzed %v:\n%s", name, analyzed, strings.Join(plan, "\n"))
 		}
-	}
+	})
 }
 
-// queryPlan is the details of EXPLAIN QUERY PLAN of stmt, a line each.
-func queryPlan(t *testing.T, db *sql.DB, stmt string) []string {
+// eachAnalyzed calls f with a connection to the file at path, before
+// ANALYZE and after it.
+func eachAnalyzed(t *testing.T, path string, f func(raw *sql.DB, analyzed bool)) {
 	t.Helper()
-	rows, err := db.Query("EXPLAIN QUERY PLAN "+stmt, sql.Named("queue", "small"), sql.Named("now", epoch.UnixNano()),
-		sql.Named("after", ""), sql.Named("limit", 10))
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer func() { _ = raw.Close() }()
+	f(raw, false)
+	_, err = raw.Exec(`ANALYZE`)
+	require.NoError(t, err)
+	f(raw, true)
+}
+
+// queryPlan is the details of EXPLAIN QUERY PLAN of stmt, a line each;
+// more are the arguments stmt takes beside :queue, :now, :after and
+// :limit.
+func queryPlan(t *testing.T, db *sql.DB, stmt string, more ...any) []string {
+	t.Helper()
+	args := append([]any{sql.Named("queue", "small"), sql.Named("now", epoch.UnixNano()),
+		sql.Named("after", ""), sql.Named("limit", 10)}, more...)
+	rows, err := db.Query("EXPLAIN QUERY PLAN "+stmt, args...)
 	require.NoError(t, err)
 	defer func() { _ = rows.Close() }()
 	var plan []string
@@ -100,4 +109,52 @@ func queryPlan(t *testing.T, db *sql.DB, stmt string) []string {
 	}
 	require.NoError(t, rows.Err())
 	return plan
+}
+
+// A claim of one item takes it in one statement that finds it through the
+// claim index and updates it by its rowid, scanning nothing, before
+// ANALYZE and after it.
+func TestClaimOnePlan(t *testing.T) {
+	t.Parallel()
+	path := tempFile(t)
+	s := newClaimStore(t, path)
+	_, err := s.Enqueue(t.Context(), noopItems("small", 3))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	eachAnalyzed(t, path, func(raw *sql.DB, analyzed bool) {
+		plan := queryPlan(t, raw, sqlite.SQLTakeNext, sql.Named("owner", "w"), sql.Named("due", epoch.UnixNano()))
+		for _, line := range plan {
+			assert.NotRegexp(t, fullScan, line, "analyzed %v:\n%s", analyzed, strings.Join(plan, "\n"))
+		}
+		assert.Contains(t, plan, "SEARCH lease_claims USING INTEGER PRIMARY KEY (rowid=?)", "analyzed %v:\n%s", analyzed, strings.Join(plan, "\n"))
+		assert.Contains(t, plan, "SEARCH lease_claims USING INDEX lease_claims_ready (queue=?)", "analyzed %v:\n%s", analyzed, strings.Join(plan, "\n"))
+	})
+}
+
+// A claim of one item whose next row is an expired claim on its last
+// attempt buries it and takes the row after it, as a claim of more does.
+func TestClaimOneBuriesAndTakesTheNext(t *testing.T) {
+	t.Parallel()
+	clk := leasetest.NewFakeClock(epoch)
+	s := newClaimStore(t, tempFile(t), testOptions(clk)...)
+	ctx := t.Context()
+	first, err := s.Enqueue(ctx, []claim.NewItem{{Queue: "q", MaxAttempts: 1}})
+	require.NoError(t, err)
+	claims, err := s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: "a", Limit: 1, Lease: time.Second})
+	require.NoError(t, err)
+	require.Len(t, claims, 1)
+	second, err := s.Enqueue(ctx, []claim.NewItem{{Queue: "q", MaxAttempts: 1, Priority: 1}}) // after the first
+	require.NoError(t, err)
+	clk.Advance(2 * time.Second) // the first claim's lease ended, on its one attempt
+
+	claims, err = s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: "b", Limit: 1, Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, claims, 1)
+	assert.Equal(t, second[0].ID, claims[0].Item)
+	dead, err := s.Lookup(ctx, first[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, claim.Dead, dead.State)
+	c, err := s.Counts(ctx, "q")
+	require.NoError(t, err)
+	assert.Equal(t, claim.Counts{Claimed: 1, Dead: 1}, c)
 }

@@ -63,6 +63,20 @@ ORDER BY priority, due, id LIMIT :limit`
 WHERE id = :id
 RETURNING attempts, max_attempts, priority, timeout_ns, enqueued_at, token, payload, kind, tags, metadata`)
 
+	// A claim of one item in one statement: the next claimable row of the
+	// queue, taken as sqlTake takes it, unless it is an expired claim on
+	// its last attempt (which the claim then buries, see
+	// dialect.Claim).
+	sqlTakeNext = claimSQL.Replace(`UPDATE lease_claims SET
+  history = CASE WHEN state = 3 THEN {LOST} ELSE history END,
+  state = 3, attempts = attempts + 1, token = token + 1, owner = :owner, due = :due
+WHERE id = (SELECT id FROM lease_claims
+    WHERE queue = :queue AND state IN (1, 3) AND due <= :now
+      AND NOT EXISTS (SELECT 1 FROM lease_claim_queues WHERE queue = :queue)
+    ORDER BY priority, due, id LIMIT 1)
+  AND NOT (state = 3 AND attempts >= max_attempts)
+RETURNING id, attempts, max_attempts, priority, timeout_ns, enqueued_at, token, payload, kind, tags, metadata`)
+
 	sqlExtend = `UPDATE lease_claims SET due = :due
 WHERE id = :id AND token = :token AND state = 3 AND due > :now
 RETURNING due`

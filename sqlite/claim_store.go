@@ -200,6 +200,22 @@ func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Cla
 		if err != nil {
 			return err
 		}
+		if req.Limit == 1 {
+			// The one item in one statement, unless it is an expired
+			// claim to bury, or there is none.
+			row, ok, err := takeNext(ctx, tx, req, now, due)
+			if err != nil {
+				return err
+			}
+			if ok {
+				cl, err := row.Claim()
+				if err != nil {
+					return err
+				}
+				out, soonest = append(out, cl), due
+				return nil
+			}
+		}
 		claimable, err := tx.stmt(ctx, sqlClaimable)
 		if err != nil {
 			return err
@@ -262,6 +278,29 @@ func (d dialect) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Cla
 		return nil, err
 	}
 	return out, nil
+}
+
+// takeNext claims the next claimable item of req.Queue with sqlTakeNext, if
+// it is not an expired claim to bury: ok is false when there is no item to
+// take or the next one is to be buried.
+func takeNext(ctx context.Context, tx *wtx, req claim.ClaimRequest, now, due int64) (row sqlclaim.ClaimedRow, ok bool, err error) {
+	st, err := tx.stmt(ctx, sqlTakeNext)
+	if err != nil {
+		return row, false, err
+	}
+	row = sqlclaim.ClaimedRow{Queue: req.Queue, Owner: req.Owner, Expires: at(due)}
+	var timeout, enqueued int64
+	err = st.QueryRowContext(ctx, sql.Named("owner", req.Owner), sql.Named("due", due), sql.Named("queue", req.Queue),
+		sql.Named("now", now)).Scan(&row.ID, &row.Attempt, &row.MaxAttempts, &row.Priority, &timeout, &enqueued,
+		&row.Token, &row.Payload, &row.Kind, &row.Tags, &row.Metadata)
+	if errors.Is(err, sql.ErrNoRows) {
+		return row, false, nil
+	}
+	if err != nil {
+		return row, false, err
+	}
+	row.Timeout, row.Enqueued = time.Duration(timeout), at(enqueued)
+	return row, true, nil
 }
 
 // Extend extends the live claim r to lease from now on the store's clock.

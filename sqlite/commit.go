@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sqlite3 "modernc.org/sqlite"
 	lib "modernc.org/sqlite/lib"
@@ -36,6 +37,10 @@ type write struct {
 	after func()
 }
 
+// lockBusyHook, if set as a store opens, runs each time its committer
+// finds the write lock held by another connection: for tests.
+var lockBusyHook func()
+
 // writeCall is one caller's write in the batcher.
 type writeCall = sqlclaim.Call[write, struct{}]
 
@@ -52,11 +57,21 @@ type committer struct {
 
 	// transactions counts the transactions committed, for tests.
 	transactions atomic.Int64
-	// writing counts the batches under way, and wroteFile the committed
-	// ones that changed a row, so wrote the write-ahead log: the watcher
-	// takes the writes to the file it sees meanwhile for this store's.
-	writing   atomic.Int32
-	wroteFile atomic.Int64
+	// locks counts the write transactions begun, each taking the file's
+	// write lock, and unlocks those ended, releasing it: while they differ
+	// this store holds the lock, and no other process can write the file.
+	// The watcher tells by them when a read of data_version must see the
+	// commit of another process's write (watcher.wroteFile).
+	locks, unlocks atomic.Int64
+	// woke is the number (in locks) of the last write lock whose
+	// transaction committed a change and then woke every waiter
+	// (watcher.committed), and lock that of the batch under way, which
+	// only it uses.
+	woke atomic.Int64
+	lock int64
+	// lockBusy, if set, runs each time the write lock was found held:
+	// lockBusyHook as the store opened.
+	lockBusy func()
 	// wrote says whether the batch attempted last changed a row; only the
 	// batch under way uses it (one at a time).
 	wrote bool
@@ -69,7 +84,7 @@ type committer struct {
 }
 
 func newCommitter(d *db, max int) *committer {
-	c := &committer{d: d}
+	c := &committer{d: d, lockBusy: lockBusyHook}
 	// One flusher: the file has one writer. Gather: a worker's settlement
 	// and its next claim, both sent as its handler returns, then cost one
 	// commit instead of two.
@@ -128,8 +143,6 @@ func (c *committer) close() { c.b.Close() }
 // transaction began is answered with its context's error, nothing
 // written; once it began, the caller waits for its end and its answer.
 func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
-	c.writing.Add(1)
-	defer c.writing.Add(-1)
 	wait := ctx
 	byCaller := len(batch) == 1 && batch[0].ByCaller()
 	if byCaller {
@@ -159,8 +172,8 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		// wakes nobody: waking on it would send an idle worker straight
 		// back to claim, in a loop of empty write transactions.
 		if c.wrote {
-			c.wroteFile.Add(1)
 			c.d.watch.committed()
+			c.woke.Store(c.lock)
 		}
 	}
 	for _, w := range batch {
@@ -196,9 +209,12 @@ func eitherEnds(a, b context.Context) (context.Context, func()) {
 // error of the transaction itself is returned.
 func (c *committer) attempt(ctx, wait context.Context, batch []*writeCall) (err error) {
 	tx := c.d.wtx
-	if err := c.exec(wait, tx, sqlBegin); err != nil {
+	if err := c.begin(wait, tx); err != nil {
 		return err
 	}
+	c.lock = c.locks.Add(1)
+	// After the rollback, if any (deferred functions run last first).
+	defer c.unlocks.Add(1)
 	known := c.changesKnown
 	c.changesKnown = false
 	defer func() {
@@ -266,6 +282,55 @@ func (c *committer) attempt(ctx, wait context.Context, batch []*writeCall) (err 
 	c.changes, c.changesKnown = after, true
 	return nil
 }
+
+// begin runs BEGIN IMMEDIATE, which takes the file's write lock, under
+// wait. While another connection holds the lock (another process's write),
+// it tries again after lockRetryAfter, for up to the busy timeout: the
+// writer connection runs with no busy timeout of SQLite's (see
+// db.open), whose waits, a millisecond, then two, then five, and longer
+// (the default busy handler's), would leave the file unwritten for
+// milliseconds after the other process's commit, which takes a sync, a
+// fraction of one on a fast disk.
+func (c *committer) begin(wait context.Context, tx *wtx) error {
+	var deadline time.Time
+	for n := 0; ; n++ {
+		err := c.exec(wait, tx, sqlBegin)
+		if err == nil || !isBusy(err) {
+			return err
+		}
+		if c.lockBusy != nil {
+			c.lockBusy()
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(c.d.cfg.busy)
+		} else if time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(lockRetryAfter(n))
+		select {
+		case <-wait.Done():
+			t.Stop()
+			return wait.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// lockRetryAfter is how long the committer waits before its n-th attempt
+// (from 0) to take the write lock again while another connection holds it:
+// 100µs, doubling to at most half a millisecond, so that a write that
+// waits for another process's commit goes on within a fraction of a
+// millisecond of it, and one that waits long costs a failed attempt, a few
+// microseconds, every half millisecond.
+func lockRetryAfter(n int) time.Duration {
+	return min(lockRetryFirst<<min(n, 10), lockRetryMax)
+}
+
+// The bounds of lockRetryAfter.
+const (
+	lockRetryFirst = 100 * time.Microsecond
+	lockRetryMax   = 500 * time.Microsecond
+)
 
 // totalChanges is the number of rows the write connection has inserted,
 // updated or deleted since it opened.

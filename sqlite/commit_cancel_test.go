@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -22,12 +23,13 @@ import (
 // gate holds the inserts of the queues "hold" and "slow" in their
 // statement, through a trigger that calls lease_test_gate for each of
 // gateRows rows: the first call of an insert reports the queue on entered
-// and waits for the queue's release channel; every call yields the
-// processor, so that a context that ended reaches the statement before it
-// finishes.
+// and waits for the queue's release channel, then fails the insert if
+// fail says so; every call yields the processor, so that a context that
+// ended reaches the statement before it finishes.
 type gate struct {
 	entered chan string
 	release map[string]chan struct{}
+	fail    map[string]bool
 }
 
 const gateRows = 2000
@@ -45,6 +47,9 @@ var (
 					q := args[0].(string)
 					g.entered <- q
 					<-g.release[q]
+					if g.fail[q] {
+						return nil, errors.New("the gate failed the insert")
+					}
 				}
 				runtime.Gosched()
 				return int64(1), nil
@@ -55,6 +60,13 @@ var (
 // gatedStore is a claim store on a file whose inserts into the queues
 // "hold" and "slow" pass through g.
 func gatedStore(t *testing.T, g *gate) *sqlite.ClaimStore {
+	t.Helper()
+	return newClaimStore(t, gatedFile(t, g))
+}
+
+// gatedFile is a new file whose inserts into the queues "hold" and "slow"
+// pass through g.
+func gatedFile(t *testing.T, g *gate) string {
 	t.Helper()
 	require.NoError(t, registerGate())
 	path := tempFile(t)
@@ -72,7 +84,7 @@ END`, gateRows))
 	require.NoError(t, db.Close())
 	gateNow.Store(g)
 	t.Cleanup(func() { gateNow.Store(nil) })
-	return newClaimStore(t, path)
+	return path
 }
 
 // A caller whose context ends while its write runs in a shared

@@ -136,6 +136,10 @@ func (d *db) open(ctx context.Context, op, path string) error {
 		return fail(err)
 	}
 	d.wtx = &wtx{conn: conn, stmts: map[string]*sql.Stmt{}}
+	// The committer waits for the write lock itself (committer.begin).
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		return fail(err)
+	}
 	for _, q := range preparedWrites {
 		if _, err := d.wtx.stmt(ctx, q); err != nil {
 			return fail(err)
@@ -190,7 +194,7 @@ func (d *db) reading(ctx context.Context, f func() error) error {
 
 // preparedWrites are the statements prepared as the file opens, on the
 // writer connection; others are prepared there when first run.
-var preparedWrites = []string{sqlBegin, sqlCommit, sqlRollback, sqlInsert, sqlClaimable, sqlTake, sqlExtend,
+var preparedWrites = []string{sqlBegin, sqlCommit, sqlRollback, sqlInsert, sqlClaimable, sqlTake, sqlTakeNext, sqlExtend,
 	sqlComplete, sqlCompleteKeep, sqlMove, sqlAcquire, sqlRenew, sqlRelease, sqlSavepoint, sqlRollbackTo,
 	sqlReleaseSavepoint, sqlTotalChanges}
 

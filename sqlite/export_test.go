@@ -3,8 +3,9 @@ package sqlite
 // PendingWrites returns how many writes wait for the store's next batch.
 func PendingWrites(s *ClaimStore) int { return s.d.commit.b.Pending() }
 
-// The statements of Counts and Queues, for their query plans.
-var SQLCounts, SQLQueues = sqlCounts, sqlQueues
+// The statements of Counts and Queues, and of a claim of one item, for
+// their query plans.
+var SQLCounts, SQLQueues, SQLTakeNext = sqlCounts, sqlQueues, sqlTakeNext
 
 // Batches returns how many batches the store's committer ran, and how
 // many of them ran on their callers' goroutines.
@@ -23,3 +24,16 @@ func FileReads(s *ClaimStore) int64 { return s.d.watch.fileReads.Load() }
 // SetFileReadHook makes f run after each read of the watch of the file of
 // the stores opened until it is set to nil.
 func SetFileReadHook(f func()) { fileReadHook = f }
+
+// SetVersionReadHook makes f run after each read of data_version by the
+// watcher of the stores opened until it is set to nil, once the waiters
+// the read wakes are woken.
+func SetVersionReadHook(f func()) { versionReadHook = f }
+
+// SetLockBusyHook makes f run each time the committer of a store opened
+// until it is set to nil finds the write lock held by another connection.
+func SetLockBusyHook(f func()) { lockBusyHook = f }
+
+// LockRetryAfter is how long the committer waits before its n-th attempt
+// to take the write lock again.
+var LockRetryAfter = lockRetryAfter

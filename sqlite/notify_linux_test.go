@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,4 +80,165 @@ func TestOwnWriteReadLateIsOwn(t *testing.T) {
 	require.NoError(t, s.Close())
 	stop()
 	assert.Zero(t, sqlite.ForeignWrites(s))
+}
+
+// A commit of another store whose write the watch of the file reads
+// together with one of this store's own (its goroutine was late, and the
+// kernel kept both writes as one) still wakes the waiters of this store at
+// once, not at its next poll, an hour here: a write read while or after
+// the store wrote may be another's too.
+func TestForeignWriteReadWithOwnWakes(t *testing.T) {
+	ctx := t.Context()
+	held, release := make(chan struct{}), make(chan struct{})
+	var holdRead atomic.Bool // the next read of the watch of the file waits for release
+	fileRead := func() {
+		if holdRead.CompareAndSwap(true, false) {
+			held <- struct{}{}
+			<-release
+		}
+	}
+	reads, proceed := make(chan struct{}), make(chan struct{})
+	var stepping atomic.Bool // each turn of the watcher after reading data_version waits for proceed
+	s, other := hookedStores(t, tempFile(t), fileRead, func() {
+		if stepping.Load() {
+			reads <- struct{}{}
+			<-proceed
+		}
+	})
+	read := func(what string) {
+		t.Helper()
+		select {
+		case <-reads:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no read of data_version: %s", what)
+		}
+	}
+	stepping.Store(true)
+	holdRead.Store(true)
+
+	// A waiter, armed till the end: the watcher keeps watching.
+	first, stop := s.Notify("q")
+	defer stop()
+	// The store's own write: its commit wakes the waiter, and the watch of
+	// the file reads the write and waits.
+	_, err := s.Enqueue(ctx, noopItems("own", 1))
+	require.NoError(t, err)
+	<-first
+	<-held
+	// The watcher sees the commit in data_version as the next waiter
+	// arrives, and wakes it.
+	second, stop := s.Notify("q")
+	defer stop()
+	read("a waiter arrived after the store's commit")
+	proceed <- struct{}{}
+	<-second
+	// The next waiter finds the file unchanged; the watcher waits for it
+	// to go on.
+	ready, stop := s.Notify("q")
+	defer stop()
+	read("a waiter arrived after the watcher saw the store's commit")
+	notWoken(t, ready)
+
+	// Another store commits; the watch of the file goes on, and reads the
+	// other's write after the store's own; then the watcher goes on.
+	_, err = other.Enqueue(ctx, noopItems("q", 1))
+	require.NoError(t, err)
+	close(release)
+	stepping.Store(false)
+	proceed <- struct{}{}
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other store's commit not seen")
+	}
+}
+
+// A write of another store that the watch of the file reads while this
+// store holds the write lock (the other's commit ended before this store
+// took it) wakes the waiters of this store once this store's transaction
+// ends, even when that transaction changed nothing and woke no one
+// itself; not at the next poll, an hour here.
+func TestForeignWriteReadWhileLockedWakes(t *testing.T) {
+	ctx := t.Context()
+	g := &gate{entered: make(chan string, 1), release: map[string]chan struct{}{"hold": make(chan struct{})},
+		fail: map[string]bool{"hold": true}}
+	path := gatedFile(t, g)
+	held, release, classified := make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
+	var readsSeen atomic.Int32
+	versionReads := make(chan struct{}, 100)
+	s, other := hookedStores(t, path, func() {
+		switch readsSeen.Add(1) {
+		case 1: // the first write the watch of the file reads waits
+			held <- struct{}{}
+			<-release
+		case 2:
+			classified <- struct{}{}
+		}
+	}, func() { versionReads <- struct{}{} })
+	within := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal(what)
+		}
+	}
+
+	// A first write of the other store: the watch of the file waits after
+	// reading it, and the watcher sees its commit once someone waits.
+	_, err := other.Enqueue(ctx, noopItems("x", 1))
+	require.NoError(t, err)
+	within(held, "the first write not read")
+	first, stop := s.Notify("q")
+	defer stop()
+	within(first, "the first commit not seen")
+	within(versionReads, "no read of data_version saw the first commit")
+	// A waiter, armed while the file is as the watcher last read it.
+	ready, stop := s.Notify("q")
+	defer stop()
+	within(versionReads, "no read of data_version as the waiter arrived")
+	notWoken(t, ready)
+
+	// The other store commits; then this store's write takes the write
+	// lock, and waits in its insert while the watch of the file reads the
+	// other's write; then it fails, changing nothing.
+	_, err = other.Enqueue(ctx, noopItems("q", 1))
+	require.NoError(t, err)
+	failed := make(chan error, 1)
+	go func() {
+		_, err := s.Enqueue(ctx, noopItems("hold", 1))
+		failed <- err
+	}()
+	require.Equal(t, "hold", <-g.entered)
+	close(release)
+	within(classified, "the other store's write not read")
+	close(g.release["hold"])
+	require.Error(t, <-failed)
+	within(ready, "the other store's commit not seen")
+}
+
+// notWoken fails the test if ready is closed: its waiter was woken with
+// nothing changed.
+func notWoken(t *testing.T, ready <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ready:
+		t.Fatal("woken with nothing changed")
+	default:
+	}
+}
+
+// hookedStores opens a store on the file at path that polls once an hour,
+// with fileRead and versionRead as its hooks (SetFileReadHook,
+// SetVersionReadHook), and another store on the same file.
+func hookedStores(t *testing.T, path string, fileRead, versionRead func()) (s, other *sqlite.ClaimStore) {
+	t.Helper()
+	sqlite.SetFileReadHook(fileRead)
+	sqlite.SetVersionReadHook(versionRead)
+	s, err := sqlite.NewClaimStore(t.Context(), path, sqlite.WithPoll(time.Hour))
+	sqlite.SetFileReadHook(nil)
+	sqlite.SetVersionReadHook(nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s, newClaimStore(t, path)
 }

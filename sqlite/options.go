@@ -51,8 +51,12 @@ const (
 	// same store wake its waiters at once.
 	DefaultPoll = 5 * time.Millisecond
 	// DefaultBusyTimeout is how long a connection waits for another
-	// process's write transaction before SQLite reports the file busy; the
-	// store then tries again, so a busy file only delays a call.
+	// process's write transaction before the file is reported busy; the
+	// store then tries again, so a busy file only delays a call. A write
+	// waits by trying again for the write lock every half millisecond at
+	// most (at first sooner), so that it goes on within a fraction of a
+	// millisecond of the other process's commit; a read waits in SQLite's
+	// busy handler.
 	DefaultBusyTimeout = 5 * time.Second
 	// DefaultBatch is the largest number of write calls one transaction
 	// commits together.

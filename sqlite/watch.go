@@ -16,11 +16,11 @@ import (
 // reading PRAGMA data_version, on a connection kept for it, every poll
 // interval while anyone waits (the value changes when another connection
 // committed), and, where the system tells of writes to the write-ahead
-// log (watchFiles), after each write of another process until the value
-// changes. It also keeps one timer, on the store's clock, for the
-// earliest instant at which something known to be pending becomes due
-// (a delayed item, a lease that ends), since the passing of time changes
-// nothing in the file.
+// log (watchFiles), after each write until the commit it may be part of
+// is seen (see wroteFile). It also keeps one timer, on the store's clock,
+// for the earliest instant at which something known to be pending becomes
+// due (a delayed item, a lease that ends), since the passing of time
+// changes nothing in the file.
 type watcher struct {
 	d *db
 
@@ -39,17 +39,29 @@ type watcher struct {
 	// which something in the file becomes due, or 0 for none.
 	dueSQL string
 	active chan struct{} // capacity 1: a waiter arrived
-	// written (capacity 1) says that another process may have written
-	// the file (watchWrites); stopFiles, if set, stops that watch.
+	// written (capacity 1) says that the file was written, maybe by
+	// another process (watchWrites), and seenAfter is the count of this
+	// store's write locks (committer.locks) past which a read of
+	// data_version sees that process's commit, if it was one; stopFiles,
+	// if set, stops that watch.
 	written   chan struct{}
+	seenAfter atomic.Int64
 	stopFiles func()
+	// before and next are committer.locks and unlocks (locks) as the
+	// watch of the file began its read before the last (or started) and
+	// its last read; only its goroutine uses them.
+	before, next [2]int64
 	// arrived (capacity 1) tells the watch of the file that a waiter
 	// arrived.
 	arrived chan struct{}
-	// foreignWrites counts the writes taken for another process's, and
-	// fileReads the reads of the watch of the file, for tests.
+	// foreignWrites counts the writes that can only be another process's,
+	// and fileReads the reads of the watch of the file, for tests.
 	foreignWrites atomic.Int64
 	fileReads     atomic.Int64
+	// versionRead, if set, runs after each read of data_version by the
+	// goroutine, once it woke the waiters: versionReadHook as the store
+	// opened.
+	versionRead func()
 
 	// conn is the watcher's own connection, version the last data_version
 	// read on it, and the statements are prepared on it once; they belong
@@ -90,7 +102,7 @@ func (w *watcher) start(ctx context.Context) error {
 
 func newWatcher(d *db) *watcher {
 	return &watcher{d: d, waiters: sqlclaim.NewHub[struct{}](), active: make(chan struct{}, 1),
-		written: make(chan struct{}, 1), arrived: make(chan struct{}, 1)}
+		written: make(chan struct{}, 1), arrived: make(chan struct{}, 1), versionRead: versionReadHook}
 }
 
 // watchFiles asks to be told of every write to the write-ahead log, where
@@ -98,15 +110,12 @@ func newWatcher(d *db) *watcher {
 // commit of another process is then seen a moment after it, not at the
 // next poll. Without it, the poll alone sees them.
 func (w *watcher) watchFiles(wg *sync.WaitGroup) {
+	w.before = w.locks()
 	ww := writeWatch{
-		// This store's own commits write the log too, and wake their
-		// waiters themselves: writes seen while it writes, or after it
-		// wrote, are let be.
-		writing: func() bool { return w.d.commit.writing.Load() > 0 },
-		written: w.d.commit.wroteFile.Load,
 		waiting: func() bool { return w.waiters.Waiters() > 0 },
 		arrived: w.arrived,
-		foreign: w.fileWritten,
+		reading: func() { w.next = w.locks() },
+		wrote:   w.wroteFile,
 		read:    func() { w.fileReads.Add(1) },
 	}
 	if hook := fileReadHook; hook != nil {
@@ -123,34 +132,86 @@ func (w *watcher) watchFiles(wg *sync.WaitGroup) {
 // writeWatch is what the watch of the file's writes asks of the watcher
 // (watchWrites).
 type writeWatch struct {
-	writing func() bool     // whether this store is writing
-	written func() int64    // counts this store's commits that wrote
 	waiting func() bool     // whether anyone waits
 	arrived <-chan struct{} // a waiter arrived (capacity 1)
-	foreign func()          // told of another process's write
-	read    func()          // runs after each read of the writes
+	reading func()          // runs before each read of the writes
+	wrote   func()          // runs after each read of the writes
+	read    func()          // runs after wrote
+}
+
+// locks returns committer.locks and unlocks, in that order: the lock
+// taken last is held if unlocks is less.
+func (w *watcher) locks() [2]int64 {
+	locks := w.d.commit.locks.Load()
+	return [2]int64{locks, w.d.commit.unlocks.Load()}
 }
 
 // fileReadHook, if set as a store opens, runs after each read of the
-// watch of its file: for tests.
-var fileReadHook func()
+// watch of its file, and versionReadHook after each read of data_version
+// by the watcher's goroutine and what followed it: for tests.
+var (
+	fileReadHook    func()
+	versionReadHook func()
+)
 
-// fileWritten is told of a write to the write-ahead log by another
-// process: the watcher reads data_version now and again shortly, until it
-// changes, since the commit that wrote is visible only once synced.
-func (w *watcher) fileWritten() {
-	w.foreignWrites.Add(1)
+// wroteFile is told, on the goroutine of the watch of the file, that the
+// write-ahead log was written since it was last told: by this store's
+// commits, or another process's, or both; the file does not say which.
+// Every write is taken for another process's commit, which the watcher
+// looks for (reading data_version now and again shortly, as the commit is
+// visible only once synced) until it knows that a read saw that commit:
+//
+//   - while this store holds the write lock no other process writes, and
+//     this store took it only once the other process's commit ended; so
+//     a read that begins once this store took the write lock after the
+//     writes, or while it still holds the lock it held as they were read,
+//     sees the commit (seenAfter), and once that transaction committed a
+//     change and woke every waiter, no read is needed (unsettled);
+//   - a change of data_version when no commit of this store can have
+//     landed since the last read is another process's commit;
+//   - or a poll interval passed.
+//
+// Nothing is dropped: a write read while this store wrote, or after, may
+// be another process's commit too, that the waiters of this store wait
+// for.
+func (w *watcher) wroteFile() {
+	now := w.locks()
+	after := now[0]
+	if now[1] < now[0] {
+		// The lock taken last is still held: the writes of another
+		// process came before it was taken.
+		after--
+	}
+	if w.before[0] == w.before[1] && now == w.before {
+		// This store held no write lock since the previous read began
+		// (the writes this read returned came after that): only another
+		// process can have written.
+		w.foreignWrites.Add(1)
+	}
+	w.before = w.next
+	if after > w.seenAfter.Load() {
+		w.seenAfter.Store(after) // only this goroutine stores it
+	}
 	select {
 	case w.written <- struct{}{}:
 	default:
 	}
 }
 
-// recheck is how often the watcher reads data_version, after another
-// process wrote, until it changes or a poll interval passed: a commit is
-// visible once it synced, a fraction of a millisecond on a disk that syncs
-// several thousand times a second.
+// recheck is how often the watcher reads data_version at first, after a
+// write to the file, until it saw the commit it may be part of (see
+// wroteFile) or a poll interval passed: a commit is visible once it
+// synced, a fraction of a millisecond on a disk that syncs several
+// thousand times a second.
 const recheck = 200 * time.Microsecond
+
+// recheckAfter is how long the watcher waits to read data_version again,
+// waited after the write it looks for the commit of: recheck, and once
+// that has passed a few times, a quarter of the time waited, so that a
+// slow commit (a slow disk's sync), or a long poll interval, costs a
+// handful of reads more, not one every recheck, and is seen at most a
+// quarter later than it could have been.
+func recheckAfter(waited time.Duration) time.Duration { return max(recheck, waited/4) }
 
 // wait returns a channel closed at the next change, and a function to call
 // when no longer waiting.
@@ -254,11 +315,17 @@ func (w *watcher) run() {
 	tick := time.NewTicker(w.d.cfg.poll)
 	defer tick.Stop()
 	// soon reads again while another process's commit may be on its way
-	// (until soonUntil).
+	// (careful, since the write was read at carefulFrom, for a poll
+	// interval at most).
 	soon := time.NewTimer(time.Hour)
 	soon.Stop()
 	defer soon.Stop()
-	var soonUntil time.Time
+	var carefulFrom time.Time
+	careful := false
+	// unlocked is committer.unlocks as the last read began: a change that
+	// a read sees is this store's own commit only if a lock of its was
+	// taken since.
+	var unlocked int64
 	var scanned time.Time // when the next due instant was last read
 	for {
 		w.mu.Lock()
@@ -277,20 +344,38 @@ func (w *watcher) run() {
 		case <-tick.C:
 		case <-w.active:
 		case <-w.written:
-			soonUntil = time.Now().Add(w.d.cfg.poll)
+			// The first look after recheck: a commit is visible once
+			// synced, a moment after its write.
+			careful, carefulFrom = true, time.Now()
+			soon.Reset(recheck)
+			continue
 		case <-soon.C:
+			if !careful {
+				continue // set for a write since seen
+			}
+			var now bool
+			if careful, now = w.unsettled(soon, carefulFrom); !now {
+				continue
+			}
 		}
+		locksBefore := w.d.commit.locks.Load()
+		unlocksBefore := w.d.commit.unlocks.Load()
 		var v int64
 		if err := w.dataVer.QueryRowContext(ctx).Scan(&v); err != nil {
+			if careful {
+				soon.Reset(recheckAfter(time.Since(carefulFrom)))
+			}
 			continue
 		}
-		switch {
-		case v != version || soonUntil.IsZero():
-			soonUntil = time.Time{}
-		case time.Now().Before(soonUntil):
-			soon.Reset(recheck)
-		default:
-			soonUntil = time.Time{}
+		own := w.d.commit.locks.Load() != unlocked // a commit of this store's may have landed since the last read
+		unlocked = unlocksBefore
+		if careful {
+			if waited := time.Since(carefulFrom); (v != version && !own) || locksBefore > w.seenAfter.Load() ||
+				waited >= w.d.cfg.poll {
+				careful = false
+			} else {
+				soon.Reset(recheckAfter(waited))
+			}
 		}
 		w.mu.Lock()
 		if v != version {
@@ -313,7 +398,31 @@ func (w *watcher) run() {
 				w.dueAt(next)
 			}
 		}
+		if w.versionRead != nil {
+			w.versionRead()
+		}
 	}
+}
+
+// unsettled says, for a write to the file that the watcher looks for the
+// commit of since from (see wroteFile), whether to go on looking
+// (careful) and whether to read data_version now. Not at all once this
+// store took the write lock since, and that transaction committed a
+// change and woke every waiter (the other process's commit had ended
+// before the lock was taken, and the waiters look at the file after it).
+// While such a transaction is under way, later: soon is set, and the read
+// takes place after its end if it woke no one.
+func (w *watcher) unsettled(soon *time.Timer, from time.Time) (careful, now bool) {
+	after := w.seenAfter.Load()
+	if w.d.commit.woke.Load() > after {
+		return false, false
+	}
+	locks := w.d.commit.locks.Load()
+	if locks > after && w.d.commit.unlocks.Load() < locks {
+		soon.Reset(recheckAfter(time.Since(from)))
+		return true, false
+	}
+	return true, true
 }
 
 // readNextDue runs q, the next-due query, on conn, preparing it the first
