@@ -1,0 +1,213 @@
+package claim_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+)
+
+// gatedStore is Memory whose claims each wait for a value on gate (or for
+// their context) before claiming, and are recorded: the limit asked for,
+// how many were under way at once at most, and how many items each got.
+type gatedStore struct {
+	*claim.Memory
+	gate chan struct{}
+
+	mu      sync.Mutex
+	limits  []int
+	sizes   []int
+	cur     int // claims under way
+	maxCur  int
+	waiting int // claims waiting at the gate
+}
+
+func (s *gatedStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
+	s.mu.Lock()
+	s.cur++
+	s.waiting++
+	s.maxCur = max(s.maxCur, s.cur)
+	s.limits = append(s.limits, req.Limit)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cur--
+		s.mu.Unlock()
+	}()
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		s.mu.Lock()
+		s.waiting--
+		s.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	s.mu.Lock()
+	s.waiting--
+	s.mu.Unlock()
+	cs, err := s.Memory.Claim(ctx, req)
+	s.mu.Lock()
+	s.sizes = append(s.sizes, len(cs))
+	s.mu.Unlock()
+	return cs, err
+}
+
+// state returns the limits asked for so far, the most claims under way at
+// once, and how many wait at the gate now.
+func (s *gatedStore) state() (limits []int, maxCur, waiting int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.limits...), s.maxCur, s.waiting
+}
+
+// newGatedBroker returns a Broker on a gatedStore on the system clock (the
+// bubble's inside synctest), both closed when the test ends.
+func newGatedBroker(t *testing.T) (*claim.Broker, *gatedStore) {
+	t.Helper()
+	svc := lease.Must(lease.New())
+	store := &gatedStore{Memory: lease.Must(claim.NewMemory(svc)), gate: make(chan struct{})}
+	b := lease.Must(claim.New(store))
+	t.Cleanup(func() {
+		require.NoError(t, b.Close())
+		require.NoError(t, svc.Close())
+	})
+	return b, store
+}
+
+// TestWorkOverlapsClaimsWithPrefetchRoom: with Prefetch room for a second
+// claim, once a claim came back full (the queue holds more), Work claims a
+// handler's worth of items per claim and sends the next while the last is
+// under way, never more than two at once, and never claims more than
+// Concurrency + Prefetch items held.
+func TestWorkOverlapsClaimsWithPrefetchRoom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, store := newGatedBroker(t)
+		const n, workers, prefetch = 40, 4, 4
+		for range n {
+			enqueue(t, b, q, "x")
+		}
+		var handled sync.WaitGroup
+		handled.Add(n)
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: workers, Prefetch: prefetch,
+			Handler: func(context.Context, claim.Claim) error { handled.Done(); return nil }})
+		synctest.Wait()
+		limits, _, waiting := store.state()
+		assert.Equal(t, []int{workers + prefetch}, limits, "the first claim fills every slot")
+		assert.Equal(t, 1, waiting)
+
+		store.gate <- struct{}{}
+		synctest.Wait()
+		limits, _, waiting = store.state()
+		require.Len(t, limits, 3, "it came back full: the second claim sent while the first is under way")
+		assert.Equal(t, 2, waiting)
+		assert.LessOrEqual(t, limits[1]+limits[2], workers+prefetch, "no more asked for than there are slots")
+
+		for {
+			_, _, waiting = store.state()
+			if waiting == 0 {
+				break
+			}
+			store.gate <- struct{}{}
+			synctest.Wait()
+		}
+		handled.Wait()
+		require.NoError(t, stop())
+		limits, maxCur, _ := store.state()
+		assert.Equal(t, 2, maxCur, "two claims under way at most")
+		for _, l := range limits[1:] {
+			assert.LessOrEqual(t, l, workers, "a handler's worth per claim once the queue showed it holds more")
+		}
+		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
+	})
+}
+
+// TestWorkWithoutPrefetchHasOneClaimUnderWay: without Prefetch room every
+// idle slot goes into the one claim under way, so there is never a second.
+func TestWorkWithoutPrefetchHasOneClaimUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, store := newGatedBroker(t)
+		const n, workers = 40, 4
+		for range n {
+			enqueue(t, b, q, "x")
+		}
+		var handled sync.WaitGroup
+		handled.Add(n)
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: workers,
+			Handler: func(context.Context, claim.Claim) error { handled.Done(); return nil }})
+		for {
+			synctest.Wait()
+			if _, _, waiting := store.state(); waiting == 0 {
+				break
+			}
+			store.gate <- struct{}{}
+		}
+		handled.Wait()
+		require.NoError(t, stop())
+		_, maxCur, _ := store.state()
+		assert.Equal(t, 1, maxCur)
+	})
+}
+
+// TestWorkStopsWithTwoClaimsUnderWay: Work's context done while two claims
+// are under way: Work returns once both have, nil, and their items are
+// left to be claimed again.
+func TestWorkStopsWithTwoClaimsUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, store := newGatedBroker(t)
+		const n, workers, prefetch = 40, 4, 4
+		for range n {
+			enqueue(t, b, q, "x")
+		}
+		var handled sync.WaitGroup
+		handled.Add(workers + prefetch)
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: workers, Prefetch: prefetch,
+			Handler: func(context.Context, claim.Claim) error { handled.Done(); return nil }})
+		synctest.Wait()
+		store.gate <- struct{}{}
+		synctest.Wait()
+		_, _, waiting := store.state()
+		require.Equal(t, 2, waiting)
+		handled.Wait()
+		require.NoError(t, stop())
+		_, maxCur, waiting := store.state()
+		assert.Equal(t, 0, waiting, "both claims ended before Work returned")
+		assert.Equal(t, 2, maxCur)
+		assert.Equal(t, counts(n-workers-prefetch, 0, 0, 0), countsOf(t, b, q))
+	})
+}
+
+// TestWorkClosesWithTwoClaimsUnderWay: the Broker closing while two claims
+// are under way ends Work with lease.ErrClosed once both have returned.
+func TestWorkClosesWithTwoClaimsUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, store := newGatedBroker(t)
+		for range 40 {
+			enqueue(t, b, q, "x")
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- b.Work(ctx, claim.Worker{Queue: q, Concurrency: 4, Prefetch: 4,
+				Handler: func(context.Context, claim.Claim) error { return nil }})
+		}()
+		synctest.Wait()
+		store.gate <- struct{}{}
+		synctest.Wait()
+		_, _, waiting := store.state()
+		require.Equal(t, 2, waiting)
+		closed := make(chan error, 1)
+		go func() { closed <- b.Close() }()
+		synctest.Wait()
+		// The claims under way run on Work's context, which Close does not
+		// end: they come back once let through, into a closed store.
+		store.gate <- struct{}{}
+		store.gate <- struct{}{}
+		requireCode(t, <-done, lease.CodeClosed, lease.ErrClosed)
+		require.NoError(t, <-closed)
+	})
+}
