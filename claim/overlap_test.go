@@ -19,6 +19,9 @@ import (
 type gatedStore struct {
 	*claim.Memory
 	gate chan struct{}
+	// hook, if set, sees the items of each claim let through the gate
+	// (the k-th, from 1) before the claim returns them.
+	hook func(k int, cs []claim.Claim)
 
 	mu      sync.Mutex
 	limits  []int
@@ -26,6 +29,7 @@ type gatedStore struct {
 	cur     int // claims under way
 	maxCur  int
 	waiting int // claims waiting at the gate
+	passed  int // claims let through the gate
 }
 
 func (s *gatedStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim.Claim, error) {
@@ -50,11 +54,16 @@ func (s *gatedStore) Claim(ctx context.Context, req claim.ClaimRequest) ([]claim
 	}
 	s.mu.Lock()
 	s.waiting--
+	s.passed++
+	k := s.passed
 	s.mu.Unlock()
 	cs, err := s.Memory.Claim(ctx, req)
 	s.mu.Lock()
 	s.sizes = append(s.sizes, len(cs))
 	s.mu.Unlock()
+	if s.hook != nil {
+		s.hook(k, cs)
+	}
 	return cs, err
 }
 
@@ -209,5 +218,54 @@ func TestWorkClosesWithTwoClaimsUnderWay(t *testing.T) {
 		store.gate <- struct{}{}
 		requireCode(t, <-done, lease.CodeClosed, lease.ErrClosed)
 		require.NoError(t, <-closed)
+	})
+}
+
+// TestWorkKeepsALossForTheClaimThatMadeIt: an item cancelled after its
+// claim took it but before that claim returned to Work is never handed to
+// a handler, even when the other claim under way returns in between.
+func TestWorkKeepsALossForTheClaimThatMadeIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, store := newGatedBroker(t)
+		const n, workers, prefetch = 40, 4, 4
+		for range n {
+			enqueue(t, b, q, "x")
+		}
+		hold := make(chan struct{})
+		var cancelled claim.ItemID
+		store.hook = func(k int, cs []claim.Claim) {
+			if k != 2 || len(cs) == 0 {
+				return
+			}
+			cancelled = cs[0].Item
+			assert.NoError(t, b.Cancel(ctx, q, cancelled))
+			<-hold
+		}
+		var mu sync.Mutex
+		seen := map[claim.ItemID]bool{}
+		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: workers, Prefetch: prefetch,
+			Handler: func(_ context.Context, c claim.Claim) error {
+				mu.Lock()
+				seen[c.Item] = true
+				mu.Unlock()
+				return nil
+			}})
+		synctest.Wait()
+		store.gate <- struct{}{} // the first claim, of every slot
+		synctest.Wait()
+		_, _, waiting := store.state()
+		require.Equal(t, 2, waiting)
+		store.gate <- struct{}{} // the second: it takes items, one is cancelled, and it waits
+		synctest.Wait()
+		store.gate <- struct{}{} // the third returns first
+		synctest.Wait()
+		close(hold)
+		synctest.Wait()
+		require.NotZero(t, cancelled)
+		require.NoError(t, stop())
+		mu.Lock()
+		defer mu.Unlock()
+		assert.False(t, seen[cancelled], "the cancelled item was handed to a handler")
+		assert.NotEmpty(t, seen)
 	})
 }
