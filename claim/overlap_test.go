@@ -75,8 +75,12 @@ func (s *gatedStore) state() (limits []int, maxCur, waiting int) {
 	return append([]int(nil), s.limits...), s.maxCur, s.waiting
 }
 
+// The queue and the Worker of the gated tests.
+const gatedItems, gatedWorkers, gatedPrefetch = 40, 4, 4
+
 // newGatedBroker returns a Broker on a gatedStore on the system clock (the
-// bubble's inside synctest), both closed when the test ends.
+// bubble's inside synctest), both closed when the test ends, with gatedItems
+// items enqueued on q.
 func newGatedBroker(t *testing.T) (*claim.Broker, *gatedStore) {
 	t.Helper()
 	svc := lease.Must(lease.New())
@@ -86,7 +90,21 @@ func newGatedBroker(t *testing.T) (*claim.Broker, *gatedStore) {
 		require.NoError(t, b.Close())
 		require.NoError(t, svc.Close())
 	})
+	for range gatedItems {
+		enqueue(t, b, q, "x")
+	}
 	return b, store
+}
+
+// gatedWorker is the Worker of the gated tests: gatedWorkers handlers
+// running h, with gatedPrefetch room.
+func gatedWorker(h claim.Handler) claim.Worker {
+	return claim.Worker{Queue: q, Concurrency: gatedWorkers, Prefetch: gatedPrefetch, Handler: h}
+}
+
+// countDone is a handler that counts each item done on wg.
+func countDone(wg *sync.WaitGroup) claim.Handler {
+	return func(context.Context, claim.Claim) error { wg.Done(); return nil }
 }
 
 // TestWorkOverlapsClaimsWithPrefetchRoom: with Prefetch room for a second
@@ -97,17 +115,12 @@ func newGatedBroker(t *testing.T) (*claim.Broker, *gatedStore) {
 func TestWorkOverlapsClaimsWithPrefetchRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, store := newGatedBroker(t)
-		const n, workers, prefetch = 40, 4, 4
-		for range n {
-			enqueue(t, b, q, "x")
-		}
 		var handled sync.WaitGroup
-		handled.Add(n)
-		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: workers, Prefetch: prefetch,
-			Handler: func(context.Context, claim.Claim) error { handled.Done(); return nil }})
+		handled.Add(gatedItems)
+		stop := startWork(t, b, gatedWorker(countDone(&handled)))
 		synctest.Wait()
 		limits, _, waiting := store.state()
-		assert.Equal(t, []int{workers + prefetch}, limits, "the first claim fills every slot")
+		assert.Equal(t, []int{gatedWorkers + gatedPrefetch}, limits, "the first claim fills every slot")
 		assert.Equal(t, 1, waiting)
 
 		store.gate <- struct{}{}
@@ -115,7 +128,7 @@ func TestWorkOverlapsClaimsWithPrefetchRoom(t *testing.T) {
 		limits, _, waiting = store.state()
 		require.Len(t, limits, 3, "it came back full: the second claim sent while the first is under way")
 		assert.Equal(t, 2, waiting)
-		assert.LessOrEqual(t, limits[1]+limits[2], workers+prefetch, "no more asked for than there are slots")
+		assert.LessOrEqual(t, limits[1]+limits[2], gatedWorkers+gatedPrefetch, "no more asked for than there are slots")
 
 		for {
 			_, _, waiting = store.state()
@@ -130,7 +143,7 @@ func TestWorkOverlapsClaimsWithPrefetchRoom(t *testing.T) {
 		limits, maxCur, _ := store.state()
 		assert.Equal(t, 2, maxCur, "two claims under way at most")
 		for _, l := range limits[1:] {
-			assert.LessOrEqual(t, l, workers, "a handler's worth per claim once the queue showed it holds more")
+			assert.LessOrEqual(t, l, gatedWorkers, "a handler's worth per claim once the queue showed it holds more")
 		}
 		assert.Equal(t, counts(0, 0, 0, 0), countsOf(t, b, q))
 	})
@@ -141,14 +154,11 @@ func TestWorkOverlapsClaimsWithPrefetchRoom(t *testing.T) {
 func TestWorkWithoutPrefetchHasOneClaimUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, store := newGatedBroker(t)
-		const n, workers = 40, 4
-		for range n {
-			enqueue(t, b, q, "x")
-		}
 		var handled sync.WaitGroup
-		handled.Add(n)
-		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: workers,
-			Handler: func(context.Context, claim.Claim) error { handled.Done(); return nil }})
+		handled.Add(gatedItems)
+		w := gatedWorker(countDone(&handled))
+		w.Prefetch = 0
+		stop := startWork(t, b, w)
 		for {
 			synctest.Wait()
 			if _, _, waiting := store.state(); waiting == 0 {
@@ -169,14 +179,9 @@ func TestWorkWithoutPrefetchHasOneClaimUnderWay(t *testing.T) {
 func TestWorkStopsWithTwoClaimsUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, store := newGatedBroker(t)
-		const n, workers, prefetch = 40, 4, 4
-		for range n {
-			enqueue(t, b, q, "x")
-		}
 		var handled sync.WaitGroup
-		handled.Add(workers + prefetch)
-		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: workers, Prefetch: prefetch,
-			Handler: func(context.Context, claim.Claim) error { handled.Done(); return nil }})
+		handled.Add(gatedWorkers + gatedPrefetch)
+		stop := startWork(t, b, gatedWorker(countDone(&handled)))
 		synctest.Wait()
 		store.gate <- struct{}{}
 		synctest.Wait()
@@ -187,7 +192,7 @@ func TestWorkStopsWithTwoClaimsUnderWay(t *testing.T) {
 		_, maxCur, waiting := store.state()
 		assert.Equal(t, 0, waiting, "both claims ended before Work returned")
 		assert.Equal(t, 2, maxCur)
-		assert.Equal(t, counts(n-workers-prefetch, 0, 0, 0), countsOf(t, b, q))
+		assert.Equal(t, counts(gatedItems-gatedWorkers-gatedPrefetch, 0, 0, 0), countsOf(t, b, q))
 	})
 }
 
@@ -196,13 +201,9 @@ func TestWorkStopsWithTwoClaimsUnderWay(t *testing.T) {
 func TestWorkClosesWithTwoClaimsUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, store := newGatedBroker(t)
-		for range 40 {
-			enqueue(t, b, q, "x")
-		}
 		done := make(chan error, 1)
 		go func() {
-			done <- b.Work(ctx, claim.Worker{Queue: q, Concurrency: 4, Prefetch: 4,
-				Handler: func(context.Context, claim.Claim) error { return nil }})
+			done <- b.Work(ctx, gatedWorker(func(context.Context, claim.Claim) error { return nil }))
 		}()
 		synctest.Wait()
 		store.gate <- struct{}{}
@@ -227,10 +228,6 @@ func TestWorkClosesWithTwoClaimsUnderWay(t *testing.T) {
 func TestWorkKeepsALossForTheClaimThatMadeIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, store := newGatedBroker(t)
-		const n, workers, prefetch = 40, 4, 4
-		for range n {
-			enqueue(t, b, q, "x")
-		}
 		hold := make(chan struct{})
 		var cancelled claim.ItemID
 		store.hook = func(k int, cs []claim.Claim) {
@@ -243,13 +240,12 @@ func TestWorkKeepsALossForTheClaimThatMadeIt(t *testing.T) {
 		}
 		var mu sync.Mutex
 		seen := map[claim.ItemID]bool{}
-		stop := startWork(t, b, claim.Worker{Queue: q, Concurrency: workers, Prefetch: prefetch,
-			Handler: func(_ context.Context, c claim.Claim) error {
-				mu.Lock()
-				seen[c.Item] = true
-				mu.Unlock()
-				return nil
-			}})
+		stop := startWork(t, b, gatedWorker(func(_ context.Context, c claim.Claim) error {
+			mu.Lock()
+			seen[c.Item] = true
+			mu.Unlock()
+			return nil
+		}))
 		synctest.Wait()
 		store.gate <- struct{}{} // the first claim, of every slot
 		synctest.Wait()

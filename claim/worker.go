@@ -78,7 +78,8 @@ type Worker struct {
 	Concurrency int
 	// BatchSize is the most items one claim fetches: Work claims
 	// min(idle handlers + Prefetch room, BatchSize) items per round trip
-	// to the store. Default (zero) Concurrency + Prefetch, so that one
+	// to the store (at most Concurrency while claims come back full, see
+	// Work). Default (zero) Concurrency + Prefetch, so that one
 	// round trip fills every idle handler and the prefetch; set 1 to
 	// spread items across several Work calls (several processes) more
 	// evenly.
