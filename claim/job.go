@@ -37,8 +37,8 @@ type run struct {
 	mu         sync.Mutex
 	closeCause error         // set when the Broker closed
 	jobs       map[Ref]*job  // jobs whose handler has not returned
-	claiming   bool          // a claim is under way
-	early      map[Ref]error // claims of that claim lost before it returned
+	claiming   int           // claims under way
+	early      map[Ref]error // claims of those claims lost before they returned
 	stopTimer  lease.Timer   // the stop timeout, once Work's ctx is done
 }
 
@@ -120,7 +120,7 @@ func (r *run) lost(ref Ref, cause error) {
 		r.stopJob(j, cause)
 		return
 	}
-	if r.claiming {
+	if r.claiming > 0 {
 		if r.early == nil {
 			r.early = make(map[Ref]error)
 		}
@@ -132,33 +132,38 @@ func (r *run) lost(ref Ref, cause error) {
 // reported before it returns are kept.
 func (r *run) beginClaim() {
 	r.mu.Lock()
-	r.claiming = true
+	r.claiming++
 	r.mu.Unlock()
 }
 
 // endClaim makes a job of each claim, heartbeated from sent, the instant
 // the claim was asked for, and returns them. A claim lost meanwhile, or
-// made as the Broker closed, has its job stopped already.
+// made as the Broker closed, has its job stopped already. Losses noted
+// for other claims still under way are kept for them; once none is, the
+// rest (of claims that never came back) are dropped.
 func (r *run) endClaim(claims []Claim, sent time.Time) []*job {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.claiming = false
-	early := r.early
-	r.early = nil
-	if len(claims) == 0 {
-		return nil
+	r.claiming--
+	var out []*job
+	if len(claims) > 0 {
+		out = make([]*job, len(claims))
 	}
-	out := make([]*job, len(claims))
 	for i, c := range claims {
 		j := r.newJob(c, sent)
 		out[i] = j
 		r.jobs[c.Ref] = j
-		switch cause, lost := early[c.Ref]; {
+		cause, lost := r.early[c.Ref]
+		switch {
 		case lost:
+			delete(r.early, c.Ref)
 			r.stopJob(j, cause)
 		case r.closeCause != nil:
 			r.stopJob(j, r.closeCause)
 		}
+	}
+	if r.claiming == 0 {
+		r.early = nil
 	}
 	return out
 }

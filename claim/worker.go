@@ -78,7 +78,8 @@ type Worker struct {
 	Concurrency int
 	// BatchSize is the most items one claim fetches: Work claims
 	// min(idle handlers + Prefetch room, BatchSize) items per round trip
-	// to the store. Default (zero) Concurrency + Prefetch, so that one
+	// to the store (at most Concurrency while claims come back full, see
+	// Work). Default (zero) Concurrency + Prefetch, so that one
 	// round trip fills every idle handler and the prefetch; set 1 to
 	// spread items across several Work calls (several processes) more
 	// evenly.
@@ -87,10 +88,13 @@ type Worker struct {
 	// running handlers: they wait for a handler to free up, their claims
 	// heartbeated meanwhile, so that handlers that finish find their next
 	// item at hand rather than waiting for a round trip to the store, and
-	// each round trip fetches more. An item held so counts an attempt
-	// like any other claim, and is not claimable by other workers while
-	// it waits. Default (zero) none: Work claims only for idle handlers.
-	// Not negative.
+	// each round trip fetches more; with Prefetch at least Concurrency,
+	// once the queue holds more than a claim takes, a second claim is
+	// under way while the first is (see Work), so that the store is
+	// asked for the next batch while the last one is worked. An item
+	// held so counts an attempt like any other claim, and is not
+	// claimable by other workers while it waits. Default (zero) none:
+	// Work claims only for idle handlers. Not negative.
 	Prefetch int
 	// LeaseDuration is the lease of each claim, extended by a heartbeat
 	// every LeaseDuration/3 while the handler runs, so it must be at least
@@ -180,7 +184,13 @@ func (w Worker) withDefaults() (Worker, error) {
 // worth is idle or as long as the full claim took on the Broker's clock,
 // at most 5ms, so that handlers that finish in a burst are refilled by one
 // claim rather than two. A claim that came back short or empty makes the
-// next one wait for nothing.
+// next one wait for nothing. While claims come back full, a batch is at
+// most Concurrency items (and BatchSize), and when two batches fit in
+// Concurrency + Prefetch (Prefetch at least Concurrency, or BatchSize at
+// most half the sum) a second claim is sent while the first is under
+// way, as soon as a batch of slots is idle, so that the handlers work one
+// batch during the next one's round trip: never more than two claims at
+// once, and never more items held than Concurrency + Prefetch.
 // Each running handler has its claim heartbeated on the Broker's clock
 // every LeaseDuration/3 (and is stopped at SafetyMargin before the claim's
 // last confirmed expiry if no heartbeat confirmed it since). When the handler returns nil its
@@ -200,9 +210,10 @@ func (w Worker) withDefaults() (Worker, error) {
 // Stopping. Once ctx is done Work claims nothing more and lets the
 // handlers under way run on: their contexts are not cancelled then, but
 // StopTimeout later (see Worker.StopTimeout), and their items are settled
-// as usual, with a context that is not ctx. Work then returns nil, whether
-// ctx was done before Work was called or while it ran, once every handler
-// has returned.
+// as usual, with a context that is not ctx; claims under way are waited
+// for, and the items they come back with run as the others. Work then
+// returns nil, whether ctx was done before Work was called or while it
+// ran, once every handler has returned.
 //
 // Work returns an error for a nil ctx or an invalid Worker (matching
 // lease.ErrInvalidArgument and naming the field, whatever the state of
@@ -284,16 +295,63 @@ func (r *run) work(ctx context.Context) error {
 	return err
 }
 
+// maxClaims is how many claims Work's fetcher has under way at once.
+const maxClaims = 2
+
+// claimed is what one claim of the fetcher came back with.
+type claimed struct {
+	limit int    // the items it asked for
+	jobs  []*job // one per item it got
+	err   error
+	full  bool          // it got as many items as it asked for
+	took  time.Duration // on the Broker's clock
+	ready <-chan struct{}
+	stop  func() // ends the wait for ready
+}
+
 // fetch claims items and hands them to idle handlers until ctx is done, the
-// Broker closes or a claim fails for good.
+// Broker closes or a claim fails for good, and returns once no claim of
+// its is under way.
+//
+// While the queue holds more than a claim takes (the last claim came back
+// full), a batch of at least minSplit is claimed in two halves, and the
+// second is sent while the first is under way as soon as half a batch of
+// slots is idle: the handlers of one half run, and the slots they free are
+// claimed for, during the other's round trip, rather than every slot
+// waiting idle for each round trip in turn. Otherwise one claim is under
+// way at a time, for every idle slot.
 func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}) error {
 	w := r.w
-	idle := w.Concurrency + w.Prefetch // room for more items held
-	full := min(idle, w.BatchSize)     // the largest claim
-	failures := 0
-	// gather is how long the next claim may wait for more slots to free
-	// (see gatherBound); zero unless the last claim came back full.
-	var gather time.Duration
+	// idle is the room for more items held that no claim under way has
+	// asked for.
+	idle := w.Concurrency + w.Prefetch
+	full := min(idle, w.BatchSize) // the largest claim
+	// part is the largest claim while the queue holds more: a handler
+	// each, so that the Prefetch room lets a second claim be under way.
+	part := min(full, w.Concurrency)
+	results := make(chan claimed, maxClaims)
+	var (
+		inflight int  // claims under way
+		failures int  // claims failed in a row
+		busy     bool // the last claim to come back was full
+		fatal    error
+		stopping bool
+		// gather is how long the next claim may wait for more slots to
+		// free (see gatherBound); zero unless the last claim came back
+		// full. gathered is closed when that wait is over.
+		gather     time.Duration
+		gathered   <-chan struct{}
+		stopGather = func() {}
+		// ready is the notification an empty claim waits for, paused
+		// the end of a failed claim's backoff.
+		ready     <-chan struct{}
+		stopReady = func() {}
+		paused    <-chan struct{}
+		stopPause = func() {}
+		done      = ctx.Done()
+		closing   = r.closing
+	)
+	defer func() { stopGather(); stopReady(); stopPause() }()
 	for {
 		for drained := false; !drained; {
 			select {
@@ -303,63 +361,120 @@ func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}
 				drained = true
 			}
 		}
-		if ctx.Err() != nil || r.isClosed() {
-			return nil
+		if !stopping && (ctx.Err() != nil || r.isClosed()) {
+			stopping = true
+			stopGather()
+			gathered, gather = nil, 0
+			stopReady()
+			ready, stopReady = nil, func() {}
+			stopPause()
+			paused, stopPause = nil, func() {}
 		}
-		if idle == 0 {
-			select {
-			case <-freed:
-				idle++
-			case <-ctx.Done():
-			case <-r.closing:
+		if stopping && inflight == 0 {
+			return fatal
+		}
+		for !stopping && ready == nil && paused == nil && idle > 0 && inflight < maxClaims {
+			if inflight > 0 && (!busy || idle < part) {
+				break // a second claim only for a full part of a backlog
 			}
-			continue
+			target := full
+			if busy {
+				target = part
+			}
+			if inflight == 0 && gather > 0 && idle < target {
+				if gathered == nil {
+					gathered, stopGather = r.after(gather)
+				}
+				break
+			}
+			stopGather()
+			gathered, gather = nil, 0
+			limit := min(idle, target)
+			r.startClaim(ctx, limit, results)
+			idle -= limit
+			inflight++
 		}
-		if gather > 0 && idle < full {
-			idle = r.gather(ctx, freed, idle, full, gather)
+		select {
+		case <-freed:
+			idle++
+		case res := <-results:
+			inflight--
+			idle += res.limit - len(res.jobs)
+			busy = res.full
 			gather = 0
-			continue
-		}
-		ready, stop := r.b.store.Notify(w.Queue)
-		sent := r.clock.Now()
-		r.beginClaim()
-		limit := min(idle, w.BatchSize)
-		claims, err := r.b.store.Claim(ctx, ClaimRequest{Queue: w.Queue, Owner: w.Owner,
-			Limit: limit, Lease: w.LeaseDuration, Lost: r.lostFn})
-		gather = 0
-		if err == nil && len(claims) == limit {
-			gather = gatherBound(r.clock.Now().Sub(sent))
-		}
-		claims, err = r.b.observeClaims(claims, w.LeaseDuration, err)
-		started := r.endClaim(claims, sent)
-		switch {
-		case err != nil:
-			stop()
-			if ctx.Err() != nil {
-				return nil
+			if res.full && inflight == 0 {
+				gather = gatherBound(res.took)
 			}
-			if errors.Is(err, lease.ErrClosed) || errors.Is(err, lease.ErrInvalidArgument) {
-				return err
+			switch err := res.err; {
+			case err != nil:
+				res.stop()
+				busy = false
+				switch {
+				case ctx.Err() != nil:
+				case errors.Is(err, lease.ErrClosed) || errors.Is(err, lease.ErrInvalidArgument):
+					if fatal == nil {
+						fatal = err
+					}
+					stopping = true
+				case paused == nil:
+					failures++
+					paused, stopPause = r.after(Backoff(failures, claimRetryBase, claimRetryMax))
+				}
+			case len(res.jobs) > 0:
+				res.stop()
+				failures = 0
+				for _, j := range res.jobs {
+					jobs <- j
+				}
+			default:
+				failures = 0
+				if inflight == 0 && !stopping && ready == nil {
+					ready, stopReady = res.ready, res.stop
+				} else {
+					res.stop()
+				}
 			}
-			failures++
-			r.pause(ctx, Backoff(failures, claimRetryBase, claimRetryMax))
-		case len(started) > 0:
-			stop()
-			failures = 0
-			idle -= len(started)
-			for _, j := range started {
-				jobs <- j
-			}
-		default:
-			failures = 0
-			select {
-			case <-ready:
-			case <-ctx.Done():
-			case <-r.closing:
-			}
-			stop()
+		case <-ready:
+			stopReady()
+			ready, stopReady = nil, func() {}
+		case <-gathered:
+			stopGather()
+			gathered, gather = nil, 0
+		case <-paused:
+			stopPause()
+			paused, stopPause = nil, func() {}
+		case <-done:
+			done = nil
+		case <-closing:
+			closing = nil
 		}
 	}
+}
+
+// startClaim sends a claim of up to limit items on a goroutine of its own,
+// which sends what it came back with to results.
+func (r *run) startClaim(ctx context.Context, limit int, results chan<- claimed) {
+	w := r.w
+	ready, stop := r.b.store.Notify(w.Queue)
+	sent := r.clock.Now()
+	r.beginClaim()
+	r.wg.Go(func() {
+		claims, err := r.b.store.Claim(ctx, ClaimRequest{Queue: w.Queue, Owner: w.Owner,
+			Limit: limit, Lease: w.LeaseDuration, Lost: r.lostFn})
+		res := claimed{limit: limit, full: err == nil && len(claims) == limit,
+			took: r.clock.Now().Sub(sent), ready: ready, stop: stop}
+		claims, res.err = r.b.observeClaims(claims, w.LeaseDuration, err)
+		res.jobs = r.endClaim(claims, sent)
+		results <- res
+	})
+}
+
+// after returns a channel closed d later on the Broker's clock, and a
+// function that stops the timer.
+func (r *run) after(d time.Duration) (<-chan struct{}, func()) {
+	elapsed := make(chan struct{})
+	t := r.clock.AfterFunc(d, func() { close(elapsed) })
+	return elapsed, func() { t.Stop() }
 }
 
 // maxGather caps how long the fetcher waits for more slots to free before
@@ -382,40 +497,6 @@ const maxGather = 5 * time.Millisecond
 // claim took spends no more than the round trip it may save.
 func gatherBound(took time.Duration) time.Duration {
 	return max(min(took, maxGather), 0)
-}
-
-// gather waits, up to d on the Broker's clock, for freed slots until idle
-// reaches target, ctx is done or the Broker closes, and returns idle.
-func (r *run) gather(ctx context.Context, freed <-chan struct{}, idle, target int, d time.Duration) int {
-	elapsed := make(chan struct{})
-	t := r.clock.AfterFunc(d, func() { close(elapsed) })
-	defer t.Stop()
-	for idle < target {
-		select {
-		case <-freed:
-			idle++
-		case <-elapsed:
-			return idle
-		case <-ctx.Done():
-			return idle
-		case <-r.closing:
-			return idle
-		}
-	}
-	return idle
-}
-
-// pause waits d on the Broker's clock, or until ctx is done or the Broker
-// closes.
-func (r *run) pause(ctx context.Context, d time.Duration) {
-	elapsed := make(chan struct{})
-	t := r.clock.AfterFunc(d, func() { close(elapsed) })
-	defer t.Stop()
-	select {
-	case <-elapsed:
-	case <-ctx.Done():
-	case <-r.closing:
-	}
 }
 
 // handle runs the handler on j's claim, which j heartbeats meanwhile, calls
