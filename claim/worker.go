@@ -314,12 +314,12 @@ type claimed struct {
 // its is under way.
 //
 // While the queue holds more than a claim takes (the last claim came back
-// full), a batch of at least minSplit is claimed in two halves, and the
-// second is sent while the first is under way as soon as half a batch of
-// slots is idle: the handlers of one half run, and the slots they free are
-// claimed for, during the other's round trip, rather than every slot
-// waiting idle for each round trip in turn. Otherwise one claim is under
-// way at a time, for every idle slot.
+// full), each claim asks for at most part items, and when the Prefetch
+// room lets two such claims be held, the second is sent while the first
+// is under way as soon as part slots are idle: the handlers work one batch
+// during the other's round trip, rather than every slot waiting idle for
+// each round trip in turn. Otherwise one claim is under way at a time, for
+// every idle slot.
 func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}) error {
 	w := r.w
 	// idle is the room for more items held that no claim under way has
