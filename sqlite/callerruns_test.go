@@ -93,15 +93,13 @@ func TestLoneCallerLearnsItsCommit(t *testing.T) {
 // back before the end of the test.
 func TestWriteLooksAgainForTheLockSoon(t *testing.T) {
 	busy := make(chan struct{}, 100)
-	sqlite.SetLockBusyHook(func() {
+	path := tempFile(t)
+	s := newClaimStore(t, path, sqlite.WithBusyTimeout(time.Minute), sqlite.WithLockBusyHook(func() {
 		select {
 		case busy <- struct{}{}:
 		default:
 		}
-	})
-	path := tempFile(t)
-	s := newClaimStore(t, path, sqlite.WithBusyTimeout(time.Minute))
-	sqlite.SetLockBusyHook(nil)
+	}))
 	ctx := t.Context()
 	unlock := holdWriteLock(t, path)
 

@@ -37,10 +37,6 @@ type write struct {
 	after func()
 }
 
-// lockBusyHook, if set as a store opens, runs each time its committer
-// finds the write lock held by another connection: for tests.
-var lockBusyHook func()
-
 // writeCall is one caller's write in the batcher.
 type writeCall = sqlclaim.Call[write, struct{}]
 
@@ -69,9 +65,6 @@ type committer struct {
 	// only it uses.
 	woke atomic.Int64
 	lock int64
-	// lockBusy, if set, runs each time the write lock was found held:
-	// lockBusyHook as the store opened.
-	lockBusy func()
 	// wrote says whether the batch attempted last changed a row; only the
 	// batch under way uses it (one at a time).
 	wrote bool
@@ -84,7 +77,7 @@ type committer struct {
 }
 
 func newCommitter(d *db, max int) *committer {
-	c := &committer{d: d, lockBusy: lockBusyHook}
+	c := &committer{d: d}
 	// One flusher: the file has one writer. Gather: a worker's settlement
 	// and its next claim, both sent as its handler returns, then cost one
 	// commit instead of two.
@@ -298,8 +291,8 @@ func (c *committer) begin(wait context.Context, tx *wtx) error {
 		if err == nil || !isBusy(err) {
 			return err
 		}
-		if c.lockBusy != nil {
-			c.lockBusy()
+		if hook := c.d.cfg.hooks.lockBusy; hook != nil {
+			hook()
 		}
 		if deadline.IsZero() {
 			deadline = time.Now().Add(c.d.cfg.busy)

@@ -21,18 +21,19 @@ func ForeignWrites(s *ClaimStore) int64 { return s.d.watch.foreignWrites.Load() 
 // the writes it was told of.
 func FileReads(s *ClaimStore) int64 { return s.d.watch.fileReads.Load() }
 
-// SetFileReadHook makes f run after each read of the watch of the file of
-// the stores opened until it is set to nil.
-func SetFileReadHook(f func()) { fileReadHook = f }
+// WithFileReadHook makes f run after each read of the watch of the
+// store's file.
+func WithFileReadHook(f func()) Option { return optionFunc(func(c *config) { c.hooks.fileRead = f }) }
 
-// SetVersionReadHook makes f run after each read of data_version by the
-// watcher of the stores opened until it is set to nil, once the waiters
-// the read wakes are woken.
-func SetVersionReadHook(f func()) { versionReadHook = f }
+// WithVersionReadHook makes f run after each read of data_version by the
+// store's watcher, once the waiters the read wakes are woken.
+func WithVersionReadHook(f func()) Option {
+	return optionFunc(func(c *config) { c.hooks.versionRead = f })
+}
 
-// SetLockBusyHook makes f run each time the committer of a store opened
-// until it is set to nil finds the write lock held by another connection.
-func SetLockBusyHook(f func()) { lockBusyHook = f }
+// WithLockBusyHook makes f run each time the store's committer finds the
+// write lock held by another connection.
+func WithLockBusyHook(f func()) Option { return optionFunc(func(c *config) { c.hooks.lockBusy = f }) }
 
 // LockRetryAfter is how long the committer waits before its n-th attempt
 // to take the write lock again.

@@ -68,9 +68,7 @@ func TestWritesUnwatchedWhileNoOneWaits(t *testing.T) {
 // last looked, not only whether it writes now.
 func TestOwnWriteReadLateIsOwn(t *testing.T) {
 	proceed := make(chan struct{})
-	sqlite.SetFileReadHook(func() { <-proceed })
-	s, err := sqlite.NewClaimStore(t.Context(), tempFile(t))
-	sqlite.SetFileReadHook(nil)
+	s, err := sqlite.NewClaimStore(t.Context(), tempFile(t), sqlite.WithFileReadHook(func() { <-proceed }))
 	require.NoError(t, err)
 	ready, stop := s.Notify("q")
 	_, err = s.Enqueue(t.Context(), noopItems("q", 1))
@@ -229,15 +227,12 @@ func notWoken(t *testing.T, ready <-chan struct{}) {
 }
 
 // hookedStores opens a store on the file at path that polls once an hour,
-// with fileRead and versionRead as its hooks (SetFileReadHook,
-// SetVersionReadHook), and another store on the same file.
+// with fileRead and versionRead as its hooks (WithFileReadHook,
+// WithVersionReadHook), and another store on the same file.
 func hookedStores(t *testing.T, path string, fileRead, versionRead func()) (s, other *sqlite.ClaimStore) {
 	t.Helper()
-	sqlite.SetFileReadHook(fileRead)
-	sqlite.SetVersionReadHook(versionRead)
-	s, err := sqlite.NewClaimStore(t.Context(), path, sqlite.WithPoll(time.Hour))
-	sqlite.SetFileReadHook(nil)
-	sqlite.SetVersionReadHook(nil)
+	s, err := sqlite.NewClaimStore(t.Context(), path, sqlite.WithPoll(time.Hour),
+		sqlite.WithFileReadHook(fileRead), sqlite.WithVersionReadHook(versionRead))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s, newClaimStore(t, path)

@@ -89,6 +89,21 @@ type config struct {
 	maxPageSet bool
 	// retention is how long the claim store keeps finished items.
 	retention claim.Retention
+	// hooks are set by tests alone (export_test.go).
+	hooks hooks
+}
+
+// hooks run at moments tests wait for; each, if set, runs on the
+// goroutine that reached that moment.
+type hooks struct {
+	// fileRead runs after each read of the watch of the file's writes.
+	fileRead func()
+	// versionRead runs after each read of data_version by the watcher's
+	// goroutine, once the waiters it woke are woken.
+	versionRead func()
+	// lockBusy runs each time the committer finds the write lock held by
+	// another connection.
+	lockBusy func()
 }
 
 func defaultConfig() config {

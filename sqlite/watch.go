@@ -58,10 +58,6 @@ type watcher struct {
 	// and fileReads the reads of the watch of the file, for tests.
 	foreignWrites atomic.Int64
 	fileReads     atomic.Int64
-	// versionRead, if set, runs after each read of data_version by the
-	// goroutine, once it woke the waiters: versionReadHook as the store
-	// opened.
-	versionRead func()
 
 	// conn is the watcher's own connection, version the last data_version
 	// read on it, and the statements are prepared on it once; they belong
@@ -102,7 +98,7 @@ func (w *watcher) start(ctx context.Context) error {
 
 func newWatcher(d *db) *watcher {
 	return &watcher{d: d, waiters: sqlclaim.NewHub[struct{}](), active: make(chan struct{}, 1),
-		written: make(chan struct{}, 1), arrived: make(chan struct{}, 1), versionRead: versionReadHook}
+		written: make(chan struct{}, 1), arrived: make(chan struct{}, 1)}
 }
 
 // watchFiles asks to be told of every write to the write-ahead log, where
@@ -118,7 +114,7 @@ func (w *watcher) watchFiles(wg *sync.WaitGroup) {
 		wrote:   w.wroteFile,
 		read:    func() { w.fileReads.Add(1) },
 	}
-	if hook := fileReadHook; hook != nil {
+	if hook := w.d.cfg.hooks.fileRead; hook != nil {
 		ww.read = func() {
 			w.fileReads.Add(1)
 			hook()
@@ -145,14 +141,6 @@ func (w *watcher) locks() [2]int64 {
 	locks := w.d.commit.locks.Load()
 	return [2]int64{locks, w.d.commit.unlocks.Load()}
 }
-
-// fileReadHook, if set as a store opens, runs after each read of the
-// watch of its file, and versionReadHook after each read of data_version
-// by the watcher's goroutine and what followed it: for tests.
-var (
-	fileReadHook    func()
-	versionReadHook func()
-)
 
 // wroteFile is told, on the goroutine of the watch of the file, that the
 // write-ahead log was written since it was last told: by this store's
@@ -398,8 +386,8 @@ func (w *watcher) run() {
 				w.dueAt(next)
 			}
 		}
-		if w.versionRead != nil {
-			w.versionRead()
+		if hook := w.d.cfg.hooks.versionRead; hook != nil {
+			hook()
 		}
 	}
 }
