@@ -305,8 +305,9 @@ type claimed struct {
 	err   error
 	full  bool          // it got as many items as it asked for
 	took  time.Duration // on the Broker's clock
-	ready <-chan struct{}
-	stop  func() // ends the wait for ready
+	// ready is the store's notification of the queue, asked for as the
+	// claim was sent: an empty claim's wait for more.
+	ready pending
 }
 
 // fetch claims items and hands them to idle handlers until ctx is done, the
@@ -338,20 +339,16 @@ func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}
 		stopping bool
 		// gather is how long the next claim may wait for more slots to
 		// free (see gatherBound); zero unless the last claim came back
-		// full. gathered is closed when that wait is over.
-		gather     time.Duration
-		gathered   <-chan struct{}
-		stopGather = func() {}
+		// full. gathered is that wait.
+		gather   time.Duration
+		gathered pending
 		// ready is the notification an empty claim waits for, paused
 		// the end of a failed claim's backoff.
-		ready     <-chan struct{}
-		stopReady = func() {}
-		paused    <-chan struct{}
-		stopPause = func() {}
-		done      = ctx.Done()
-		closing   = r.closing
+		ready, paused pending
+		done          = ctx.Done()
+		closing       = r.closing
 	)
-	defer func() { stopGather(); stopReady(); stopPause() }()
+	defer func() { gathered.end(); ready.end(); paused.end() }()
 	for {
 		for drained := false; !drained; {
 			select {
@@ -363,17 +360,15 @@ func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}
 		}
 		if !stopping && (ctx.Err() != nil || r.isClosed()) {
 			stopping = true
-			stopGather()
-			gathered, gather = nil, 0
-			stopReady()
-			ready, stopReady = nil, func() {}
-			stopPause()
-			paused, stopPause = nil, func() {}
+			gathered.end()
+			gather = 0
+			ready.end()
+			paused.end()
 		}
 		if stopping && inflight == 0 {
 			return fatal
 		}
-		for !stopping && ready == nil && paused == nil && idle > 0 && inflight < maxClaims {
+		for !stopping && ready.c == nil && paused.c == nil && idle > 0 && inflight < maxClaims {
 			if inflight > 0 && (!busy || idle < part) {
 				break // a second claim only for a full part of a backlog
 			}
@@ -382,13 +377,13 @@ func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}
 				target = part
 			}
 			if inflight == 0 && gather > 0 && idle < target {
-				if gathered == nil {
-					gathered, stopGather = r.after(gather)
+				if gathered.c == nil {
+					gathered = r.after(gather)
 				}
 				break
 			}
-			stopGather()
-			gathered, gather = nil, 0
+			gathered.end()
+			gather = 0
 			limit := min(idle, target)
 			r.startClaim(ctx, limit, results)
 			idle -= limit
@@ -407,7 +402,7 @@ func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}
 			}
 			switch err := res.err; {
 			case err != nil:
-				res.stop()
+				res.ready.end()
 				busy = false
 				switch {
 				case ctx.Err() != nil:
@@ -416,33 +411,31 @@ func (r *run) fetch(ctx context.Context, jobs chan<- *job, freed <-chan struct{}
 						fatal = err
 					}
 					stopping = true
-				case paused == nil:
+				case paused.c == nil:
 					failures++
-					paused, stopPause = r.after(Backoff(failures, claimRetryBase, claimRetryMax))
+					paused = r.after(Backoff(failures, claimRetryBase, claimRetryMax))
 				}
 			case len(res.jobs) > 0:
-				res.stop()
+				res.ready.end()
 				failures = 0
 				for _, j := range res.jobs {
 					jobs <- j
 				}
 			default:
 				failures = 0
-				if inflight == 0 && !stopping && ready == nil {
-					ready, stopReady = res.ready, res.stop
+				if inflight == 0 && !stopping && ready.c == nil {
+					ready = res.ready
 				} else {
-					res.stop()
+					res.ready.end()
 				}
 			}
-		case <-ready:
-			stopReady()
-			ready, stopReady = nil, func() {}
-		case <-gathered:
-			stopGather()
-			gathered, gather = nil, 0
-		case <-paused:
-			stopPause()
-			paused, stopPause = nil, func() {}
+		case <-ready.c:
+			ready.end()
+		case <-gathered.c:
+			gathered.end()
+			gather = 0
+		case <-paused.c:
+			paused.end()
 		case <-done:
 			done = nil
 		case <-closing:
@@ -462,19 +455,33 @@ func (r *run) startClaim(ctx context.Context, limit int, results chan<- claimed)
 		claims, err := r.b.store.Claim(ctx, ClaimRequest{Queue: w.Queue, Owner: w.Owner,
 			Limit: limit, Lease: w.LeaseDuration, Lost: r.lostFn})
 		res := claimed{limit: limit, full: err == nil && len(claims) == limit,
-			took: r.clock.Now().Sub(sent), ready: ready, stop: stop}
+			took: r.clock.Now().Sub(sent), ready: pending{ready, stop}}
 		claims, res.err = r.b.observeClaims(claims, w.LeaseDuration, err)
 		res.jobs = r.endClaim(claims, sent)
 		results <- res
 	})
 }
 
-// after returns a channel closed d later on the Broker's clock, and a
-// function that stops the timer.
-func (r *run) after(d time.Duration) (<-chan struct{}, func()) {
+// pending is a wait of the fetcher's: c is closed, or sent to, when it is
+// over, and stop ends it early. The zero pending is no wait.
+type pending struct {
+	c    <-chan struct{}
+	stop func()
+}
+
+// end stops p's wait, if any, and forgets it.
+func (p *pending) end() {
+	if p.stop != nil {
+		p.stop()
+	}
+	*p = pending{}
+}
+
+// after returns a wait of d on the Broker's clock.
+func (r *run) after(d time.Duration) pending {
 	elapsed := make(chan struct{})
 	t := r.clock.AfterFunc(d, func() { close(elapsed) })
-	return elapsed, func() { t.Stop() }
+	return pending{elapsed, func() { t.Stop() }}
 }
 
 // maxGather caps how long the fetcher waits for more slots to free before
