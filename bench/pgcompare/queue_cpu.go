@@ -114,9 +114,9 @@ func (p *cpuProbe) stop() {
 	slices.Sort(others)
 	busy, total := machine[0]-p.machine[0], max(machine[1]-p.machine[1], 0.01)
 	per := 10000 / float64(p.n)
-	fmt.Fprintf(p.out, "cpu %s: wall %.3fs; per 10,000 items: this process %.3fs, server backends %.3fs (%.0f%% in the kernel); other server processes [%s]; this run kept %.0f%% of 2 cores busy, other work %.0f%% of the machine\n",
+	fmt.Fprintf(p.out, "cpu %s: wall %.3fs; per 10,000 items: this process %.3fs, server backends %.3fs (%.0f%% in the kernel); other server processes [%s]; this run kept %.0f%% of %d cores busy, other work %.0f%% of the machine\n",
 		p.label, wall, self*per, backends*per, 100*(server[backendsSysKey]-p.server[backendsSysKey])/max(backends, 0.001),
-		strings.Join(others, ", "), 100*(self+backends)/(2*wall), 100*(busy-self-backends)/total)
+		strings.Join(others, ", "), 100*(self+backends)/(float64(runtime.NumCPU())*wall), runtime.NumCPU(), 100*(busy-self-backends)/total)
 	if p.waits != nil {
 		close(p.halt)
 		<-p.done
