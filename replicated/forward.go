@@ -185,8 +185,15 @@ func (f *forwarder) call(ctx context.Context, op string, req []byte, isWrite, re
 			case isWrite && sent && resend:
 				unsure = true
 			case isWrite && sent:
-				// The leader may have applied it before it went away.
-				return answer{}, uncertain(op)
+				// The leader may have applied it before the connection
+				// failed. A node closing cuts its connections: the caller
+				// learns that too, as every call on a closed node does.
+				select {
+				case <-f.n.closing:
+					return answer{}, cutUnknown(op, closedError(op))
+				default:
+					return answer{}, cutUnknown(op, nil)
+				}
 			}
 		}
 		select {

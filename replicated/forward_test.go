@@ -155,3 +155,48 @@ func TestForwardCoalescesConcurrentCalls(t *testing.T) {
 	require.Len(t, seen, calls)
 	assert.LessOrEqual(t, fol.fwd.dials.Load(), int64(forwardLanes), "connections opened for %d concurrent calls", calls)
 }
+
+// A write a follower forwarded, cut off by the follower closing while the
+// leader holds it, may have been applied: its error says so, and matches
+// lease.ErrClosed as every call on a closed node does.
+func TestForwardedWriteCutByClosingNode(t *testing.T) {
+	var hold atomic.Bool
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	c := newCluster(t, clusterOpts{transport: tcpTransport, stores: boltStores, raft: patientRaft,
+		onServe: func(n *Node, kind byte, _ []byte) {
+			if kind != reqWrite || !hold.Load() {
+				return
+			}
+			arrived <- struct{}{}
+			select {
+			case <-release:
+			case <-n.closing:
+			}
+		}})
+	t.Cleanup(func() { close(release) })
+	leader := c.leader()
+	fi := (leader + 1) % 3
+	hold.Store(true)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.nodes[fi].Grant(ctxT(t), "h", lease.Operation, time.Minute)
+		errc <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(waitLimit):
+		t.Fatal("the write did not reach the leader")
+	}
+	c.stop(fi)
+	select {
+	case err := <-errc:
+		require.ErrorIs(t, err, lease.ErrClosed)
+		require.ErrorIs(t, err, ErrOutcomeUnknown)
+		var le *lease.Error
+		require.ErrorAs(t, err, &le)
+		assert.Equal(t, CodeOutcomeUnknown, le.Code)
+		assert.Contains(t, le.Detail, "connection to the leader failed")
+	case <-time.After(waitLimit):
+		t.Fatal("the write did not return")
+	}
+}

@@ -35,10 +35,12 @@ const CodeOutcomeUnknown lease.Code = "LS_OUTCOME_UNKNOWN"
 // node could not settle: its leader lost leadership while committing it,
 // and the call's context ended (or the node closed, or a snapshot replaced
 // the log past the write) before the node learned whether the next leader
-// committed it. The write may have been applied once, or not at all;
-// never twice. Such an error is a *lease.Error with CodeOutcomeUnknown and
-// Package "replicated", and also matches raft.ErrLeadershipLost, and the
-// context's error when the context ended first.
+// committed it; or a follower forwarded it and the connection to the
+// leader failed after it was sent. The write may have been applied once,
+// or not at all; never twice. Such an error is a *lease.Error with
+// CodeOutcomeUnknown and Package "replicated", and also matches
+// raft.ErrLeadershipLost, the context's error when the context ended
+// first, and lease.ErrClosed when the node closed first.
 var ErrOutcomeUnknown = errors.New("replicated: outcome unknown")
 
 // outcomeUnknown returns the error of op's write whose outcome is not
@@ -48,6 +50,19 @@ func outcomeUnknown(op string, cause error) error {
 	detail := "the leader lost leadership while committing it; it may or may not have been applied"
 	if cause != nil {
 		detail += " (" + cause.Error() + " before the node learned which)"
+	}
+	le := &lease.Error{Package: "replicated", Code: CodeOutcomeUnknown, Op: op, Detail: detail, Err: ErrOutcomeUnknown}
+	return &causedError{le: le, cause: errors.Join(raft.ErrLeadershipLost, cause)}
+}
+
+// cutUnknown returns the error of op's write forwarded to the leader
+// whose connection failed after the write was sent: the leader may have
+// applied it. cause is what cut it (nil when the connection failed by
+// itself); the error matches ErrOutcomeUnknown and cause.
+func cutUnknown(op string, cause error) error {
+	detail := "the connection to the leader failed after it was sent; it may or may not have been applied"
+	if cause != nil {
+		detail += " (" + cause.Error() + ")"
 	}
 	le := &lease.Error{Package: "replicated", Code: CodeOutcomeUnknown, Op: op, Detail: detail, Err: ErrOutcomeUnknown}
 	return &causedError{le: le, cause: errors.Join(raft.ErrLeadershipLost, cause)}
