@@ -51,8 +51,7 @@ func outcomeUnknown(op string, cause error) error {
 	if cause != nil {
 		detail += " (" + cause.Error() + " before the node learned which)"
 	}
-	le := &lease.Error{Package: "replicated", Code: CodeOutcomeUnknown, Op: op, Detail: detail, Err: ErrOutcomeUnknown}
-	return &causedError{le: le, cause: errors.Join(raft.ErrLeadershipLost, cause)}
+	return unknownError(op, detail, cause)
 }
 
 // cutUnknown returns the error of op's write forwarded to the leader
@@ -64,8 +63,7 @@ func cutUnknown(op string, cause error) error {
 	if cause != nil {
 		detail += " (" + cause.Error() + ")"
 	}
-	le := &lease.Error{Package: "replicated", Code: CodeOutcomeUnknown, Op: op, Detail: detail, Err: ErrOutcomeUnknown}
-	return &causedError{le: le, cause: errors.Join(raft.ErrLeadershipLost, cause)}
+	return unknownError(op, detail, cause)
 }
 
 // resentUnknown returns the error of op's write that was sent again after
@@ -73,9 +71,14 @@ func cutUnknown(op string, cause error) error {
 // of the first attempt having been applied. It matches ErrOutcomeUnknown
 // and err.
 func resentUnknown(op string, err error) error {
-	detail := "its leader went away with it, and sent again it failed (" + err.Error() + "): the first attempt may have been applied"
+	return unknownError(op, "its leader went away with it, and sent again it failed ("+err.Error()+"): the first attempt may have been applied", err)
+}
+
+// unknownError is an error of CodeOutcomeUnknown saying detail, which
+// matches ErrOutcomeUnknown, raft.ErrLeadershipLost and cause.
+func unknownError(op, detail string, cause error) error {
 	le := &lease.Error{Package: "replicated", Code: CodeOutcomeUnknown, Op: op, Detail: detail, Err: ErrOutcomeUnknown}
-	return &causedError{le: le, cause: errors.Join(raft.ErrLeadershipLost, err)}
+	return &causedError{le: le, cause: errors.Join(raft.ErrLeadershipLost, cause)}
 }
 
 // uncertain is the error of op's write whose leader lost its place while
