@@ -20,8 +20,10 @@ import (
 // CPUEnv names the environment variable that makes every burn-down write
 // to standard error the CPU it cost: seconds per 10,000 items of this
 // process and of the server's client backends, the CPU time of the
-// server's other processes (autovacuum, WAL writer...), and the share of
-// the machine's CPU that other work took meanwhile. The server's
+// server's other processes (autovacuum, WAL writer...), the share of
+// the machine's CPU that other work took meanwhile, and how long two fixed
+// pieces of work took just before and just after (calibrate), which tells
+// a slower machine from slower code. The server's
 // processes are read from /proc, found through the postmaster.pid of
 // LEASE_POSTGRES_DATADIR (scripts/with-postgres sets it), so the server
 // must run on this machine. Set to a directory, it also writes there, for
@@ -53,6 +55,8 @@ type cpuProbe struct {
 	samples int
 	halt    chan struct{}
 	done    chan struct{}
+
+	before calibration // the machine's speed as the burn-down began
 }
 
 // probes numbers the profiles, in the order the burn-downs ran.
@@ -65,7 +69,7 @@ func startCPU(ctx context.Context, dsn, label string, n int) *cpuProbe {
 	if v == "" {
 		return nil
 	}
-	p := &cpuProbe{label: label, n: n, out: os.Stderr}
+	p := &cpuProbe{label: label, n: n, out: os.Stderr, before: calibrate()}
 	if st, err := os.Stat(v); err == nil && st.IsDir() {
 		probes++
 		name := strings.NewReplacer(" ", "_", "(", "", ")", "", ",", "", "+", "_").Replace(label)
@@ -101,6 +105,7 @@ func (p *cpuProbe) stop() {
 		pprof.StopCPUProfile()
 		_ = p.profile.Close()
 	}
+	after := calibrate()
 	if p.profBase != "" {
 		writeAllocs(p.profBase + ".allocs1")
 	}
@@ -114,9 +119,10 @@ func (p *cpuProbe) stop() {
 	slices.Sort(others)
 	busy, total := machine[0]-p.machine[0], max(machine[1]-p.machine[1], 0.01)
 	per := 10000 / float64(p.n)
-	fmt.Fprintf(p.out, "cpu %s: wall %.3fs; per 10,000 items: this process %.3fs, server backends %.3fs (%.0f%% in the kernel); other server processes [%s]; this run kept %.0f%% of %d cores busy, other work %.0f%% of the machine\n",
+	fmt.Fprintf(p.out, "cpu %s: wall %.3fs; per 10,000 items: this process %.3fs, server backends %.3fs (%.0f%% in the kernel); other server processes [%s]; this run kept %.0f%% of %d cores busy, other work %.0f%% of the machine; fixed work before/after: hash of 4 MiB %s/%s ms, walk of 256k pointers %s/%s ms\n",
 		p.label, wall, self*per, backends*per, 100*(server[backendsSysKey]-p.server[backendsSysKey])/max(backends, 0.001),
-		strings.Join(others, ", "), 100*(self+backends)/(float64(runtime.NumCPU())*wall), runtime.NumCPU(), 100*(busy-self-backends)/total)
+		strings.Join(others, ", "), 100*(self+backends)/(float64(runtime.NumCPU())*wall), runtime.NumCPU(), 100*(busy-self-backends)/total,
+		ms(p.before.hash), ms(after.hash), ms(p.before.walk), ms(after.walk))
 	if p.waits != nil {
 		close(p.halt)
 		<-p.done

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,7 @@ func TestCPUProbeWritesItsFiguresAndProfiles(t *testing.T) {
 	p.stop()
 	assert.Contains(t, out.String(), "cpu lease (100 workers): wall ")
 	assert.Contains(t, out.String(), "per 10,000 items: this process ")
+	assert.Contains(t, out.String(), "fixed work before/after: hash of 4 MiB ")
 	for _, ext := range []string{".pprof", ".allocs0", ".allocs1"} {
 		st, err := os.Stat(p.profBase + ext)
 		require.NoError(t, err, ext)
@@ -45,4 +47,11 @@ func TestMachineCPUCounts(t *testing.T) {
 	}
 	assert.Positive(t, m[1])
 	assert.LessOrEqual(t, m[0], m[1])
+}
+
+func TestCalibrationTimesBothPieces(t *testing.T) {
+	c := calibrate()
+	assert.Positive(t, c.hash)
+	assert.Positive(t, c.walk)
+	assert.Less(t, c.walk, time.Second)
 }

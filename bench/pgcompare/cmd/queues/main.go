@@ -20,7 +20,9 @@
 // pickups' steps to standard error as it stops (pgcompare.TraceEnv).
 // With PGCOMPARE_CPU set, each burn-down writes to standard error the CPU
 // it cost per 10,000 items, this process's and the server's, and the
-// share of the machine other work took meanwhile; set to a directory, it
+// share of the machine other work took meanwhile, and the time of two fixed
+// pieces of work (a hash, a walk of memory) before and after it, which
+// moves with the machine's speed rather than the code's; set to a directory, it
 // also writes CPU and allocation profiles there (pgcompare.CPUEnv).
 //
 // It prints a markdown table of the medians over the runs to standard

@@ -1,0 +1,62 @@
+package pgcompare
+
+import (
+	"crypto/sha256"
+	"math/rand/v2"
+	"time"
+)
+
+// The machine's speed changes under a benchmark: a virtual machine shares
+// its host's cores and memory with others, whose load the guest cannot
+// see. calibrate times two fixed pieces of work, one bound by the core
+// (hashing) and one by memory latency (a walk of random pointers through
+// a buffer larger than the caches), each the fastest of three tries. The
+// CPU probe runs it beside every burn-down, so that a round whose CPU per
+// item rose can be told apart: by a slower machine (the fixed work slows
+// too) or by the code (it does not).
+
+const (
+	calibrateHash  = 4 << 20  // bytes hashed
+	calibrateWalk  = 32 << 20 // bytes of the pointer walk's buffer
+	calibrateSteps = 1 << 18  // pointers followed
+)
+
+// walkBuf is the pointer walk's buffer: one cycle through every slot in
+// random order, built once.
+var walkBuf []uint32
+
+// calibration is the time of the two fixed pieces of work.
+type calibration struct{ hash, walk time.Duration }
+
+func calibrate() calibration {
+	if walkBuf == nil {
+		n := calibrateWalk / 4
+		perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
+		walkBuf = make([]uint32, n)
+		for i := range n {
+			walkBuf[perm[i]] = uint32(perm[(i+1)%n])
+		}
+	}
+	data := make([]byte, calibrateHash)
+	c := calibration{hash: time.Hour, walk: time.Hour}
+	var sink uint32
+	for range 3 {
+		t := time.Now()
+		sum := sha256.Sum256(data)
+		c.hash = min(c.hash, time.Since(t))
+		sink += uint32(sum[0])
+
+		t = time.Now()
+		j := uint32(0)
+		for range calibrateSteps {
+			j = walkBuf[j]
+		}
+		c.walk = min(c.walk, time.Since(t))
+		sink += j
+	}
+	calibrateSink = sink
+	return c
+}
+
+// calibrateSink keeps the compiler from dropping the work.
+var calibrateSink uint32
