@@ -70,7 +70,11 @@ const rowState = `(CASE WHEN t.state IN (4, 5, 6) THEN t.state
 // claimByID locks the row of the live claim (i.id, i.token), for Extend
 // and Settle, whose inputs i it is joined to laterally, in ID order, so
 // that batches over the same rows cannot deadlock. It finds the row by
-// primary key whatever the statistics say. As a subquery that locks, the
+// primary key whatever the statistics say. The update that follows finds
+// it by primary key again, not by the address (ctid) of the version
+// locked: a version another transaction committed while the lock was
+// awaited is not visible to the statement's snapshot, and an update by
+// address would miss it. As a subquery that locks, the
 // planner runs it once per input rather than joining the table as a
 // whole, which it did by a scan of the table for batches of a thousand;
 // and its test of the state is a CASE, which the planner cannot match to
