@@ -113,9 +113,11 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 	// keeps a claim a minute past its expiry as this host tells it.
 	s.eng = sqlclaim.New(d, sqlclaim.Config{Checks: checks, Closed: &s.closed, Now: time.Now, Margin: time.Minute})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	// A lone call on an idle store is sent from its caller's goroutine.
+	// A lone call on an idle store is sent from its caller's goroutine;
+	// its statement ends with its caller's context too (see
+	// sqlclaim.CallerBound in runClaim, runSettle and runExtend).
 	batches := func(flushers int) sqlclaim.BatcherConfig {
-		return sqlclaim.BatcherConfig{Max: c.batch, Flushers: flushers, Inline: true, Closed: claimClosed}
+		return sqlclaim.BatcherConfig{Max: c.batch, Flushers: flushers, CallerRuns: true, Closed: claimClosed}
 	}
 	s.claims = sqlclaim.NewBatcher(batches(c.flushers), d.runClaim)
 	s.settles = sqlclaim.NewBatcher(batches(c.flushers), d.runSettle)

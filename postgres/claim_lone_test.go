@@ -1,0 +1,80 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/lease"
+	"github.com/leasehold/lease/claim"
+)
+
+// TestClaimStoreLoneCallerCancelled: a Claim, Settle or Extend that finds
+// its store idle runs its statement from its caller's goroutine; when the
+// caller's context ends while the statement waits (here for a table
+// lock), the statement is cancelled: the call returns the context's
+// error, wrapped as the store's, at once, while the lock is still held,
+// and changes nothing.
+func TestClaimStoreLoneCallerCancelled(t *testing.T) {
+	ops := map[string]func(ctx context.Context, s *ClaimStore, c claim.Claim) error{
+		"claim": func(ctx context.Context, s *ClaimStore, _ claim.Claim) error {
+			_, err := s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: "late", Limit: 1, Lease: long})
+			return err
+		},
+		"settle": func(ctx context.Context, s *ClaimStore, c claim.Claim) error {
+			return s.Settle(ctx, complete(c))
+		},
+		"extend": func(ctx context.Context, s *ClaimStore, c claim.Claim) error {
+			_, err := s.Extend(ctx, c.Ref, 2*long)
+			return err
+		},
+	}
+	for op, call := range ops {
+		t.Run(op, func(t *testing.T) {
+			app := "lease-claims-lone-" + op
+			s := claimStoreOn(t, newPool(t, app), WithClaimTable(uniqueTable()))
+			enqueue(t, s, item("q", "a"), item("q", "b"))
+			c := claimN(t, s, "q", "w", 1)[0]
+			before := lookup(t, s, c.Item)
+			lonely := s.claims.CallerBatches() + s.settles.CallerBatches() + s.extends.CallerBatches()
+
+			locker, err := s.pool.Begin(ctx)
+			require.NoError(t, err)
+			defer func() { _ = locker.Rollback(ctx) }()
+			_, err = locker.Exec(ctx, "LOCK TABLE "+s.table+" IN ACCESS EXCLUSIVE MODE")
+			require.NoError(t, err)
+
+			callCtx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- call(callCtx, s, c) }()
+			waiting := func() bool {
+				var n int
+				require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+					WHERE application_name = $1 AND wait_event_type = 'Lock'`, app).Scan(&n))
+				return n > 0
+			}
+			require.Eventually(t, waiting, time.Minute, time.Millisecond, "the statement waits for the lock")
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the call did not end with its context")
+			}
+			require.ErrorIs(t, err, context.Canceled)
+			assert.NotErrorIs(t, err, lease.ErrClosed)
+			assert.ErrorContains(t, err, "postgres: claims "+op+": ")
+			require.Eventually(t, func() bool { return !waiting() }, time.Minute, time.Millisecond,
+				"the statement was cancelled in the server")
+			assert.Equal(t, lonely+1, s.claims.CallerBatches()+s.settles.CallerBatches()+s.extends.CallerBatches(),
+				"the statement was sent from its caller's goroutine")
+
+			require.NoError(t, locker.Rollback(ctx))
+			assert.Equal(t, before, lookup(t, s, c.Item), "the cancelled call changed nothing")
+			assert.Equal(t, claim.Counts{Visible: 1, Claimed: 1}, counts(t, s, "q"))
+		})
+	}
+}
