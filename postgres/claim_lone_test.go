@@ -15,9 +15,8 @@ import (
 // TestClaimStoreLoneCallerCancelled: a Claim, Settle or Extend that finds
 // its store idle runs its statement from its caller's goroutine; when the
 // caller's context ends while the statement waits (here for a table
-// lock), the statement is cancelled: the call returns the context's
-// error, wrapped as the store's, at once, while the lock is still held,
-// and changes nothing.
+// lock), the statement is cancelled: the call returns the context's own
+// error at once, while the lock is still held, and changes nothing.
 func TestClaimStoreLoneCallerCancelled(t *testing.T) {
 	ops := map[string]func(ctx context.Context, s *ClaimStore, c claim.Claim) error{
 		"claim": func(ctx context.Context, s *ClaimStore, _ claim.Claim) error {
@@ -61,12 +60,11 @@ func TestClaimStoreLoneCallerCancelled(t *testing.T) {
 			cancel()
 			select {
 			case err = <-done:
-			case <-time.After(time.Minute):
+			case <-time.After(30 * time.Second):
 				t.Fatal("the call did not end with its context")
 			}
-			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, callCtx.Err(), err, "the context's own error, as for any call whose context ends")
 			assert.NotErrorIs(t, err, lease.ErrClosed)
-			assert.ErrorContains(t, err, "postgres: claims "+op+": ")
 			require.Eventually(t, func() bool { return !waiting() }, time.Minute, time.Millisecond,
 				"the statement was cancelled in the server")
 			assert.Equal(t, lonely+1, s.claims.CallerBatches()+s.settles.CallerBatches()+s.extends.CallerBatches(),
