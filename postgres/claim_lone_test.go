@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/lease"
 	"github.com/leasehold/lease/claim"
+	"github.com/leasehold/lease/internal/sqlclaim"
 )
 
 // TestClaimStoreLoneCallerCancelled: a Claim, Settle or Extend that finds
@@ -75,4 +76,46 @@ func TestClaimStoreLoneCallerCancelled(t *testing.T) {
 			assert.Equal(t, claim.Counts{Visible: 1, Claimed: 1}, counts(t, s, "q"))
 		})
 	}
+}
+
+// TestClaimStoreCloseEndsLoneCall: Close cancels the statement of a call
+// sent from its caller's goroutine (here a Claim waiting for a table lock)
+// and waits for it, as for any batch: the call fails with an error
+// matching lease.ErrClosed and nothing of it runs once Close returned.
+func TestClaimStoreCloseEndsLoneCall(t *testing.T) {
+	const app = "lease-claims-lone-close"
+	s := claimStoreOn(t, newPool(t, app), WithClaimTable(uniqueTable()))
+	enqueue(t, s, item("q", "a"))
+	locker, err := s.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = locker.Rollback(ctx) }()
+	_, err = locker.Exec(ctx, "LOCK TABLE "+s.table+" IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Claim(ctx, claim.ClaimRequest{Queue: "q", Owner: "w", Limit: 1, Lease: long})
+		done <- err
+	}()
+	waiting := func() bool {
+		var n int
+		require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = $1 AND wait_event_type = 'Lock'`, app).Scan(&n))
+		return n > 0
+	}
+	require.Eventually(t, waiting, time.Minute, time.Millisecond, "the statement waits for the lock")
+	require.EqualValues(t, 1, s.claims.CallerBatches(), "sent from its caller's goroutine")
+	require.NoError(t, s.Close())
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call went on after Close returned")
+	}
+	require.ErrorIs(t, err, lease.ErrClosed)
+	require.Eventually(t, func() bool { return !waiting() }, time.Minute, time.Millisecond,
+		"the statement was cancelled in the server")
+	require.NoError(t, locker.Rollback(ctx))
+	var claimed int
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT count(*) FROM "+s.table+" WHERE state = $1", sqlclaim.RowClaimed).Scan(&claimed))
+	assert.Zero(t, claimed, "the cancelled claim took nothing")
 }
