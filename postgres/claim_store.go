@@ -148,7 +148,11 @@ func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {
 // Close stops the store's goroutines and closes its listening connection;
 // it does not close the pool. Calls waiting for a batch fail with an error
 // matching lease.ErrClosed, as do later calls; Notify channels are closed.
-// No Lost function runs after Close returns. Close is idempotent.
+// The statements of Claim, Settle and Extend batches under way, those
+// sent from a caller's goroutine included, are cancelled and waited for:
+// a call whose statement is cut off fails with an error matching
+// lease.ErrClosed. No Lost function runs after Close returns. Close is
+// idempotent.
 func (s *ClaimStore) Close() error {
 	s.eng.Close(func() {
 		s.cancel()
