@@ -50,6 +50,10 @@ func (d dialect) runClaim(ctx context.Context, calls []*sqlclaim.Call[claim.Clai
 		c.Res = []claim.Claim{}
 	}
 	queue := calls[0].Req.Queue
+	// A lone call's statement, sent from its caller's goroutine, ends with
+	// its caller's context too.
+	ctx, stop := sqlclaim.CallerBound(ctx, calls)
+	defer stop()
 	rows, err := d.pool.Query(ctx, d.sql.claim, queue, owners, leases, starts, total, d.table)
 	if err != nil {
 		return err
@@ -126,6 +130,10 @@ func (d dialect) runExtend(ctx context.Context, calls []*sqlclaim.Call[extension
 	for i, c := range calls {
 		ids[i], tokens[i], leases[i] = int64(c.Req.ref.Item), int64(c.Req.ref.Token), micros(c.Req.lease)
 	}
+	// A lone call's statement, sent from its caller's goroutine, ends with
+	// its caller's context too.
+	ctx, stop := sqlclaim.CallerBound(ctx, calls)
+	defer stop()
 	rows, err := d.pool.Query(ctx, d.sql.extend, ids, tokens, leases)
 	if err != nil {
 		return err

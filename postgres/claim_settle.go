@@ -38,6 +38,10 @@ func (d dialect) runSettle(ctx context.Context, calls []*sqlclaim.Call[claim.Set
 		ids[i], tokens[i] = int64(c.Req.Ref.Item), int64(c.Req.Ref.Token)
 		hows[i], afters[i], reasons[i] = int32(c.Req.How), micros(c.Req.After), c.Req.Reason
 	}
+	// A lone call's statement, sent from its caller's goroutine, ends with
+	// its caller's context too.
+	ctx, stop := sqlclaim.CallerBound(ctx, calls)
+	defer stop()
 	rows, err := d.pool.Query(ctx, d.sql.settle, ids, tokens, hows, afters, reasons)
 	if err != nil {
 		return err

@@ -113,9 +113,11 @@ func NewClaimStore(pool *pgxpool.Pool, opts ...ClaimOption) (*ClaimStore, error)
 	// keeps a claim a minute past its expiry as this host tells it.
 	s.eng = sqlclaim.New(d, sqlclaim.Config{Checks: checks, Closed: &s.closed, Now: time.Now, Margin: time.Minute})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	// A lone call on an idle store is sent from its caller's goroutine.
+	// A lone call on an idle store is sent from its caller's goroutine;
+	// its statement ends with its caller's context too (see
+	// sqlclaim.CallerBound in runClaim, runSettle and runExtend).
 	batches := func(flushers int) sqlclaim.BatcherConfig {
-		return sqlclaim.BatcherConfig{Max: c.batch, Flushers: flushers, Inline: true, Closed: claimClosed}
+		return sqlclaim.BatcherConfig{Max: c.batch, Flushers: flushers, CallerRuns: true, Closed: claimClosed}
 	}
 	s.claims = sqlclaim.NewBatcher(batches(c.flushers), d.runClaim)
 	s.settles = sqlclaim.NewBatcher(batches(c.flushers), d.runSettle)
@@ -146,7 +148,11 @@ func (s *ClaimStore) Notify(queue string) (ready <-chan struct{}, stop func()) {
 // Close stops the store's goroutines and closes its listening connection;
 // it does not close the pool. Calls waiting for a batch fail with an error
 // matching lease.ErrClosed, as do later calls; Notify channels are closed.
-// No Lost function runs after Close returns. Close is idempotent.
+// The statements of Claim, Settle and Extend batches under way, those
+// sent from a caller's goroutine included, are cancelled and waited for:
+// a call whose statement is cut off fails with an error matching
+// lease.ErrClosed. No Lost function runs after Close returns. Close is
+// idempotent.
 func (s *ClaimStore) Close() error {
 	s.eng.Close(func() {
 		s.cancel()

@@ -142,7 +142,7 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		// The caller waits for its batch to end: its waits for the write
 		// lock end with its context too.
 		var stop func()
-		wait, stop = eitherEnds(ctx, batch[0].Caller())
+		wait, stop = sqlclaim.EitherEnds(ctx, batch[0].Caller())
 		defer stop()
 	}
 	err := retryBusy(wait, c.d.cfg.busy, func() error { return c.attempt(ctx, wait, batch) })
@@ -178,20 +178,6 @@ func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
 		}
 	}
 	return nil
-}
-
-// eitherEnds returns a context that ends when a or b does, and the
-// function that releases it.
-func eitherEnds(a, b context.Context) (context.Context, func()) {
-	if b.Done() == nil {
-		return a, func() {}
-	}
-	ctx, cancel := context.WithCancel(b)
-	stop := context.AfterFunc(a, cancel)
-	return ctx, func() {
-		stop()
-		cancel()
-	}
 }
 
 // attempt runs the batch once: BEGIN IMMEDIATE, each write in a savepoint,

@@ -45,13 +45,41 @@ func (c *Call[Req, Res]) Caller() context.Context { return c.caller }
 
 // ByCaller reports whether the call's batch, of this call alone, runs on
 // its caller's goroutine (BatcherConfig.CallerRuns): the caller waits for
-// its end whatever becomes of its context.
+// its end whatever becomes of its context, so the batch must see to it
+// that it ends soon once the caller's context ends, where that is right
+// (see CallerBound).
 func (c *Call[Req, Res]) ByCaller() bool { return c.byCaller }
+
+// CallerBound returns the context for the statements of batch, which runs
+// under ctx (the batcher's): ctx itself, or for a batch that its caller
+// runs (Call.ByCaller) a context with the caller's values that ends when
+// either ctx or the caller's context does. Call stop once the statements
+// are done.
+func CallerBound[Req, Res any](ctx context.Context, batch []*Call[Req, Res]) (bound context.Context, stop func()) {
+	if len(batch) != 1 || !batch[0].byCaller {
+		return ctx, func() {}
+	}
+	return EitherEnds(ctx, batch[0].caller)
+}
+
+// EitherEnds returns a context with b's values that ends when a or b
+// does, and the function that releases it.
+func EitherEnds(a, b context.Context) (ctx context.Context, stop func()) {
+	if b.Done() == nil {
+		return a, func() {}
+	}
+	ctx, cancel := context.WithCancel(b)
+	stopAfter := context.AfterFunc(a, cancel)
+	return ctx, func() {
+		stopAfter()
+		cancel()
+	}
+}
 
 // CallerErr returns the error of the caller's context once the caller gave
 // up waiting, nil before. A batch may skip such a call: its caller reads
-// nothing of it. The caller's context is only read here; a batch never
-// runs under it.
+// nothing of it. A batch never runs under the caller's context, but for
+// the statements of a batch its caller runs (see CallerBound).
 func (c *Call[Req, Res]) CallerErr() error { return c.caller.Err() }
 
 // BatcherConfig configures a Batcher.
@@ -60,22 +88,20 @@ type BatcherConfig struct {
 	Max int
 	// Flushers is how many batches may be under way at once (at least 1).
 	Flushers int
-	// Inline lets a call that finds the batcher idle run its batch of one
-	// on the caller's goroutine, under the caller's context: it spares two
-	// hand-offs between goroutines on an idle store. Calls that arrive
-	// meanwhile queue for the flushers as usual. Leave it off when a batch
-	// must never run under a caller's context.
-	Inline bool
-	// CallerRuns, for a batcher of one flusher, lets a call that finds the
-	// batcher idle, while no caller has been late (Gather), run its batch of
-	// one on the caller's goroutine, under the batcher's context as any
-	// batch (the caller's is given by Call.Caller): it spares the hand-off
-	// to the flusher and back. No flusher takes a batch while it runs, and
-	// the flushers end only after it. Its caller waits for the batch's end
-	// even when its context ends meanwhile: the batch must see to it that
-	// it ends soon (see Call.ByCaller). A caller whose context has ended
-	// before is answered with its error. A Batcher with Inline ignores
-	// CallerRuns.
+	// CallerRuns lets a call that finds the batcher idle (started and
+	// open, no call pending, no batch under way, and with Gather no caller
+	// late lately) run its batch of one on the caller's goroutine: it
+	// spares the hand-off to a flusher and back. The batch runs under the
+	// batcher's context as any batch; the caller's is given by
+	// Call.Caller, and Call.ByCaller says the batch is such a one. It
+	// counts as one of the Flushers batches that may be under way: while
+	// it runs, the flushers take at most Flushers-1 batches (none with one
+	// flusher), and they end only after it, so nothing runs once they are
+	// waited for. Its caller waits for the batch's end even when its
+	// context ends meanwhile: the batch must see to it that it ends soon
+	// (see CallerBound). A caller whose context has ended before is
+	// answered with its error; a batch that fails because the batcher's
+	// context ended, with the Closed error.
 	CallerRuns bool
 	// Gather lets the goroutines that are ready run before a woken
 	// flusher takes its batch, so that calls sent at one moment (a
@@ -95,12 +121,12 @@ type BatcherConfig struct {
 
 // Batcher is group commit: it coalesces the calls of many goroutines into
 // one batch per round trip. A flusher takes whatever is pending as one
-// batch and runs it, under the batcher's own context (never a caller's,
-// unless Inline); calls that arrive meanwhile wait for the next batch. A
-// caller waits for its own batch, so an answer without an error means the
-// batch committed. A caller whose context ends stops waiting: a call not
-// yet taken is withdrawn and changes nothing; one already taken is left
-// to its batch (see Call.ToEnd).
+// batch and runs it, under the batcher's own context (as does a caller
+// that runs its own batch, see CallerRuns); calls that arrive meanwhile
+// wait for the next batch. A caller waits for its own batch, so an answer
+// without an error means the batch committed. A caller whose context ends
+// stops waiting: a call not yet taken is withdrawn and changes nothing;
+// one already taken is left to its batch (see Call.ToEnd).
 //
 // pending holds one entry per waiting caller, so it is bounded by the
 // number of calling goroutines. A Batcher is safe for concurrent use.
@@ -184,14 +210,7 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, c *Call[Req, Res]) (Res, err
 		b.mu.Unlock()
 		return zero, b.cfg.Closed(c.Op)
 	}
-	if b.cfg.Inline && b.running == 0 && len(b.pending) == 0 {
-		b.running++
-		if err := b.runAlone(ctx, c); err != nil {
-			return zero, err
-		}
-		return c.Res, c.Err
-	}
-	if b.callerRuns() && b.ctx != nil && b.running == 0 && len(b.pending) == 0 && b.late.Load() <= 0 {
+	if b.cfg.CallerRuns && b.ctx != nil && b.running == 0 && len(b.pending) == 0 && b.late.Load() <= 0 {
 		if err := ctx.Err(); err != nil {
 			b.mu.Unlock()
 			return zero, err
@@ -223,14 +242,9 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, c *Call[Req, Res]) (Res, err
 	return c.Res, c.Err
 }
 
-// callerRuns reports whether a caller may run its own batch (CallerRuns).
-func (b *Batcher[Req, Res]) callerRuns() bool {
-	return b.cfg.CallerRuns && !b.cfg.Inline && b.cfg.Flushers == 1
-}
-
 // runByCaller runs c's batch, of c alone, on the caller's goroutine under
 // the flushers' context (CallerRuns); b.mu is held on entry, the batcher
-// open and idle.
+// open and idle, and released.
 func (b *Batcher[Req, Res]) runByCaller(c *Call[Req, Res]) (Res, error) {
 	var zero Res
 	b.running++
@@ -238,8 +252,19 @@ func (b *Batcher[Req, Res]) runByCaller(c *Call[Req, Res]) (Res, error) {
 	defer b.byCaller.Done()
 	ctx := b.ctx
 	c.byCaller = true
+	b.mu.Unlock()
+	b.batches.Add(1)
 	b.callerBatches.Add(1)
-	err := b.runAlone(ctx, c)
+	err := b.run(ctx, []*Call[Req, Res]{c})
+	b.mu.Lock()
+	b.running--
+	more := len(b.pending) > 0
+	b.mu.Unlock()
+	if more {
+		// Calls that came meanwhile may wait for a flusher that found
+		// Flushers batches under way.
+		b.wake()
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return zero, b.cfg.Closed(c.Op)
@@ -247,24 +272,6 @@ func (b *Batcher[Req, Res]) runByCaller(c *Call[Req, Res]) (Res, error) {
 		return zero, err
 	}
 	return c.Res, c.Err
-}
-
-// runAlone runs c's batch, of c alone, on the caller's goroutine under
-// ctx; b.mu is held on entry, the batch counted in running, and released.
-func (b *Batcher[Req, Res]) runAlone(ctx context.Context, c *Call[Req, Res]) error {
-	b.mu.Unlock()
-	b.batches.Add(1)
-	err := b.run(ctx, []*Call[Req, Res]{c})
-	b.mu.Lock()
-	b.running--
-	more := len(b.pending) > 0
-	b.mu.Unlock()
-	if more {
-		// Calls that came meanwhile wait for a flusher (which, with
-		// CallerRuns, took nothing while this batch ran).
-		b.wake()
-	}
-	return err
 }
 
 // DefaultGatherWait is how long a lone call waits for a second one when
@@ -295,12 +302,12 @@ func (b *Batcher[Req, Res]) gather() {
 	}
 }
 
-// lone reports whether one call is pending and a flusher could take it:
-// none can while a caller runs its batch (CallerRuns).
+// lone reports whether one call is pending and a flusher could take it
+// (see take).
 func (b *Batcher[Req, Res]) lone() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.pending) == 1 && !(b.callerRuns() && b.running > 0)
+	return len(b.pending) == 1 && b.running < b.cfg.Flushers
 }
 
 // wake tells a flusher that calls are pending.
@@ -313,12 +320,12 @@ func (b *Batcher[Req, Res]) wake() {
 
 // take removes and returns the next batch: pending calls in arrival order
 // of the first one's group, up to a total weight of Max, each item once.
+// It takes none while Flushers batches are under way, one of them a
+// caller's (CallerRuns): that one wakes a flusher as it ends.
 func (b *Batcher[Req, Res]) take() []*Call[Req, Res] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.pending) == 0 || (b.callerRuns() && b.running > 0) {
-		// A caller's batch is under way (CallerRuns): it wakes a flusher
-		// once it ends.
+	if len(b.pending) == 0 || b.running >= b.cfg.Flushers {
 		return nil
 	}
 	n := min(len(b.pending), b.cfg.Max)

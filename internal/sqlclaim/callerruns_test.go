@@ -2,7 +2,11 @@ package sqlclaim
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,9 +32,12 @@ type callerBatch struct {
 
 type flusherKey struct{}
 
-func newCallerBatcher(gather bool) *callerBatcher {
+func newCallerBatcher(gather bool) *callerBatcher { return newCallerBatcherOf(1, gather) }
+
+// newCallerBatcherOf returns a callerBatcher of flushers flushers.
+func newCallerBatcherOf(flushers int, gather bool) *callerBatcher {
 	cb := &callerBatcher{started: make(chan callerBatch, 16), release: make(chan struct{})}
-	cb.b = NewBatcher(BatcherConfig{Max: 10, Flushers: 1, Gather: gather, CallerRuns: true, Closed: closedErr},
+	cb.b = NewBatcher(BatcherConfig{Max: 10, Flushers: flushers, Gather: gather, CallerRuns: true, Closed: closedErr},
 		func(ctx context.Context, batch []*Call[int, int]) error {
 			b := callerBatch{byCaller: batch[0].ByCaller(), flusher: ctx.Value(flusherKey{}) != nil}
 			for _, c := range batch {
@@ -92,31 +99,155 @@ func TestBatcherCallerRuns(t *testing.T) {
 	})
 }
 
-// TestBatcherCallerRunsBeforeClose: the flushers end only after a batch
-// that a caller runs, so that nothing runs once they are waited for.
+// TestBatcherCallerRunsBeforeClose: the flushers, one or several, end
+// only after a batch that a caller runs, so that nothing runs once they
+// are waited for.
 func TestBatcherCallerRunsBeforeClose(t *testing.T) {
+	for _, flushers := range []int{1, 3} {
+		t.Run(fmt.Sprint(flushers, " flushers"), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cb := newCallerBatcherOf(flushers, false)
+				ctx, cancel := context.WithCancel(t.Context())
+				var wg sync.WaitGroup
+				cb.b.Start(ctx, &wg)
+				var callers sync.WaitGroup
+				callers.Go(func() { _, _ = cb.b.Do(context.Background(), &Call[int, int]{Req: 1}) })
+				assert.True(t, (<-cb.started).byCaller)
+				cancel()
+				ended := make(chan struct{})
+				go func() {
+					wg.Wait()
+					close(ended)
+				}()
+				synctest.Wait()
+				requireOpen(t, ended)
+				cb.release <- struct{}{}
+				callers.Wait()
+				synctest.Wait()
+				requireClosed(t, ended)
+				_, err := cb.b.Do(context.Background(), &Call[int, int]{Req: 2})
+				assert.ErrorIs(t, err, errClosed)
+			})
+		})
+	}
+}
+
+// TestBatcherCallerRunsClosed: a batch that its caller runs and that fails
+// because the batcher's context ended is answered with the Closed error,
+// as a flusher's is.
+func TestBatcherCallerRunsClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cb := newCallerBatcher(false)
+		bb := newBlockingBatcher(BatcherConfig{Max: 4, Flushers: 2, CallerRuns: true})
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
-		cb.b.Start(ctx, &wg)
+		bb.b.Start(ctx, &wg)
+		var err error
 		var callers sync.WaitGroup
-		callers.Go(func() { _, _ = cb.b.Do(context.Background(), &Call[int, int]{Req: 1}) })
-		<-cb.started
+		callers.Go(func() { _, err = bb.b.Do(context.Background(), &Call[int, int]{Req: 1}) })
+		assert.Equal(t, []int{1}, <-bb.started)
+		assert.EqualValues(t, 1, bb.b.CallerBatches())
 		cancel()
-		ended := make(chan struct{})
-		go func() {
-			wg.Wait()
-			close(ended)
-		}()
-		synctest.Wait()
-		requireOpen(t, ended)
-		cb.release <- struct{}{}
 		callers.Wait()
-		synctest.Wait()
-		requireClosed(t, ended)
-		_, err := cb.b.Do(context.Background(), &Call[int, int]{Req: 2})
 		assert.ErrorIs(t, err, errClosed)
+		wg.Wait()
+	})
+}
+
+// gatedBatcher is a CallerRuns batcher of several flushers whose batches,
+// of one call each, wait each for its own gate, and which counts the
+// batches under way.
+type gatedBatcher struct {
+	b       *Batcher[int, int]
+	started chan gatedBatch
+	gates   map[int]chan struct{} // by request; not changed once made
+	running atomic.Int32
+	most    atomic.Int32 // the most batches under way at once
+}
+
+type gatedBatch struct {
+	req      int
+	byCaller bool
+	onDo     bool // run on the goroutine of a call of Do
+}
+
+func newGatedBatcher(flushers int, reqs ...int) *gatedBatcher {
+	gb := &gatedBatcher{started: make(chan gatedBatch, len(reqs)), gates: map[int]chan struct{}{}}
+	for _, r := range reqs {
+		gb.gates[r] = make(chan struct{})
+	}
+	gb.b = NewBatcher(BatcherConfig{Max: 1, Flushers: flushers, CallerRuns: true, Closed: closedErr},
+		func(ctx context.Context, batch []*Call[int, int]) error {
+			n := gb.running.Add(1)
+			defer gb.running.Add(-1)
+			for m := gb.most.Load(); n > m && !gb.most.CompareAndSwap(m, n); m = gb.most.Load() {
+			}
+			c := batch[0]
+			onDo := strings.Contains(string(debug.Stack()), ").Do(")
+			gb.started <- gatedBatch{req: c.Req, byCaller: c.ByCaller(), onDo: onDo}
+			<-gb.gates[c.Req]
+			c.Res = 2 * c.Req
+			return nil
+		})
+	return gb
+}
+
+// TestBatcherCallerRunsFlushers: with several flushers, a call that finds
+// the batcher idle runs its batch on its caller's goroutine, and counts as
+// one of the Flushers batches under way: while it runs, the flushers run
+// at most Flushers-1 others, and as it ends one of them takes the next.
+func TestBatcherCallerRunsFlushers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const flushers = 3
+		gb := newGatedBatcher(flushers, 1, 11, 12, 13, 14)
+		var wg sync.WaitGroup
+		ctx, cancel := context.WithCancel(t.Context())
+		defer func() {
+			cancel()
+			wg.Wait()
+		}()
+		gb.b.Start(ctx, &wg)
+
+		results := map[int]int{}
+		var mu sync.Mutex
+		var callers sync.WaitGroup
+		call := func(req int) {
+			callers.Go(func() {
+				res, err := gb.b.Do(context.Background(), &Call[int, int]{Req: req})
+				assert.NoError(t, err)
+				mu.Lock()
+				results[req] = res
+				mu.Unlock()
+			})
+		}
+		call(1)
+		assert.Equal(t, gatedBatch{req: 1, byCaller: true, onDo: true}, <-gb.started, "on its caller's goroutine")
+		for _, r := range []int{11, 12, 13, 14} {
+			call(r)
+			synctest.Wait()
+		}
+		for _, r := range []int{11, 12} {
+			assert.Equal(t, gatedBatch{req: r}, <-gb.started, "on a flusher's goroutine")
+		}
+		synctest.Wait()
+		assert.Empty(t, gb.started, "Flushers-1 batches besides the caller's")
+		assert.Equal(t, 2, gb.b.Pending())
+		assert.EqualValues(t, flushers, gb.running.Load())
+
+		close(gb.gates[1]) // the caller's batch ends: a flusher takes the next
+		assert.Equal(t, gatedBatch{req: 13}, <-gb.started)
+		synctest.Wait()
+		assert.Empty(t, gb.started)
+		assert.Equal(t, 1, gb.b.Pending())
+
+		for _, r := range []int{11, 12, 13, 14} {
+			close(gb.gates[r])
+		}
+		assert.Equal(t, gatedBatch{req: 14}, <-gb.started)
+		callers.Wait()
+		assert.Equal(t, map[int]int{1: 2, 11: 22, 12: 24, 13: 26, 14: 28}, results)
+		assert.EqualValues(t, flushers, gb.most.Load())
+		assert.EqualValues(t, 5, gb.b.Batches())
+		assert.EqualValues(t, 1, gb.b.CallerBatches())
 	})
 }
 
@@ -147,4 +278,41 @@ func TestBatcherCallerRunsNotWhenLate(t *testing.T) {
 	assert.False(t, (<-cb.started).byCaller, "a caller was late: the flusher runs the next call")
 	cb.release <- struct{}{}
 	callers.Wait()
+}
+
+type callerKey struct{}
+
+// TestCallerBound: the statements of a batch that its caller runs stop
+// when either the batcher's context or the caller's ends, and see the
+// caller's values; those of any other batch run under the batcher's.
+func TestCallerBound(t *testing.T) {
+	for _, ending := range []string{"batcher", "caller"} {
+		t.Run(ending, func(t *testing.T) {
+			batcher, cancelBatcher := context.WithCancel(t.Context())
+			defer cancelBatcher()
+			caller, cancelCaller := context.WithCancel(context.WithValue(t.Context(), callerKey{}, "caller"))
+			defer cancelCaller()
+			c := &Call[int, int]{caller: caller, byCaller: true}
+			bound, stop := CallerBound(batcher, []*Call[int, int]{c})
+			defer stop()
+			assert.Equal(t, "caller", bound.Value(callerKey{}))
+			require.NoError(t, bound.Err())
+			if ending == "batcher" {
+				cancelBatcher()
+			} else {
+				cancelCaller()
+			}
+			<-bound.Done()
+			assert.ErrorIs(t, bound.Err(), context.Canceled)
+		})
+	}
+	batcher := t.Context()
+	c := &Call[int, int]{caller: context.WithValue(t.Context(), callerKey{}, "caller")}
+	bound, stop := CallerBound(batcher, []*Call[int, int]{c})
+	stop()
+	assert.Equal(t, batcher, bound, "a flusher's batch")
+	c.byCaller = true
+	bound, stop = CallerBound(batcher, []*Call[int, int]{c, {caller: t.Context()}})
+	stop()
+	assert.Equal(t, batcher, bound, "a batch of two")
 }

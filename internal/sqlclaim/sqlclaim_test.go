@@ -135,22 +135,6 @@ func TestBatcherGivingUp(t *testing.T) {
 	})
 }
 
-// TestBatcherInline: an idle batcher runs a lone call on its caller's
-// goroutine, under its context.
-func TestBatcherInline(t *testing.T) {
-	var got context.Context
-	b := NewBatcher(BatcherConfig{Max: 4, Inline: true, Closed: closedErr}, func(ctx context.Context, batch []*Call[int, int]) error {
-		got = ctx
-		batch[0].Res = 7
-		return nil
-	})
-	ctx := context.WithValue(t.Context(), errClosed, "caller")
-	res, err := b.Do(ctx, &Call[int, int]{Req: 1})
-	require.NoError(t, err)
-	assert.Equal(t, 7, res)
-	assert.Equal(t, "caller", got.Value(errClosed))
-}
-
 // TestHub: waiters of a key share its channel; Wake wakes one key, the
 // timer of a key wakes it by its deadline, WakeBy brings it forward, and
 // Close wakes everyone for good.
