@@ -3,6 +3,7 @@ package pgcompare
 import (
 	"crypto/sha256"
 	"math/rand/v2"
+	"runtime"
 	"time"
 )
 
@@ -54,9 +55,6 @@ func calibrate() calibration {
 		c.walk = min(c.walk, time.Since(t))
 		sink += j
 	}
-	calibrateSink = sink
+	runtime.KeepAlive(sink) // the work is not dropped as unused
 	return c
 }
-
-// calibrateSink keeps the compiler from dropping the work.
-var calibrateSink uint32
