@@ -46,7 +46,8 @@ type CleanConfig struct {
 	// RateWorkers is the handlers of the steady load. Default 100.
 	RateWorkers int
 	// Before is how long the claimers run before the cleaner starts, the
-	// baseline. Default 3 s.
+	// baseline; with Rate, counted from the steady load's first item.
+	// Default 3 s.
 	Before time.Duration
 	// Runs is how many times it is measured. Default 3.
 	Runs int
@@ -200,7 +201,17 @@ func cleanOnce(ctx context.Context, cfg CleanConfig, pool *pgxpool.Pool) (CleanR
 	var cleaning atomic.Bool
 	halt := startClaimers(fctx, cfg, b, &cleaning)
 	if cfg.Rate > 0 {
-		halt = startSteady(fctx, cfg, store, &cleaning)
+		var flowing <-chan struct{}
+		halt, flowing = startSteady(fctx, cfg, store, &cleaning)
+		// The baseline starts once the load runs: the first items wait
+		// for the broker's first claims and its listening connection,
+		// which on a busy machine can take longer than the baseline.
+		select {
+		case <-flowing:
+		case <-fctx.Done():
+			_, err := halt()
+			return run, errors.Join(fctx.Err(), err)
+		}
 	}
 	t0 := time.Now()
 	select {
@@ -325,13 +336,16 @@ const steadyTick = 10 * time.Millisecond
 // (a queue of its own, worked by Broker.Work with cfg.RateWorkers
 // handlers) and returns the function that stops it and returns what it
 // did in each phase. The load has a broker of its own, whose store times
-// the claims and leaves the store open when the broker closes.
-func startSteady(ctx context.Context, cfg CleanConfig, store *postgres.ClaimStore, cleaning *atomic.Bool) func() ([2]phase, error) {
+// the claims and leaves the store open when the broker closes. flowing
+// is closed once the load's first item runs.
+func startSteady(ctx context.Context, cfg CleanConfig, store *postgres.ClaimStore, cleaning *atomic.Bool) (halt func() ([2]phase, error), flowing <-chan struct{}) {
 	var (
 		mu     sync.Mutex
 		phases [2]phase
 		wg     sync.WaitGroup
 		errs   [2]error
+		first  sync.Once
+		ran    = make(chan struct{})
 	)
 	queue := ourQueue + "_steady"
 	b := lease.Must(claim.New(timedStore{ClaimStore: store, cleaning: cleaning, mu: &mu, phases: &phases}))
@@ -349,6 +363,7 @@ func startSteady(ctx context.Context, cfg CleanConfig, store *postgres.ClaimStor
 			mu.Lock()
 			phases[p].completed++
 			mu.Unlock()
+			first.Do(func() { close(ran) })
 			return nil
 		},
 	}
@@ -381,7 +396,7 @@ func startSteady(ctx context.Context, cfg CleanConfig, store *postgres.ClaimStor
 		mu.Lock()
 		defer mu.Unlock()
 		return phases, errors.Join(errs[0], errs[1], b.Close())
-	}
+	}, ran
 }
 
 // claimLoop enqueues an item, claims it and completes it, until stop is
