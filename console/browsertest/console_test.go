@@ -119,6 +119,9 @@ func newBrowser(t *testing.T) *browser {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		// Chromium leaves its singleton socket's directory in TMPDIR after
+		// it is killed: one the test removes.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1200, 900),
