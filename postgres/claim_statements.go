@@ -52,6 +52,18 @@ type claimStatements struct {
 const claimColumns = `id, queue, kind, key, payload, state, attempts, max_attempts, priority, timeout_us,
   enqueued_at, due, owner, dead_at, finished_at, history, tags::text, metadata, now()`
 
+// A read that tells waiting items from delayed ones, or live claims from
+// expired ones, compares times with a clock read after its snapshot was
+// taken ({NOW}, from the CTE {CLOCK}), not with now(): now() is when the
+// statement's transaction began, before the snapshot, so a row committed
+// in between (an item enqueued visible, its due time its enqueue's now())
+// could be read as due after now(), delayed, which it never was. Every
+// row the snapshot holds was committed before the clock is read.
+const (
+	readClock = `clock AS MATERIALIZED (SELECT clock_timestamp() AS now)`
+	readNow   = `(SELECT now FROM clock)`
+)
+
 // effectiveState is the claim.State of a row as of now().
 const effectiveState = `(CASE WHEN state IN (4, 5, 6) THEN state
   WHEN state = 3 AND due > now() THEN 3
@@ -107,12 +119,12 @@ const claimByID = `SELECT t.id FROM {T} AS t
 // when one queue holds most of it.
 const countsOf = `(SELECT w.visible + x.visible AS visible, w.delayed, c.claimed, d.dead + x.dead AS dead,
     f.completed, g.cancelled
-  FROM (SELECT count(*) FILTER (WHERE due <= now()) AS visible, count(*) FILTER (WHERE due > now()) AS delayed
+  FROM (SELECT count(*) FILTER (WHERE due <= {NOW}) AS visible, count(*) FILTER (WHERE due > {NOW}) AS delayed
       FROM {T} WHERE queue = {QUEUE} AND state = 1) AS w,
-    (SELECT count(*) AS claimed FROM {T} WHERE queue = {QUEUE} AND state = 3 AND due > now()) AS c,
+    (SELECT count(*) AS claimed FROM {T} WHERE queue = {QUEUE} AND state = 3 AND due > {NOW}) AS c,
     (SELECT count(*) FILTER (WHERE attempts < max_attempts) AS visible,
         count(*) FILTER (WHERE attempts >= max_attempts) AS dead
-      FROM {T} WHERE queue = {QUEUE} AND state = 3 AND due <= now()) AS x,
+      FROM {T} WHERE queue = {QUEUE} AND state = 3 AND due <= {NOW}) AS x,
     (SELECT count(*) AS dead FROM (SELECT 1 FROM {T} WHERE queue = {QUEUE} AND state = 4 ORDER BY id) AS r) AS d,
     (SELECT count(*) AS completed FROM (SELECT 1 FROM {T} WHERE queue = {QUEUE} AND state = 5 ORDER BY id) AS r) AS f,
     (SELECT count(*) AS cancelled FROM (SELECT 1 FROM {T} WHERE queue = {QUEUE} AND state = 6 ORDER BY id) AS r) AS g)`
@@ -170,9 +182,11 @@ FROM old`
 
 func newClaimStatements(table, migrations, queues string, keep claim.Retention) claimStatements {
 	r := strings.NewReplacer("{T}", table, "{M}", migrations, "{Q}", queues, "{COLS}", claimColumns,
+		"{RCOLS}", strings.ReplaceAll(claimColumns, "now()", readNow), "{RSTATE}", strings.ReplaceAll(effectiveState, "now()", readNow),
+		"{CLOCK}", readClock,
 		"{STATE}", effectiveState, "{TSTATE}", rowState, "{LOST}", lostEntry, "{WAKE}", wake,
-		"{CLAIMBYID}", strings.ReplaceAll(claimByID, "{T}", table), "{COUNTS}", strings.NewReplacer("{T}", table, "{QUEUE}", "$1").Replace(countsOf),
-		"{NCOUNTS}", strings.NewReplacer("{T}", table, "{QUEUE}", "n.queue").Replace(countsOf))
+		"{CLAIMBYID}", strings.ReplaceAll(claimByID, "{T}", table), "{COUNTS}", strings.NewReplacer("{T}", table, "{QUEUE}", "$1", "{NOW}", readNow).Replace(countsOf),
+		"{NCOUNTS}", strings.NewReplacer("{T}", table, "{QUEUE}", "n.queue", "{NOW}", readNow).Replace(countsOf))
 	s := claimStatements{
 		// $1 queues, $2 keys (NULL for none), $3 payloads, $4 delays in µs,
 		// $5 max attempts, $6 priorities, $7 timeouts in µs, $8 the table,
@@ -362,7 +376,7 @@ SELECT {COLS} FROM up`),
 		// $1 queue, $2 ID.
 		deleteDead: r.Replace(`DELETE FROM {T} WHERE id = $2 AND queue = $1 AND {STATE} = 4`),
 
-		lookup: r.Replace(`SELECT {COLS} FROM {T} WHERE id = $1`),
+		lookup: r.Replace(`WITH {CLOCK} SELECT {RCOLS} FROM {T} WHERE id = $1`),
 
 		// $1 queue, $2 state (0 for all), $3 after, $4 limit, $5 kind
 		// ("" for all), $6 tag ("" for all). Each stored state is
@@ -377,16 +391,17 @@ SELECT {COLS} FROM up`),
 		// the claim indexes and sort them, which costs what Counts does
 		// for them, rather than walking the primary key through the
 		// history, which the planner may expect to be quicker.
-		list: r.Replace(`SELECT {COLS} FROM {T}
+		list: r.Replace(`WITH {CLOCK}
+SELECT {RCOLS} FROM {T}
 WHERE id = ANY (ARRAY(
   SELECT u.id FROM (
     (SELECT id FROM (SELECT id FROM {T} WHERE $2 IN (0, 1, 2) AND queue = $1 AND state = 1 AND id > $3
-        AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text))
+        AND ($2 = 0 OR {RSTATE} = $2) AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text))
         OFFSET 0) AS w
       ORDER BY id LIMIT $4)
     UNION ALL
     (SELECT id FROM (SELECT id FROM {T} WHERE $2 IN (0, 1, 3, 4) AND queue = $1 AND state = 3 AND id > $3
-        AND ($2 = 0 OR {STATE} = $2) AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text))
+        AND ($2 = 0 OR {RSTATE} = $2) AND ($5 = '' OR kind = $5) AND ($6 = '' OR tags @> jsonb_build_array($6::text))
         OFFSET 0) AS c
       ORDER BY id LIMIT $4)
     UNION ALL
@@ -403,7 +418,7 @@ WHERE id = ANY (ARRAY(
 ORDER BY id`),
 
 		// $1 queue.
-		counts: r.Replace(`SELECT * FROM {COUNTS} AS k`),
+		counts: r.Replace(`WITH {CLOCK} SELECT * FROM {COUNTS} AS k`),
 
 		// $1, $2, $3 the retention of completed, cancelled and dead items
 		// in µs (0 for dead: kept, as a NULL time before which nothing
@@ -462,7 +477,8 @@ SELECT count(pg_notify('lease_claim_' || $1::text::regclass::oid::bigint, 'q' ||
 		// that leads with the queue (one search per queue and index, in
 		// the index's collation), then sorted in byte order; each queue
 		// listed is counted as Counts counts it.
-		queues: r.Replace(`WITH RECURSIVE waiting AS (
+		queues: r.Replace(`WITH RECURSIVE {CLOCK},
+waiting AS (
   (SELECT queue FROM {T} WHERE state = 1 ORDER BY queue LIMIT 1)
   UNION ALL
   SELECT (SELECT t.queue FROM {T} AS t WHERE t.state = 1 AND t.queue > w.queue ORDER BY t.queue LIMIT 1)
