@@ -43,13 +43,12 @@ func (s *ClaimStore) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.Qu
 	return s.eng.Queues(ctx, q)
 }
 
-// Queues is one statement on a reader connection.
+// Queues is one statement on a reader connection (see readNow).
 func (d dialect) Queues(ctx context.Context, q claim.QueueQuery) ([]claim.QueueInfo, error) {
-	now := d.d.now()
 	var out []claim.QueueInfo
-	err := d.d.reading(ctx, func() error {
+	err := d.d.readNow(ctx, func(tx *sql.Tx, now int64) error {
 		out = []claim.QueueInfo{}
-		rows, err := d.d.read.QueryContext(ctx, sqlQueues, sql.Named("after", q.After), sql.Named("limit", q.Limit),
+		rows, err := tx.QueryContext(ctx, sqlQueues, sql.Named("after", q.After), sql.Named("limit", q.Limit),
 			sql.Named("now", now))
 		if err != nil {
 			return err

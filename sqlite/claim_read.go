@@ -14,12 +14,15 @@ func (s *ClaimStore) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, e
 	return s.eng.Lookup(ctx, id)
 }
 
-// Lookup is one statement on a reader connection.
+// Lookup is one statement on a reader connection (see readNow).
 func (d dialect) Lookup(ctx context.Context, id claim.ItemID) (claim.Item, bool, error) {
-	now := d.d.now()
-	var r itemRow
-	err := d.d.reading(ctx, func() error {
-		return d.d.read.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
+	var (
+		r   itemRow
+		now int64
+	)
+	err := d.d.readNow(ctx, func(tx *sql.Tx, at int64) error {
+		now = at
+		return tx.QueryRowContext(ctx, sqlLookup, sql.Named("id", int64(id)), sql.Named("now", now)).Scan(r.dest()...)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return claim.Item{}, false, nil
@@ -39,14 +42,13 @@ func (s *ClaimStore) List(ctx context.Context, q claim.Query) ([]claim.Item, err
 	return s.eng.List(ctx, q)
 }
 
-// List is one statement on a reader connection.
+// List is one statement on a reader connection (see readNow).
 func (d dialect) List(ctx context.Context, q claim.Query) ([]claim.Item, error) {
-	now := d.d.now()
 	after := int64(min(uint64(q.After), math.MaxInt64))
 	var out []claim.Item
-	err := d.d.reading(ctx, func() error {
+	err := d.d.readNow(ctx, func(tx *sql.Tx, now int64) error {
 		out = []claim.Item{}
-		rows, err := d.d.read.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
+		rows, err := tx.QueryContext(ctx, sqlList, sql.Named("queue", q.Queue), sql.Named("state", int(q.State)),
 			sql.Named("after", after), sql.Named("limit", q.Limit), sql.Named("now", now),
 			sql.Named("kind", q.Kind), sql.Named("tag", q.Tag))
 		if err != nil {
@@ -77,11 +79,11 @@ func (s *ClaimStore) Counts(ctx context.Context, queue string) (claim.Counts, er
 	return s.eng.Counts(ctx, queue)
 }
 
-// Counts is one statement on a reader connection.
+// Counts is one statement on a reader connection (see readNow).
 func (d dialect) Counts(ctx context.Context, queue string) (claim.Counts, error) {
 	var c claim.Counts
-	err := d.d.reading(ctx, func() error {
-		return d.d.read.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", d.d.now())).
+	err := d.d.readNow(ctx, func(tx *sql.Tx, now int64) error {
+		return tx.QueryRowContext(ctx, sqlCounts, sql.Named("queue", queue), sql.Named("now", now)).
 			Scan(&c.Visible, &c.Delayed, &c.Claimed, &c.Dead, &c.Completed, &c.Cancelled)
 	})
 	return c, err

@@ -192,6 +192,34 @@ func (d *db) reading(ctx context.Context, f func() error) error {
 	return retryBusy(ctx, d.cfg.busy, f)
 }
 
+// readNow runs f in a read transaction on a reader connection, with now
+// read from the store's clock once the transaction's snapshot is taken.
+// Every row the snapshot holds was written before now, so a read that
+// compares due times with now never finds an item written visible to be
+// due later (delayed, which it never was), as it could with a time read
+// before the snapshot and a write committed in between.
+func (d *db) readNow(ctx context.Context, f func(tx *sql.Tx, now int64) error) error {
+	return d.reading(ctx, func() error {
+		tx, err := d.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }()
+		if hook := d.cfg.hooks.beforeSnapshot; hook != nil {
+			hook()
+		}
+		// A deferred transaction takes its snapshot at its first read.
+		var n int
+		if err := tx.QueryRowContext(ctx, sqlSnapshot).Scan(&n); err != nil {
+			return err
+		}
+		return f(tx, d.now())
+	})
+}
+
+// sqlSnapshot is a read that starts a read transaction's snapshot.
+const sqlSnapshot = "SELECT count(*) FROM (SELECT 1 FROM sqlite_schema LIMIT 1)"
+
 // preparedWrites are the statements prepared as the file opens, on the
 // writer connection; others are prepared there when first run.
 var preparedWrites = []string{sqlBegin, sqlCommit, sqlRollback, sqlInsert, sqlClaimable, sqlTake, sqlTakeNext, sqlExtend,

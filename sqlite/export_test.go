@@ -38,3 +38,9 @@ func WithLockBusyHook(f func()) Option { return optionFunc(func(c *config) { c.h
 // LockRetryAfter is how long the committer waits before its n-th attempt
 // to take the write lock again.
 var LockRetryAfter = lockRetryAfter
+
+// WithBeforeSnapshotHook makes f run as each of the store's inspection
+// reads is about to take its snapshot.
+func WithBeforeSnapshotHook(f func()) Option {
+	return optionFunc(func(c *config) { c.hooks.beforeSnapshot = f })
+}

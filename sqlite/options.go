@@ -104,6 +104,9 @@ type hooks struct {
 	// lockBusy runs each time the committer finds the write lock held by
 	// another connection.
 	lockBusy func()
+	// beforeSnapshot runs as an inspection read is about to take its
+	// snapshot.
+	beforeSnapshot func()
 }
 
 func defaultConfig() config {
