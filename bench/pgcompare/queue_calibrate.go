@@ -22,28 +22,36 @@ const (
 	calibrateSteps = 1 << 18  // pointers followed
 )
 
-// walkBuf is the pointer walk's buffer: one cycle through every slot in
-// random order, built once.
-var walkBuf []uint32
+// walkBuf is the pointer walk's buffer, one cycle through every slot in
+// random order, and hashed the bytes hashed: both made once.
+var (
+	walkBuf []uint32
+	hashed  []byte
+)
 
 // calibration is the time of the two fixed pieces of work.
 type calibration struct{ hash, walk time.Duration }
 
 func calibrate() calibration {
 	if walkBuf == nil {
-		n := calibrateWalk / 4
-		perm := rand.New(rand.NewPCG(1, 2)).Perm(n)
-		walkBuf = make([]uint32, n)
-		for i := range n {
-			walkBuf[perm[i]] = uint32(perm[(i+1)%n])
+		// Sattolo's shuffle of the identity: a single cycle, so the
+		// walk visits every slot before it comes back.
+		walkBuf = make([]uint32, calibrateWalk/4)
+		for i := range walkBuf {
+			walkBuf[i] = uint32(i)
 		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := len(walkBuf) - 1; i > 0; i-- {
+			j := rng.IntN(i)
+			walkBuf[i], walkBuf[j] = walkBuf[j], walkBuf[i]
+		}
+		hashed = make([]byte, calibrateHash)
 	}
-	data := make([]byte, calibrateHash)
 	c := calibration{hash: time.Hour, walk: time.Hour}
 	var sink uint32
 	for range 3 {
 		t := time.Now()
-		sum := sha256.Sum256(data)
+		sum := sha256.Sum256(hashed)
 		c.hash = min(c.hash, time.Since(t))
 		sink += uint32(sum[0])
 

@@ -54,4 +54,10 @@ func TestCalibrationTimesBothPieces(t *testing.T) {
 	assert.Positive(t, c.hash)
 	assert.Positive(t, c.walk)
 	assert.Less(t, c.walk, time.Second)
+	// The walk's buffer is one cycle through every slot.
+	steps, j := 1, walkBuf[0]
+	for ; j != 0 && steps <= len(walkBuf); steps++ {
+		j = walkBuf[j]
+	}
+	assert.Equal(t, len(walkBuf), steps)
 }
