@@ -388,3 +388,38 @@ func TestClaimStoreLaggingFollowerInstallsSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	woken(t, ready, "an enqueue after the snapshot")
 }
+
+// Reads compare due times with the log's clock, under the same lock as the
+// entries they read, and an applied entry's instant is never after that
+// clock: an item enqueued visible reads as visible on every node at once,
+// never as delayed.
+func TestClaimStoreReadsNeverShowAVisibleItemDelayed(t *testing.T) {
+	c, stores := newClaimCluster(t, 3, memStores)
+	ctx := ctxT(t)
+	l := c.leader()
+	for round := range 5 {
+		queue := fmt.Sprintf("q%d", round)
+		from := stores[(l+round)%3]
+		items, err := from.Enqueue(ctx, []claim.NewItem{{Queue: queue, MaxAttempts: 1}})
+		require.NoError(t, err)
+		require.Len(t, items, 1)
+		id := items[0].ID
+		for i, s := range stores {
+			counts, err := s.Counts(ctx, queue)
+			require.NoError(t, err)
+			assert.Equal(t, claim.Counts{Visible: 1}, counts, "Counts on node %d, round %d", i, round)
+			it, err := s.Lookup(ctx, id)
+			require.NoError(t, err)
+			assert.Equal(t, claim.Visible, it.State, "Lookup on node %d, round %d", i, round)
+			listed, err := s.List(ctx, claim.Query{Queue: queue, Limit: 10})
+			require.NoError(t, err)
+			require.Len(t, listed, 1)
+			assert.Equal(t, claim.Visible, listed[0].State, "List on node %d, round %d", i, round)
+			queues, err := s.Queues(ctx, claim.QueueQuery{Limit: 100})
+			require.NoError(t, err)
+			at := slices.IndexFunc(queues, func(q claim.QueueInfo) bool { return q.Name == queue })
+			require.GreaterOrEqual(t, at, 0, "Queues on node %d, round %d", i, round)
+			assert.Equal(t, claim.Counts{Visible: 1}, queues[at].Counts, "Queues on node %d, round %d", i, round)
+		}
+	}
+}
