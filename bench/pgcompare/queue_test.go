@@ -166,10 +166,12 @@ func TestMeasureReportsAnOpenError(t *testing.T) {
 
 // TestCleanerSmall runs the cleaner measurement at a size CI can afford:
 // the cleaner removes every row it was given while claims run, and both
-// phases have claims.
+// phases have claims. Its batches are small and paced, as in
+// TestCleanerSteadySmall, so that the phase outlasts a stall of a busy
+// machine.
 func TestCleanerSmall(t *testing.T) {
 	var progress bytes.Buffer
-	cfg := CleanConfig{DSN: os.Getenv(dsnEnv), Rows: 3000, Batch: 500, Claimers: 2, Before: 200 * time.Millisecond, Runs: 1, Timeout: time.Minute, Progress: &progress}
+	cfg := CleanConfig{DSN: os.Getenv(dsnEnv), Rows: 3000, Batch: 100, Pause: 20 * time.Millisecond, Claimers: 2, Before: 200 * time.Millisecond, Runs: 1, Timeout: time.Minute, Progress: &progress}
 	rep, err := MeasureCleaner(ctx, cfg)
 	require.NoError(t, err)
 	t.Log("\n" + progress.String())
