@@ -136,15 +136,11 @@ func (c *committer) close() { c.b.Close() }
 // transaction began is answered with its context's error, nothing
 // written; once it began, the caller waits for its end and its answer.
 func (c *committer) commitBatch(ctx context.Context, batch []*writeCall) error {
-	wait := ctx
+	// A caller that runs its batch waits for its end: its waits for the
+	// write lock end with its context too.
+	wait, stop := sqlclaim.CallerBound(ctx, batch)
+	defer stop()
 	byCaller := len(batch) == 1 && batch[0].ByCaller()
-	if byCaller {
-		// The caller waits for its batch to end: its waits for the write
-		// lock end with its context too.
-		var stop func()
-		wait, stop = sqlclaim.EitherEnds(ctx, batch[0].Caller())
-		defer stop()
-	}
 	err := retryBusy(wait, c.d.cfg.busy, func() error { return c.attempt(ctx, wait, batch) })
 	if errors.Is(err, errNothingCommitted) {
 		// The batch's one write failed on its own: its error is its answer.

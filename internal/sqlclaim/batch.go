@@ -59,15 +59,12 @@ func CallerBound[Req, Res any](ctx context.Context, batch []*Call[Req, Res]) (bo
 	if len(batch) != 1 || !batch[0].byCaller {
 		return ctx, func() {}
 	}
-	return EitherEnds(ctx, batch[0].caller)
+	return eitherEnds(ctx, batch[0].caller)
 }
 
-// EitherEnds returns a context with b's values that ends when a or b
+// eitherEnds returns a context with b's values that ends when a or b
 // does, and the function that releases it.
-func EitherEnds(a, b context.Context) (ctx context.Context, stop func()) {
-	if b.Done() == nil {
-		return a, func() {}
-	}
+func eitherEnds(a, b context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(b)
 	stopAfter := context.AfterFunc(a, cancel)
 	return ctx, func() {

@@ -306,9 +306,18 @@ func TestCallerBound(t *testing.T) {
 			assert.ErrorIs(t, bound.Err(), context.Canceled)
 		})
 	}
-	batcher := t.Context()
+	// A caller's context that never ends still lends its values.
+	batcher, cancelBatcher := context.WithCancel(t.Context())
+	endless := context.WithValue(context.Background(), callerKey{}, "endless")
+	bound, stop := CallerBound(batcher, []*Call[int, int]{{caller: endless, byCaller: true}})
+	assert.Equal(t, "endless", bound.Value(callerKey{}))
+	cancelBatcher()
+	<-bound.Done()
+	stop()
+
+	batcher = t.Context()
 	c := &Call[int, int]{caller: context.WithValue(t.Context(), callerKey{}, "caller")}
-	bound, stop := CallerBound(batcher, []*Call[int, int]{c})
+	bound, stop = CallerBound(batcher, []*Call[int, int]{c})
 	stop()
 	assert.Equal(t, batcher, bound, "a flusher's batch")
 	c.byCaller = true
