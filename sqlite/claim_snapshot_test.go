@@ -17,7 +17,8 @@ import (
 // before the read's snapshot, is read as visible, as it always was, never
 // as delayed: the read takes its time from the store's clock after its
 // snapshot. The hook enqueues the item, a second later on the store's
-// clock, as each read is about to take its snapshot.
+// clock, as each read (Counts, Queues, List, Lookup) is about to take its
+// snapshot.
 func TestReadsCompareDueTimesAfterTheirSnapshot(t *testing.T) {
 	clk := leasetest.NewFakeClock(epoch)
 	var (
@@ -48,5 +49,11 @@ func TestReadsCompareDueTimesAfterTheirSnapshot(t *testing.T) {
 	armed.Store(true)
 	items, err := s.List(t.Context(), claim.Query{Queue: "q", State: claim.Visible, Limit: 10})
 	require.NoError(t, err)
-	assert.Len(t, items, 3, "List of the visible items")
+	require.Len(t, items, 3, "List of the visible items")
+
+	// The store numbers items in order: the hook's next is the one after.
+	armed.Store(true)
+	it, err := s.Lookup(t.Context(), items[2].ID+1)
+	require.NoError(t, err)
+	assert.Equal(t, claim.Visible, it.State, "Lookup")
 }
